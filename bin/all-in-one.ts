@@ -1,0 +1,60 @@
+// One process: every subgraph, the gateway executing them in-process, and the REST facade,
+// on one port. Zero configuration: SQLite under ./data.
+import 'reflect-metadata';
+import { createGateway } from '../gateway';
+import { Config, ConfigError, loadConfig } from '../lib/config';
+import { listen, onShutdownSignal } from '../lib/http-server';
+import { createLogger } from '../lib/logger';
+import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
+import { jwks, loadKeys } from '../lib/tokens';
+import { createFacadeApp } from '../rest-facade/app';
+import { selectSubgraphs } from '../subgraphs';
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const logger = createLogger(config);
+  const keys = loadKeys(config);
+  const subgraphs: RunningSubgraph[] = [];
+  for (const def of selectSubgraphs(config.SUBGRAPHS)) subgraphs.push(await startSubgraph(def, { config, logger, keys }));
+  const gateway = await createGateway({ config, logger, keys, subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })) });
+  const app = createFacadeApp({
+    config,
+    logger,
+    graphql: { execute: (r) => gateway.execute(r), checks: () => gateway.checks() },
+    mount: (a) => {
+      a.use(gateway.router);
+      a.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
+    },
+  });
+  const http = await listen(app, config.PORT, config.HOST);
+  logger.info({ url: http.url, subgraphs: subgraphs.map((s) => s.name) }, 'ready');
+  return {
+    url: http.url,
+    async close() {
+      await http.close();
+      await gateway.stop();
+      for (const s of subgraphs) await s.stop();
+    },
+  };
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(2);
+  }
+  startServer(config).then(
+    (server) => onShutdownSignal(() => server.close(), (m) => console.error(m)),
+    (err) => {
+      console.error('failed to start:', err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,146 @@
+// The Apollo gateway: composes whatever subgraphs it is handed and serves the supergraph.
+// It knows no particular subgraph: the entry point passes the list.
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { Router } from 'express';
+import { printSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLFormattedError } from 'graphql';
+import type { Config } from '../lib/config';
+import { AppError } from '../lib/errors';
+import { normalizeError } from '../lib/graphql-errors';
+import type { Logger } from '../lib/logger';
+import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
+import type { RunningSubgraph } from '../lib/subgraph';
+import { KeyMaterial, TokenVerifier } from '../lib/tokens';
+import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
+import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
+
+/** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
+export type SubgraphEndpoint = { name: string; local: RunningSubgraph } | { name: string; url: string };
+
+export interface GatewayOptions {
+  config: Config;
+  logger: Logger;
+  keys: KeyMaterial;
+  subgraphs: SubgraphEndpoint[];
+  /** A supergraph composed ahead of time; composed from the subgraphs when absent. */
+  supergraphSdl?: string;
+}
+
+export interface OperationRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  headers: Headers;
+  clientIp: string;
+}
+
+export interface OperationResult {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLFormattedError[];
+}
+
+export type Checks = Record<string, 'up' | 'down'>;
+
+export interface Gateway {
+  /** Runs one operation as if it had arrived over HTTP (one-process mode, no network hop). */
+  execute(request: OperationRequest): Promise<OperationResult>;
+  /** POST /graphql (and GET for the landing page is disabled). */
+  router: Router;
+  checks(): Promise<Checks>;
+  stop(): Promise<void>;
+}
+
+const LOCAL_URL = (name: string) => `http://in-process.invalid/${name}`;
+
+async function subgraphSdls(subgraphs: SubgraphEndpoint[]): Promise<SubgraphSdl[]> {
+  return Promise.all(
+    subgraphs.map((s) =>
+      'local' in s ? { name: s.name, url: LOCAL_URL(s.name), sdl: printSubgraphSchema(s.local.schema) } : fetchSubgraphSdl(s.name, s.url),
+    ),
+  );
+}
+
+async function remoteReady(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(new URL('/health/ready', url), { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { logger, subgraphs } = options;
+  const byName = new Map(subgraphs.map((s) => [s.name, s]));
+  const supergraphSdl = options.supergraphSdl ?? composeSupergraph(await subgraphSdls(subgraphs));
+  const verifier = new TokenVerifier(options.keys, options.config.JWT_ISSUER);
+
+  const gateway = new ApolloGateway({
+    supergraphSdl,
+    buildService: ({ name, url }) => {
+      const endpoint = byName.get(name);
+      if (endpoint && 'local' in endpoint) return new InProcessDataSource(endpoint.local);
+      return new ForwardingDataSource({ url });
+    },
+  });
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    formatError: (formatted, error) => normalizeError(formatted, error, logger),
+    includeStacktraceInErrorResponses: false,
+    introspection: true,
+  });
+  await apollo.start();
+
+  /** The gateway's own check of the token; each subgraph checks it again. */
+  async function contextFor(headers: Headers, clientIp: string): Promise<GatewayContext> {
+    const requestId = requestIdFrom(headers);
+    const authorization = headerValue(headers, 'authorization');
+    if (authorization) await verifier.verifyRequest({ headers: { authorization } });
+    return { requestId, clientIp, authorization, logger: logger.child({ requestId }) };
+  }
+
+  const router = express.Router();
+  router.use(
+    '/graphql',
+    express.json({ limit: options.config.BODY_LIMIT_BYTES }),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => {
+        try {
+          return await contextFor(req.headers, req.ip ?? '');
+        } catch (err) {
+          // Apollo answers a context failure with this error and its HTTP status.
+          const e = err instanceof AppError ? err : new AppError('unauthorized');
+          e.extensions.http = { status: 401, headers: new HeaderMap([['www-authenticate', 'Bearer']]) };
+          throw e;
+        }
+      },
+    }),
+  );
+
+  return {
+    router,
+    async execute({ query, variables, headers, clientIp }) {
+      let contextValue: GatewayContext;
+      try {
+        contextValue = await contextFor(headers, clientIp);
+      } catch (err) {
+        const e = err instanceof AppError ? err : new AppError('unauthorized');
+        return { errors: [normalizeError(e.toJSON(), e)] };
+      }
+      const response = await apollo.executeOperation({ query, variables }, { contextValue });
+      if (response.body.kind !== 'single') throw new Error('incremental delivery is not used here');
+      return response.body.singleResult as OperationResult;
+    },
+    async checks() {
+      // A subgraph is ready when it answers and its database does.
+      const entries = await Promise.all(
+        subgraphs.map(async (s) => [s.name, ('local' in s ? await s.local.ready() : await remoteReady(s.url)) ? 'up' : 'down'] as const),
+      );
+      return { database: entries.every(([, v]) => v === 'up') ? 'up' : 'down', ...Object.fromEntries(entries) };
+    },
+    async stop() {
+      await apollo.stop();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// The one place where configuration is read and validated. Every process reads its
+// settings through loadConfig(); nothing else looks at process.env.
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const csv = z.string().transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean));
+
+const schema = z.object({
+  PORT: int(0, 65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  /** `sqlite` (embedded, files under DATA_DIR) or `mysql://user:pass@host:port[/prefix]`. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^(sqlite|mysql:\/\/.+)$/, 'must be "sqlite" or a mysql://user:password@host:port[/prefix] URL')
+    .default('sqlite'),
+  DATABASE_POOL_SIZE: int(1, 500).default(10),
+  MIGRATIONS_RUN: bool.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
+  TRUST_PROXY: z.string().default('loopback'),
+  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(64 * 1024),
+
+  JWT_PRIVATE_KEY: z.string().optional(),
+  JWT_PUBLIC_KEY: z.string().optional(),
+  JWT_ISSUER: z.string().default('federated-auth-voice'),
+  ACCESS_TOKEN_TTL_SECONDS: int(60, 86_400).default(3600),
+  REFRESH_TOKEN_TTL_SECONDS: int(3600, 400 * 86_400).default(90 * 86_400),
+
+  AUTH_BOOTSTRAP_USERNAME: z.string().trim().min(1).max(64).optional(),
+  AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
+  LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
+  LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
+  LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
+  /** `database` shares counts between instances; `memory` is per process. */
+  RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
+
+  /** Distributed mode: the gateway the facade talks to. Empty: in-process. */
+  GATEWAY_URL: z.string().url().optional(),
+  /** Distributed mode: `name=url` pairs of the subgraphs the gateway composes. */
+  SUBGRAPH_URLS: csv.default([]),
+  /** Which subgraphs this process runs or composes; empty: all of subgraphs/index.ts. */
+  SUBGRAPHS: csv.default([]),
+  SUPERGRAPH_PATH: z.string().optional(),
+});
+
+export type Config = z.infer<typeof schema> & {
+  dataDir: string;
+  subgraphUrls: Record<string, string>;
+};
+
+export class ConfigError extends Error {}
+
+/** Reads and validates the environment; throws a ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
+  );
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const cfg = parsed.data;
+  if (!!cfg.AUTH_BOOTSTRAP_USERNAME !== !!cfg.AUTH_BOOTSTRAP_PASSWORD) {
+    throw new ConfigError(
+      'Invalid configuration:\n  AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together',
+    );
+  }
+  const subgraphUrls: Record<string, string> = {};
+  for (const pair of cfg.SUBGRAPH_URLS) {
+    const [name, url] = pair.split('=');
+    if (!name || !url || !/^https?:\/\//.test(url)) {
+      throw new ConfigError(`Invalid configuration:\n  SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`);
+    }
+    subgraphUrls[name] = url;
+  }
+  return { ...cfg, dataDir: path.resolve(cfg.DATA_DIR), subgraphUrls };
+}

@@ -1,0 +1,128 @@
+// Opening a subgraph's data source, and the few database facts that differ between
+// SQLite and MySQL, so that subgraph code stays portable.
+import fs from 'node:fs';
+import { DataSource, EntityManager, QueryRunner, TableColumnOptions } from 'typeorm';
+import mysql from 'mysql2/promise';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { dataSourceOptions, DataSourceSpec, isMysql, mysqlDatabaseName } from '../ormconfig';
+
+export async function openDatabase(config: Config, spec: DataSourceSpec, logger?: Logger): Promise<DataSource> {
+  if (isMysql(config)) {
+    await createMysqlDatabase(config, mysqlDatabaseName(config, spec.name));
+  } else {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+  }
+  const dataSource = new DataSource(dataSourceOptions(config, spec));
+  await dataSource.initialize();
+  if (config.MIGRATIONS_RUN) {
+    const ran = await dataSource.runMigrations({ transaction: 'each' });
+    if (ran.length) logger?.info({ database: spec.name, migrations: ran.map((m) => m.name) }, 'migrations ran');
+  }
+  return dataSource;
+}
+
+async function createMysqlDatabase(config: Config, name: string): Promise<void> {
+  const url = new URL(config.DATABASE_URL);
+  const conn = await mysql.createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    connectTimeout: 5000,
+  });
+  try {
+    await conn.query('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci', [name]);
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Drops a subgraph's MySQL database (tests) or removes nothing on SQLite (its files go with DATA_DIR). */
+export async function dropDatabase(config: Config, name: string): Promise<void> {
+  if (!isMysql(config)) return;
+  const url = new URL(config.DATABASE_URL);
+  const conn = await mysql.createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+  });
+  try {
+    await conn.query('DROP DATABASE IF EXISTS ??', [mysqlDatabaseName(config, name)]);
+  } finally {
+    await conn.end();
+  }
+}
+
+/** `SELECT 1` with a deadline: readiness must answer even when the database hangs. */
+export async function pingDatabase(dataSource: DataSource, timeoutMs = 2000): Promise<boolean> {
+  if (!dataSource.isInitialized) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      dataSource.query('SELECT 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
+      }),
+    ]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// SQLite has one connection: TypeORM would interleave two concurrent transactions on it,
+// so they are queued. MySQL gives each transaction its own pooled connection.
+const sqliteQueues = new WeakMap<DataSource, Promise<unknown>>();
+
+export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  if (dataSource.options.type !== 'better-sqlite3') return dataSource.transaction(work);
+  const previous = sqliteQueues.get(dataSource) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => dataSource.transaction(work));
+  sqliteQueues.set(dataSource, next.catch(() => undefined));
+  return next;
+}
+
+/** Affected-row count of an UPDATE/DELETE, the same on both drivers. */
+export function affectedRows(result: { affected?: number | null }): number {
+  return result.affected ?? 0;
+}
+
+/** Column options that differ by driver, for portable migrations. */
+export function columns(queryRunner: QueryRunner) {
+  const mysqlDriver = queryRunner.connection.options.type === 'mysql';
+  return {
+    uuid: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: 'varchar', length: '36', ...extra,
+    }),
+    string: (name: string, length: number, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: 'varchar', length: String(length), ...extra,
+    }),
+    text: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: mysqlDriver ? 'mediumtext' : 'text', ...extra,
+    }),
+    timestamp: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: 'datetime', precision: mysqlDriver ? 3 : undefined, ...extra,
+    }),
+    int: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: 'integer', ...extra,
+    }),
+    /** An auto-incrementing sequence: BIGINT on MySQL, INTEGER (the rowid) on SQLite. */
+    sequence: (name: string): TableColumnOptions => ({
+      name, type: mysqlDriver ? 'bigint' : 'integer', isPrimary: true, isGenerated: true, generationStrategy: 'increment',
+    }),
+    double: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: mysqlDriver ? 'double' : 'real', ...extra,
+    }),
+  };
+}
+
+/** A unique-key violation on either driver (duplicate name, concurrent insert of the same key). */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  const code = e?.driverError?.code ?? e?.code;
+  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,54 @@
+// Turns whatever a resolver or GraphQL itself threw into an error with one of our codes
+// (lib/errors.ts) in `extensions.code`. Used by every subgraph and by the gateway.
+import { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { AppError, DEFAULT_MESSAGES, isErrorCode } from './errors';
+import type { Logger } from './logger';
+
+interface ClassValidatorError {
+  property: string;
+  constraints?: Record<string, string>;
+  children?: ClassValidatorError[];
+}
+
+/** class-validator's nested errors as `{ field: [messages] }`, with nested inputs flattened. */
+function validationDetails(errors: ClassValidatorError[], into: Record<string, string[]> = {}) {
+  for (const e of errors) {
+    if (e.constraints) (into[e.property] ??= []).push(...Object.values(e.constraints));
+    if (e.children?.length) validationDetails(e.children, into);
+  }
+  return into;
+}
+
+const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND']);
+
+/** The code a raw GraphQL error should carry; `internal_error` for anything unexpected. */
+export function normalizeError(formatted: GraphQLFormattedError, original: unknown, logger?: Logger): GraphQLFormattedError {
+  const ext = formatted.extensions ?? {};
+  const code = ext.code;
+  if (isErrorCode(code)) {
+    // Already one of ours (from this process or a subgraph): keep only what is meant for callers.
+    const { code: _c, details, retryAfter } = ext as Record<string, unknown>;
+    return {
+      message: formatted.message,
+      path: formatted.path,
+      extensions: { code, ...(details ? { details } : {}), ...(retryAfter !== undefined ? { retryAfter } : {}) },
+    };
+  }
+  const validationErrors = (ext as { validationErrors?: ClassValidatorError[] }).validationErrors;
+  if (Array.isArray(validationErrors)) {
+    return { message: DEFAULT_MESSAGES.validation_error, path: formatted.path, extensions: { code: 'validation_error', details: validationDetails(validationErrors) } };
+  }
+  if (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code)) {
+    return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'validation_error' } };
+  }
+  if (code === 'UNAUTHENTICATED') return { message: DEFAULT_MESSAGES.unauthorized, path: formatted.path, extensions: { code: 'unauthorized' } };
+  if (code === 'FORBIDDEN') return { message: DEFAULT_MESSAGES.forbidden, path: formatted.path, extensions: { code: 'forbidden' } };
+  if (original instanceof GraphQLError && !original.originalError && !original.path) {
+    // Errors of the document itself (unknown field, bad variable): the caller's mistake.
+    return { message: formatted.message, locations: formatted.locations, extensions: { code: 'validation_error' } };
+  }
+  logger?.error({ err: (original as GraphQLError)?.originalError ?? original }, 'unexpected error in resolver');
+  return { message: DEFAULT_MESSAGES.internal_error, path: formatted.path, extensions: { code: 'internal_error' } };
+}
+
+export { AppError };

@@ -1,0 +1,50 @@
+// Listening, and stopping gracefully: stop accepting, let in-flight requests finish, then close.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RequestListener } from 'node:http';
+
+export interface HttpServer {
+  server: http.Server;
+  url: string;
+  close(graceMs?: number): Promise<void>;
+}
+
+export function listen(handler: RequestListener, port: number, host: string): Promise<HttpServer> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer(handler);
+    server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve({
+        server,
+        url: `http://${shownHost}:${actual}`,
+        close: (graceMs = 10_000) =>
+          new Promise<void>((done) => {
+            const force = setTimeout(() => server.closeAllConnections(), graceMs).unref();
+            server.close(() => {
+              clearTimeout(force);
+              done();
+            });
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}
+
+/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
+export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) => void): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal} received: shutting down`);
+    stop()
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

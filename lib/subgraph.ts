@@ -1,0 +1,135 @@
+// What every subgraph shares: its TypeGraphQL schema turned into a Federation 2 subgraph,
+// its data source, and a context whose caller is proven by a token the subgraph verified
+// itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { GraphQLSchema, parse } from 'graphql';
+import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
+import type { DataSource } from 'typeorm';
+import type { Config } from './config';
+import { openDatabase, pingDatabase } from './database';
+import { AppError } from './errors';
+import type { Logger } from './logger';
+import { headerValue, Headers, requestIdFrom } from './request-context';
+import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
+
+export interface SubgraphContext {
+  principal: Principal | null;
+  /** Why a presented token was refused; thrown when an operation needs a caller. */
+  authError?: AppError;
+  requestId: string;
+  clientIp: string;
+  logger: Logger;
+  /** Per-request memo, so one request reads a row once however many resolvers ask. */
+  memo: Map<string, Promise<unknown>>;
+}
+
+export interface SubgraphDeps {
+  config: Config;
+  dataSource: DataSource;
+  logger: Logger;
+  keys: KeyMaterial;
+}
+
+type ReferenceResolvers = Record<string, { __resolveReference: (ref: any, ctx: SubgraphContext) => unknown }>;
+
+export interface SubgraphParts {
+  /** Resolver instances, constructed with their services. */
+  resolvers: object[];
+  orphanedTypes?: Function[];
+  references?: ReferenceResolvers;
+  /** Checks beyond the signature (e.g. the session is still live); throws `unauthorized`. */
+  checkPrincipal?: (principal: Principal, ctx: SubgraphContext) => Promise<void>;
+  start?: () => Promise<void>;
+  stop?: () => Promise<void>;
+}
+
+export interface SubgraphDefinition {
+  name: string;
+  entities: Function[];
+  migrations: Function[];
+  create(deps: SubgraphDeps): Promise<SubgraphParts> | SubgraphParts;
+}
+
+export interface RunningSubgraph {
+  name: string;
+  schema: GraphQLSchema;
+  dataSource: DataSource;
+  createContext(input: { headers: Headers; clientIp: string }): Promise<SubgraphContext>;
+  ready(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+const FEDERATION_LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
+
+export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) => {
+  if (!context.principal) throw context.authError ?? new AppError('unauthorized');
+  if (roles.length && !roles.some((r) => context.principal!.roles.includes(r))) throw new AppError('forbidden');
+  return true;
+};
+
+/** A TypeGraphQL schema, printed with its directives and built as a Federation 2 subgraph. */
+export async function buildFederatedSchema(parts: Pick<SubgraphParts, 'resolvers' | 'orphanedTypes' | 'references'>): Promise<GraphQLSchema> {
+  const instances = new Map<Function, object>(parts.resolvers.map((r) => [r.constructor, r]));
+  const schema = await buildSchema({
+    resolvers: [...instances.keys()] as unknown as NonEmptyArray<Function>,
+    container: { get: (cls) => instances.get(cls) },
+    orphanedTypes: parts.orphanedTypes,
+    authChecker,
+    validate: { forbidUnknownValues: false },
+    skipCheck: true,
+  });
+  const resolvers = createResolversMap(schema) as Record<string, any>;
+  for (const [type, ref] of Object.entries(parts.references ?? {})) {
+    resolvers[type] = { ...(resolvers[type] ?? {}), ...ref };
+  }
+  return buildSubgraphSchema({ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers });
+}
+
+export async function startSubgraph(
+  definition: SubgraphDefinition,
+  deps: { config: Config; logger: Logger; keys: KeyMaterial },
+): Promise<RunningSubgraph> {
+  const logger = deps.logger.child({ subgraph: definition.name });
+  const dataSource = await openDatabase(
+    deps.config,
+    { name: definition.name, entities: definition.entities, migrations: definition.migrations },
+    logger,
+  );
+  const parts = await definition.create({ ...deps, logger, dataSource });
+  const schema = await buildFederatedSchema(parts);
+  const verifier = new TokenVerifier(deps.keys, deps.config.JWT_ISSUER);
+  await parts.start?.();
+
+  return {
+    name: definition.name,
+    schema,
+    dataSource,
+    async createContext({ headers, clientIp }) {
+      const requestId = requestIdFrom(headers);
+      const ctx: SubgraphContext = {
+        principal: null,
+        requestId,
+        clientIp,
+        logger: logger.child({ requestId }),
+        memo: new Map(),
+      };
+      if (hasBearer(headers)) {
+        try {
+          const principal = await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } });
+          await parts.checkPrincipal?.(principal, ctx);
+          ctx.principal = principal;
+        } catch (err) {
+          ctx.authError = err instanceof AppError ? err : new AppError('unauthorized');
+        }
+      }
+      return ctx;
+    },
+    ready: () => pingDatabase(dataSource),
+    async stop() {
+      await parts.stop?.();
+      if (dataSource.isInitialized) await dataSource.destroy();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// Token signing (auth subgraph only) and verification (gateway and every subgraph).
+// RS256 key pair: partner subgraphs verify with the public key alone (served as a JWKS).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import jwt from 'jsonwebtoken';
+import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
+import type { Request } from 'express';
+import type { Config } from './config';
+import { AppError } from './errors';
+
+export type TokenType = 'access' | 'refresh';
+
+/** Who the caller is, as proven by a verified token. */
+export interface Principal {
+  userId: string;
+  sessionId: string;
+  roles: string[];
+  tokenId: string;
+  expiresAt: Date;
+}
+
+export interface KeyMaterial {
+  publicKey: string;
+  privateKey?: string;
+  kid: string;
+}
+
+const ALGORITHM = 'RS256';
+
+/**
+ * Keys from JWT_PRIVATE_KEY / JWT_PUBLIC_KEY (PEM), else a pair generated once under
+ * DATA_DIR/keys so that tokens survive a restart. Concurrent first starts agree on one pair.
+ */
+export function loadKeys(config: Pick<Config, 'JWT_PRIVATE_KEY' | 'JWT_PUBLIC_KEY' | 'dataDir'>): KeyMaterial {
+  let privateKey = config.JWT_PRIVATE_KEY?.replace(/\\n/g, '\n');
+  let publicKey = config.JWT_PUBLIC_KEY?.replace(/\\n/g, '\n');
+  if (!privateKey && !publicKey) {
+    const dir = path.join(config.dataDir, 'keys');
+    const file = path.join(dir, 'jwt-private.pem');
+    fs.mkdirSync(dir, { recursive: true });
+    if (!fs.existsSync(file)) {
+      const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      try {
+        fs.writeFileSync(file, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { flag: 'wx', mode: 0o600 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+    privateKey = fs.readFileSync(file, 'utf8');
+  }
+  if (privateKey && !publicKey) {
+    publicKey = crypto.createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  }
+  const jwk = crypto.createPublicKey(publicKey!).export({ format: 'jwk' });
+  const kid = crypto.createHash('sha256').update(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n })).digest('base64url');
+  return { publicKey: publicKey!, privateKey, kid };
+}
+
+/** The public key as a JSON Web Key Set. */
+export function jwks(keys: KeyMaterial) {
+  const jwk = crypto.createPublicKey(keys.publicKey).export({ format: 'jwk' });
+  return { keys: [{ ...jwk, kid: keys.kid, alg: ALGORITHM, use: 'sig' }] };
+}
+
+export interface SignedToken {
+  token: string;
+  tokenId: string;
+  expiresAt: Date;
+}
+
+export class TokenSigner {
+  constructor(
+    private readonly keys: KeyMaterial,
+    private readonly issuer: string,
+  ) {
+    if (!keys.privateKey) throw new Error('TokenSigner needs the private key (JWT_PRIVATE_KEY)');
+  }
+
+  sign(claims: { userId: string; sessionId: string; roles: string[] }, typ: TokenType, ttlSeconds: number): SignedToken {
+    const tokenId = crypto.randomUUID();
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const token = jwt.sign(
+      { sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
+      this.keys.privateKey!,
+      {
+        algorithm: ALGORITHM,
+        keyid: this.keys.kid,
+        issuer: this.issuer,
+        subject: claims.userId,
+        jwtid: tokenId,
+        expiresIn: ttlSeconds,
+      },
+    );
+    return { token, tokenId, expiresAt: new Date((nowSeconds + ttlSeconds) * 1000) };
+  }
+}
+
+type HeaderSource = { headers: Record<string, string | string[] | undefined> };
+
+/**
+ * Verifies bearer tokens with passport-jwt: signature (RS256 only, so `alg: none` and
+ * HMAC tricks fail), issuer, expiry, and the token type the caller expects.
+ */
+export class TokenVerifier {
+  private readonly strategies: Record<TokenType, JwtStrategy>;
+
+  constructor(keys: KeyMaterial, issuer: string) {
+    const make = (typ: TokenType) =>
+      new JwtStrategy(
+        {
+          jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+          secretOrKey: keys.publicKey,
+          algorithms: [ALGORITHM],
+          issuer,
+        },
+        (payload: Record<string, unknown>, done: (err: unknown, user?: Principal | false) => void) => {
+          const { sub, sid, jti, exp, roles } = payload;
+          if (payload.typ !== typ || typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
+            return done(null, false);
+          }
+          done(null, {
+            userId: sub,
+            sessionId: sid,
+            tokenId: jti,
+            roles: Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [],
+            expiresAt: new Date(exp * 1000),
+          });
+        },
+      );
+    this.strategies = { access: make('access'), refresh: make('refresh') };
+  }
+
+  /** The principal of the request's `Authorization: Bearer` token; throws `unauthorized`. */
+  verifyRequest(req: HeaderSource, typ: TokenType = 'access'): Promise<Principal> {
+    const strategy = this.strategies[typ];
+    return new Promise((resolve, reject) => {
+      // passport's own way of running a strategy: an instance whose actions we supply.
+      const run = Object.create(strategy) as JwtStrategy & Record<string, unknown>;
+      run.success = (user: Principal) => resolve(user);
+      run.fail = () => reject(new AppError('unauthorized', 'The token is missing, invalid or expired.'));
+      run.error = () => reject(new AppError('unauthorized', 'The token is missing, invalid or expired.'));
+      run.authenticate(req as unknown as Request, {});
+    });
+  }
+
+  verifyToken(token: string, typ: TokenType): Promise<Principal> {
+    return this.verifyRequest({ headers: { authorization: `Bearer ${token}` } }, typ);
+  }
+}
+
+export function hasBearer(headers: HeaderSource['headers']): boolean {
+  return typeof headers.authorization === 'string' && headers.authorization.length > 0;
+}

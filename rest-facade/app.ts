@@ -1,0 +1,149 @@
+// The REST facade: Express, driven by the route table. It validates, runs the route's
+// GraphQL operation and shapes the answer; it holds no business rules.
+import path from 'node:path';
+import express, { Express, NextFunction, Request, Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { REQUEST_ID_HEADER, requestIdFrom } from '../lib/request-context';
+import type { GraphQLClient } from './graphql-client';
+import { openApiDocument } from './openapi';
+import type { RouteInput, RouteSpec } from './route-spec';
+import { routes as defaultRoutes } from './routes';
+import { sendError, sendGraphQLError } from './errors';
+import { compileValidator } from './validation';
+
+export const API_PREFIX = '/api/v1';
+
+export interface FacadeOptions {
+  config: Config;
+  logger: Logger;
+  graphql: GraphQLClient;
+  routes?: RouteSpec[];
+  /** Mounts what the entry point serves beside the facade (the gateway, the JWKS) before the fallbacks. */
+  mount?: (app: Express) => void;
+}
+
+function trustProxy(value: string): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
+const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}/?$`);
+
+export function createFacadeApp(options: FacadeOptions): Express {
+  const { config, logger, graphql } = options;
+  const routes = options.routes ?? defaultRoutes;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxy(config.TRUST_PROXY));
+  app.set('json spaces', 0);
+
+  app.use((req, res, next) => {
+    const id = requestIdFrom(req.headers);
+    req.headers[REQUEST_ID_HEADER] = id;
+    res.setHeader('X-Request-Id', id);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => req.headers[REQUEST_ID_HEADER] as string,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
+    }),
+  );
+
+  // ---- health --------------------------------------------------------------------------
+  const live = (_req: Request, res: Response) => res.json({ status: 'ok' });
+  const ready = async (_req: Request, res: Response) => {
+    const checks = await graphql.checks();
+    const ok = Object.values(checks).every((v) => v === 'up');
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
+  };
+  for (const prefix of ['', API_PREFIX]) {
+    app.get(`${prefix}/health/live`, live);
+    app.get(`${prefix}/health/ready`, ready);
+  }
+
+  // ---- documentation ---------------------------------------------------------------------
+  const openapi = openApiDocument(routes);
+  app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
+  const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  app.use(`${API_PREFIX}/docs/assets`, express.static(swaggerUi, { index: false }));
+  app.get(`${API_PREFIX}/docs/init.js`, (_req, res) =>
+    res.type('application/javascript').send(`window.ui = SwaggerUIBundle({ url: '${API_PREFIX}/openapi.json', dom_id: '#docs' });`),
+  );
+  app.get(`${API_PREFIX}/docs`, (_req, res) =>
+    res.type('html').send(`<!doctype html><html><head><meta charset="utf-8"><title>API docs</title>
+<link rel="stylesheet" href="${API_PREFIX}/docs/assets/swagger-ui.css"></head>
+<body><div id="docs"></div><script src="${API_PREFIX}/docs/assets/swagger-ui-bundle.js"></script>
+<script src="${API_PREFIX}/docs/init.js"></script></body></html>`),
+  );
+
+  options.mount?.(app);
+
+  // ---- the route table -------------------------------------------------------------------
+  const api = express.Router();
+  api.use((req, res, next) => {
+    if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) return sendError(res, 'unsupported_media_type');
+    next();
+  });
+  api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
+  for (const route of routes) api[route.method](route.path, routeHandler(route, graphql));
+  app.use(API_PREFIX, api);
+
+  // ---- fallbacks -------------------------------------------------------------------------
+  const known = [
+    ...routes.map((r) => ({ pattern: pathPattern(`${API_PREFIX}${r.path}`), method: r.method.toUpperCase() })),
+    ...['/health/live', '/health/ready', `${API_PREFIX}/health/live`, `${API_PREFIX}/health/ready`, `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`]
+      .map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
+  ];
+  app.use((req, res) => {
+    const allowed = [...new Set(known.filter((k) => k.pattern.test(req.path)).map((k) => k.method))];
+    if (!allowed.length) return sendError(res, 'not_found', `No route ${req.method} ${req.path}.`);
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    res.setHeader('Allow', allowed.join(', '));
+    sendError(res, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(', ')}.`);
+  });
+  app.use((err: any, req: Request, res: Response, _next: NextFunction) => {
+    if (err?.type === 'entity.too.large') return sendError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
+    if (err?.type === 'entity.parse.failed') return sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
+    if (err?.type === 'charset.unsupported' || err?.type === 'encoding.unsupported') return sendError(res, 'unsupported_media_type');
+    req.log?.error({ err }, 'unhandled error');
+    sendError(res, 'internal_error');
+  });
+  return app;
+}
+
+function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
+  const validate = compileValidator(route);
+  return async (req: Request, res: Response) => {
+    const authorization = req.headers.authorization;
+    if (route.auth && !authorization) return sendError(res, 'unauthorized', 'A Bearer access token is required.');
+    const input: RouteInput = { params: { ...req.params } as Record<string, string>, query: { ...req.query }, body: req.body };
+    const problems = validate(input);
+    if (problems) return sendError(res, 'validation_error', 'The request is invalid.', problems);
+
+    let result;
+    try {
+      result = await graphql.execute({
+        query: route.operation,
+        variables: route.variables?.(input) ?? {},
+        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], ...(route.auth ? { authorization } : {}) },
+        clientIp: req.ip ?? '',
+      });
+    } catch (err) {
+      req.log.error({ err }, 'gateway unreachable');
+      return sendError(res, 'service_unavailable');
+    }
+    if (result.errors?.length) return sendGraphQLError(res, result.errors);
+    const data = result.data?.result;
+    if (data == null) return sendError(res, 'not_found');
+    if (route.location) res.location(route.location(data, input));
+    res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : data);
+  };
+}

@@ -1,0 +1,25 @@
+// Sending the error object, and turning GraphQL errors into it. The status always comes
+// from lib/errors.ts.
+import type { Response } from 'express';
+import type { GraphQLFormattedError } from 'graphql';
+import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isErrorCode } from '../lib/errors';
+
+export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESSAGES[code], details?: ErrorDetails, retryAfter?: number): void {
+  if (res.headersSent) return;
+  if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+  const body: ErrorBody = { error: code, message, ...(details ? { details } : {}) };
+  res.status(ERROR_STATUS[code]).type('application/json').send(JSON.stringify(body));
+}
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The first error decides; field names in details follow the REST naming (snake_case). */
+export function sendGraphQLError(res: Response, errors: readonly GraphQLFormattedError[]): void {
+  const first = errors[0];
+  const ext = (first.extensions ?? {}) as { code?: unknown; details?: ErrorDetails; retryAfter?: number };
+  const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
+  const message = code === 'internal_error' ? DEFAULT_MESSAGES.internal_error : first.message;
+  const details = ext.details ? Object.fromEntries(Object.entries(ext.details).map(([k, v]) => [snake(k), v])) : undefined;
+  sendError(res, code, message, details, ext.retryAfter);
+}

@@ -1,0 +1,84 @@
+// The OpenAPI 3.0 document, written from the same route table that serves the requests.
+import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
+import type { RouteSpec } from './route-spec';
+import { components, Health, JsonSchema } from './schemas';
+
+const names = new Map<JsonSchema, string>(Object.entries(components).map(([k, v]) => [v, k]));
+const schemaOrRef = (s: JsonSchema) => (names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s);
+const errorResponse = (code: ErrorCode) => ({
+  description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorObject' } } },
+  ...(code === 'rate_limit_exceeded' ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
+  ...(code === 'unauthorized' ? { headers: { 'WWW-Authenticate': { schema: { type: 'string', example: 'Bearer' } } } } : {}),
+});
+
+/** Every response may also be one of these. */
+const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
+
+function operation(route: RouteSpec) {
+  const responses: Record<string, unknown> = {
+    [route.status]: {
+      description: route.status === 202 ? 'Accepted' : 'OK',
+      content: { 'application/json': { schema: schemaOrRef(route.response) } },
+      ...(route.location ? { headers: { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } } : {}),
+    },
+  };
+  const codes = [...route.errors, ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []), ...ALWAYS];
+  for (const code of codes) {
+    const status = String(ERROR_STATUS[code]);
+    if (!responses[status]) responses[status] = errorResponse(code);
+  }
+  return {
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.auth ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+    parameters: [
+      ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
+      ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
+        name, in: 'query', required: route.query?.required?.includes(name) ?? false, schema,
+      })),
+    ],
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(route.body) } } } } : {}),
+    responses,
+  };
+}
+
+const health = (summary: string, extra: Record<string, unknown> = {}) => ({
+  get: {
+    tags: ['Health'], summary, security: [],
+    responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } }, ...extra },
+  },
+});
+
+export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, unknown> = {}) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = `/api/v1${route.path.replace(/:(\w+)/g, '{$1}')}`;
+    (paths[path] ??= {})[route.method] = operation(route);
+  }
+  const notReady = { 503: { description: 'A database or subgraph is down', content: { 'application/json': { schema: schemaOrRef(Health) } } } };
+  for (const prefix of ['', '/api/v1']) {
+    paths[`${prefix}/health/live`] = health('Liveness: the process runs');
+    paths[`${prefix}/health/ready`] = health('Readiness: every database and subgraph answers', notReady);
+  }
+  Object.assign(paths, extraPaths);
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Federated auth & voice API',
+      version: '1.0.0',
+      description:
+        'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
+        '`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller\'s, when it sent one). ' +
+        'Request bodies are limited to 64 KiB by default (413 beyond). Unknown body fields are ignored.',
+    },
+    servers: [{ url: '/' }],
+    tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: components,
+    },
+  };
+}

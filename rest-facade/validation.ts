@@ -1,0 +1,42 @@
+// Request validation from the route table's JSON Schemas, with messages per field.
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { RouteSpec } from './route-spec';
+
+const bodyAjv = addFormats(new Ajv({ allErrors: true, removeAdditional: 'all', strict: false }));
+const paramAjv = addFormats(new Ajv({ allErrors: true, coerceTypes: true, removeAdditional: 'all', strict: false }));
+
+export type FieldErrors = Record<string, string[]>;
+
+function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors): void {
+  for (const e of errors ?? []) {
+    const field =
+      e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
+    const message = e.keyword === 'required' ? 'is required' : e.keyword === 'pattern' ? 'must not be blank' : e.message ?? 'is invalid';
+    (into[field] ??= []).push(message);
+  }
+}
+
+export interface RouteValidator {
+  /** Coerces and strips in place; returns the problems per field, or null when valid. */
+  (input: { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown }): FieldErrors | null;
+}
+
+export function compileValidator(route: RouteSpec): RouteValidator {
+  const params: ValidateFunction | undefined = route.params
+    ? paramAjv.compile({ type: 'object', properties: route.params, required: Object.keys(route.params) })
+    : undefined;
+  const query = route.query ? paramAjv.compile({ ...route.query.schema, required: route.query.required ?? [] }) : undefined;
+  const body = route.body ? bodyAjv.compile(route.body) : undefined;
+  return (input) => {
+    const problems: FieldErrors = {};
+    if (params && !params(input.params)) fieldErrors(params.errors, problems);
+    if (query && !query(input.query)) fieldErrors(query.errors, problems);
+    if (body) {
+      if (input.body === undefined || input.body === null || typeof input.body !== 'object' || Array.isArray(input.body)) {
+        problems.body = ['must be a JSON object'];
+      } else if (!body(input.body)) fieldErrors(body.errors, problems);
+    }
+    return Object.keys(problems).length ? problems : null;
+  };
+}

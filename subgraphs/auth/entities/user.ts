@@ -1,0 +1,36 @@
+import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+@Directive('@key(fields: "id")')
+@ObjectType({ description: 'A person who can log in.' })
+@Entity('users')
+export class User {
+  @Field(() => ID)
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Field({ description: 'The name as it was given, trimmed.' })
+  @Column({ type: 'varchar', length: 64 })
+  username!: string;
+
+  /** Lower-cased username: the unique login key on every database collation. */
+  @Column({ name: 'username_key', type: 'varchar', length: 64, unique: true })
+  usernameKey!: string;
+
+  /** argon2id hash; never leaves this subgraph. */
+  @Column({ name: 'password_hash', type: 'varchar', length: 255 })
+  passwordHash!: string;
+
+  /** Comma-separated role names. */
+  @Column({ name: 'roles', type: 'varchar', length: 255 })
+  roleList!: string;
+
+  @Field(() => [String])
+  get roles(): string[] {
+    return this.roleList ? this.roleList.split(',') : [];
+  }
+
+  @Field()
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+}

@@ -1,0 +1,47 @@
+// The Auth subgraph: users, login, sessions. Owns the `auth` database.
+import { OutboxEvent } from '../../lib/outbox';
+import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
+import { TokenSigner, TokenVerifier } from '../../lib/tokens';
+import { AuthService } from './auth-service';
+import { Session } from './entities/session';
+import { User } from './entities/user';
+import { LoginThrottle } from './login-throttle';
+import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
+import { AuthResolver } from './resolvers/auth-resolver';
+import { SessionResolver } from './resolvers/session-resolver';
+
+export const authSubgraph: SubgraphDefinition = {
+  name: 'auth',
+  entities: [User, Session, OutboxEvent],
+  migrations: [CreateAuthTables1732000000000],
+  async create({ config, dataSource, keys }) {
+    const auth = new AuthService(
+      config,
+      dataSource,
+      new TokenSigner(keys, config.JWT_ISSUER),
+      new TokenVerifier(keys, config.JWT_ISSUER),
+      await LoginThrottle.create(config, dataSource),
+    );
+    return {
+      resolvers: [new AuthResolver(auth), new SessionResolver(auth)],
+      // The caller's session must be live, not only its token well signed.
+      checkPrincipal: async (principal, ctx) => {
+        await auth.activeSession(principal, ctx);
+      },
+      references: {
+        // Other subgraphs may name a user (Voice.owner); only that user sees the details.
+        User: {
+          __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
+            ctx.principal?.userId === ref.id || ctx.principal?.roles.includes('admin') ? auth.findUser(ref.id) : null,
+        },
+        Session: {
+          __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
+            ctx.principal ? auth.sessionOf(ctx.principal, ref.id).catch(() => null) : null,
+        },
+      },
+      start: () => auth.ensureBootstrapUser(),
+    };
+  },
+};
+
+export { AuthService };

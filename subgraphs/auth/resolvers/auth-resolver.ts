@@ -1,0 +1,91 @@
+import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { IsUUID, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import type { SubgraphContext } from '../../../lib/subgraph';
+import { AuthService } from '../auth-service';
+import { Session } from '../entities/session';
+import { User } from '../entities/user';
+
+/** 1–64 characters once surrounding white space is trimmed. */
+const TrimmedLength = (min: number, max: number) =>
+  ValidateBy({
+    name: 'trimmedLength',
+    validator: {
+      validate: (v: unknown) => typeof v === 'string' && v.trim().length >= min && v.trim().length <= max,
+      defaultMessage: (a) => `${a?.property} must be ${min} to ${max} characters after trimming`,
+    },
+  });
+
+@ArgsType()
+class LoginArgs {
+  @Field()
+  @TrimmedLength(1, 64)
+  username!: string;
+
+  @Field()
+  @MinLength(8)
+  @MaxLength(1024)
+  password!: string;
+}
+
+@ArgsType()
+class RefreshArgs {
+  @Field()
+  @MinLength(1)
+  @MaxLength(8192)
+  refreshToken!: string;
+}
+
+@ArgsType()
+class SessionArgs {
+  @Field(() => ID)
+  @IsUUID()
+  id!: string;
+}
+
+@ObjectType({ description: 'Tokens of a session: a short-lived access token and a refresh token.' })
+export class TokenSet {
+  @Field() accessToken!: string;
+  @Field() refreshToken!: string;
+  @Field(() => Int, { description: 'Lifetime of the access token in seconds.' }) expiresIn!: number;
+  @Field({ description: 'Always "Bearer".' }) tokenType!: string;
+  @Field(() => ID) sessionId!: string;
+}
+
+@Resolver()
+export class AuthResolver {
+  constructor(private readonly auth: AuthService) {}
+
+  @Mutation(() => TokenSet, { description: 'Log in with username and password; creates a session.' })
+  login(@Args() { username, password }: LoginArgs, @Ctx() ctx: SubgraphContext): Promise<TokenSet> {
+    return this.auth.login(username, password, ctx.clientIp);
+  }
+
+  @Mutation(() => TokenSet, { description: 'Exchange a refresh token for a new token set (the old one is spent).' })
+  refreshSession(@Args() { refreshToken }: RefreshArgs): Promise<TokenSet> {
+    return this.auth.refresh(refreshToken);
+  }
+
+  @Authorized()
+  @Mutation(() => Session, { description: "Revoke the caller's session and every token issued in it." })
+  logout(@Ctx() ctx: SubgraphContext): Promise<Session> {
+    return this.auth.logout(ctx.principal!);
+  }
+
+  @Authorized()
+  @Query(() => Session, { description: "The session of the caller's token." })
+  currentSession(@Ctx() ctx: SubgraphContext): Promise<Session> {
+    return this.auth.activeSession(ctx.principal!, ctx);
+  }
+
+  @Authorized()
+  @Query(() => Session, { description: 'A session of the caller, by id.' })
+  session(@Args() { id }: SessionArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
+    return this.auth.sessionOf(ctx.principal!, id);
+  }
+
+  @Authorized()
+  @Query(() => User, { description: 'The calling user.' })
+  async me(@Ctx() ctx: SubgraphContext): Promise<User> {
+    return (await this.auth.findUser(ctx.principal!.userId))!;
+  }
+}

@@ -1,0 +1,67 @@
+// Starts the one-process server on an ephemeral port, on the database this jest project
+// tests (SQLite in a temporary folder, or fresh MySQL databases with a unique prefix).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { startServer } from '../../bin/all-in-one';
+import { Config, loadConfig } from '../../lib/config';
+
+export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'mysql';
+export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
+
+export const ADMIN = { username: 'admin', password: 'correct horse battery' };
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** Settings for a fresh, isolated database (and data folder). */
+export function isolatedEnv(): Record<string, string> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-test-'));
+  const prefix = `t_${crypto.randomBytes(5).toString('hex')}`;
+  return {
+    DATA_DIR: dataDir,
+    DATABASE_URL: TEST_DB === 'mysql' ? `${MYSQL_URL}/${prefix}` : 'sqlite',
+  };
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    ...isolatedEnv(),
+    ...env,
+  });
+  const server = await startServer(config);
+  return {
+    url: server.url,
+    config,
+    async close() {
+      await server.close();
+      await cleanupDatabases(config);
+    },
+  };
+}
+
+/** Drops the MySQL databases of a test's prefix, and its data folder. */
+export async function cleanupDatabases(config: Config): Promise<void> {
+  if (config.DATABASE_URL.startsWith('mysql://')) {
+    const url = new URL(config.DATABASE_URL);
+    const prefix = url.pathname.slice(1);
+    const conn = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: url.username, password: url.password });
+    try {
+      const [rows] = await conn.query('SHOW DATABASES LIKE ?', [`${prefix}\\_%`]);
+      for (const row of rows as Record<string, string>[]) await conn.query('DROP DATABASE IF EXISTS ??', [Object.values(row)[0]]);
+    } finally {
+      await conn.end();
+    }
+  }
+  fs.rmSync(config.dataDir, { recursive: true, force: true });
+}

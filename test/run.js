@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// `npm test`: the suite on SQLite, and on MySQL when one is reachable at MYSQL_TEST_URL
+// (default mysql://root@127.0.0.1:3306). In CI (CI=true) or with REQUIRE_MYSQL=1 an
+// unreachable MySQL is a failure, not a skip. Ends with the line "N passed, N failed".
+const net = require('node:net');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const mysqlUrl = new URL(process.env.MYSQL_TEST_URL || 'mysql://root@127.0.0.1:3306');
+const requireMysql = process.env.CI === 'true' || process.env.REQUIRE_MYSQL === '1';
+
+function reachable(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 2000 }, () => { socket.end(); resolve(true); });
+    socket.on('error', () => resolve(false));
+    socket.on('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+(async () => {
+  const mysqlUp = await reachable(mysqlUrl.hostname, Number(mysqlUrl.port || 3306));
+  if (!mysqlUp && requireMysql) {
+    console.error(`MySQL is required here but ${mysqlUrl.host} does not answer.`);
+    process.exit(1);
+  }
+  const projects = mysqlUp ? ['sqlite', 'mysql'] : ['sqlite'];
+  if (!mysqlUp) console.warn(`MySQL not reachable at ${mysqlUrl.host}: running the SQLite pass only.`);
+  const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jest-')), 'results.json');
+  const args = ['--selectProjects', ...projects, '--json', `--outputFile=${results}`, ...process.argv.slice(2)];
+  const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args], { stdio: 'inherit' });
+  try {
+    const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+  } catch {
+    console.log('0 passed, 1 failed');
+  }
+  process.exit(run.status ?? 1);
+})();
