@@ -6,7 +6,8 @@ import { Config, ConfigError, loadConfig } from '../lib/config';
 import { listen, onShutdownSignal } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
-import { jwks, loadKeys } from '../lib/tokens';
+import type { Express } from 'express';
+import { jwks, KeyMaterial, loadKeys } from '../lib/tokens';
 import { createFacadeApp } from '../rest-facade/app';
 import { selectSubgraphs } from '../subgraphs';
 
@@ -15,7 +16,17 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export interface ServerInternals {
+  subgraphs: RunningSubgraph[];
+  keys: KeyMaterial;
+}
+
+export interface StartOptions {
+  /** Extra routes beside the facade (benchmarks mount their baselines here). */
+  mount?: (app: Express, internals: ServerInternals) => void;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = createLogger(config);
   const keys = loadKeys(config);
   const subgraphs: RunningSubgraph[] = [];
@@ -28,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     mount: (a) => {
       a.use(gateway.router);
       a.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
+      options.mount?.(a, { subgraphs, keys });
     },
   });
   const http = await listen(app, config.PORT, config.HOST);

@@ -1,0 +1,120 @@
+// Shared pieces of the benchmarks: a server in a child process (so the load generator does
+// not share its event loop), autocannon runs, and a table printer.
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+export interface BenchServer {
+  url: string;
+  pid: number;
+  /** Milliseconds from spawning the process to the server answering. */
+  startMs: number;
+  env: Record<string, string>;
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
+
+/** Environment for a fresh server on `db` with its own data folder / database prefix. */
+export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> = {}): Record<string, string> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-bench-'));
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    DATABASE_URL: db === 'mysql' ? `${MYSQL_URL}/bench_${process.pid}_${Date.now() % 100000}` : 'sqlite',
+    AUTH_BOOTSTRAP_USERNAME: 'bench',
+    AUTH_BOOTSTRAP_PASSWORD: 'bench password',
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',
+    ...extra,
+  };
+}
+
+export async function startBenchServer(env: Record<string, string>): Promise<BenchServer> {
+  const started = process.hrtime.bigint();
+  const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, 'server.js')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /READY (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  const startMs = Number(process.hrtime.bigint() - started) / 1e6;
+  return {
+    url,
+    pid: child.pid!,
+    startMs,
+    env,
+    rssMiB: () => {
+      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface LoadResult {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(
+  name: string,
+  opts: { url: string; method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: string; connections?: number; duration?: number; requests?: autocannon.Request[] },
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    connections: opts.connections ?? 50,
+    duration: opts.duration ?? 10,
+    requests: opts.requests,
+  });
+  return {
+    name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export function printTable(title: string, rows: Record<string, string | number>[]): void {
+  console.log(`\n### ${title}\n`);
+  if (!rows.length) return;
+  const keys = Object.keys(rows[0]);
+  console.log(`| ${keys.join(' | ')} |`);
+  console.log(`| ${keys.map(() => '---').join(' | ')} |`);
+  for (const row of rows) console.log(`| ${keys.map((k) => row[k]).join(' | ')} |`);
+}
+
+export async function postJson(url: string, body: unknown, token?: string): Promise<{ status: number; body: any; location: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json().catch(() => null), location: res.headers.get('location') };
+}

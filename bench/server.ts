@@ -1,0 +1,16 @@
+// The one-process server plus the benchmarks' baseline routes: the same work done without
+// GraphQL, for side-by-side figures. Prints "READY <url>" when it answers.
+import 'reflect-metadata';
+import { startServer } from '../bin/all-in-one';
+import { loadConfig } from '../lib/config';
+import { onShutdownSignal } from '../lib/http-server';
+import { mountAuthBaseline } from './baselines/auth';
+
+startServer(loadConfig(), {
+  mount: (app, internals) => {
+    mountAuthBaseline(app, internals);
+  },
+}).then((server) => {
+  process.stdout.write(`READY ${server.url}\n`);
+  onShutdownSignal(() => server.close(), () => undefined);
+});
