@@ -19,6 +19,24 @@ function validationDetails(errors: ClassValidatorError[], into: Record<string, s
   return into;
 }
 
+// Driver codes that mean "the database is not there right now", not "this request is wrong".
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY',
+]);
+
+/** True when the error (or what it wraps) says a dependency is unreachable: a 503, not a 500. */
+export function isUnavailableError(err: unknown): boolean {
+  type Wrapped = { code?: unknown; message?: unknown; driverError?: unknown; originalError?: unknown; cause?: unknown };
+  let e = err as Wrapped | undefined;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && /connect ECONNREFUSED|Connection lost|Pool is closed|closed state/i.test(e.message)) return true;
+    e = (e.driverError ?? e.originalError ?? e.cause) as Wrapped | undefined;
+  }
+  return false;
+}
+
 const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND']);
 
 /** The code a raw GraphQL error should carry; `internal_error` for anything unexpected. */
@@ -47,7 +65,12 @@ export function normalizeError(formatted: GraphQLFormattedError, original: unkno
     // Errors of the document itself (unknown field, bad variable): the caller's mistake.
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'validation_error' } };
   }
-  logger?.error({ err: (original as GraphQLError)?.originalError ?? original }, 'unexpected error in resolver');
+  const cause = (original as GraphQLError)?.originalError ?? original;
+  if (isUnavailableError(cause)) {
+    logger?.warn({ err: cause }, 'dependency unavailable');
+    return { message: DEFAULT_MESSAGES.service_unavailable, path: formatted.path, extensions: { code: 'service_unavailable' } };
+  }
+  logger?.error({ err: cause }, 'unexpected error in resolver');
   return { message: DEFAULT_MESSAGES.internal_error, path: formatted.path, extensions: { code: 'internal_error' } };
 }
 

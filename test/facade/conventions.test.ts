@@ -1,0 +1,87 @@
+import { api, request } from '../helpers/http';
+import { startTestServer, TestServer } from '../helpers/server';
+
+let server: TestServer;
+let http: ReturnType<typeof api>;
+
+beforeAll(async () => {
+  server = await startTestServer({ BODY_LIMIT_BYTES: '2048' });
+  http = api(server.url);
+});
+afterAll(() => server.close());
+
+const expectError = (res: { status: number; body: any; headers: Headers }, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.body).toEqual(expect.objectContaining({ error: code, message: expect.any(String) }));
+  expect(res.body.message).not.toMatch(/at .*\.(ts|js):\d+/); // no stack traces
+};
+
+describe('conventions', () => {
+  it('malformed JSON is a validation_error', async () => {
+    const res = await request(server.url, 'POST', '/api/v1/auth/login', { raw: '{"username": "a",', headers: { 'content-type': 'application/json' } });
+    expectError(res, 400, 'validation_error');
+  });
+
+  it('a body that is not JSON is unsupported_media_type', async () => {
+    const res = await request(server.url, 'POST', '/api/v1/auth/login', { raw: 'username=a&password=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('an oversized body is payload_too_large', async () => {
+    const res = await http.post('/api/v1/auth/login', { username: 'a', password: 'x'.repeat(4096) });
+    expectError(res, 413, 'payload_too_large');
+  });
+
+  it('a missing body is a validation_error', async () => {
+    expectError(await request(server.url, 'POST', '/api/v1/auth/login'), 400, 'validation_error');
+  });
+
+  it('an unknown route is not_found, also outside /api/v1', async () => {
+    expectError(await http.get('/api/v1/nothing/here'), 404, 'not_found');
+    expectError(await http.get('/favicon.ico'), 404, 'not_found');
+  });
+
+  it('a known path with the wrong method is method_not_allowed with Allow', async () => {
+    const res = await http.delete('/api/v1/auth/session');
+    expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toContain('GET');
+  });
+
+  it('echoes a caller-supplied X-Request-Id and makes one otherwise', async () => {
+    const echoed = await http.get('/health/live', { headers: { 'x-request-id': 'trace-abc-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-abc-123');
+    const made = await http.get('/api/v1/nothing');
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves health at the root and under /api/v1 without a token', async () => {
+    for (const prefix of ['', '/api/v1']) {
+      expect((await http.get(`${prefix}/health/live`)).body).toEqual({ status: 'ok' });
+      const ready = await http.get(`${prefix}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', checks: expect.objectContaining({ database: 'up', auth: 'up' }) });
+    }
+  });
+
+  it('serves the OpenAPI document and a docs page with local assets', async () => {
+    const doc = await http.get('/api/v1/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toMatch(/^3\.0\./);
+    expect(doc.body.paths['/api/v1/auth/login'].post.responses).toEqual(
+      expect.objectContaining({ '202': expect.anything(), '400': expect.anything(), '401': expect.anything(), '429': expect.anything() }),
+    );
+    expect(doc.body.components.securitySchemes.bearerAuth.scheme).toBe('bearer');
+    expect(doc.body.components.schemas.ErrorObject.required).toEqual(['error', 'message']);
+    const page = await request(server.url, 'GET', '/api/v1/docs');
+    expect(page.status).toBe(200);
+    expect(page.text).not.toMatch(/https?:\/\//); // no CDN
+    const asset = await request(server.url, 'GET', '/api/v1/docs/assets/swagger-ui-bundle.js');
+    expect(asset.status).toBe(200);
+  });
+
+  it('serves the public key as a JWKS', async () => {
+    const res = await http.get('/.well-known/jwks.json');
+    expect(res.body.keys[0]).toEqual(expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) }));
+  });
+});
