@@ -2,15 +2,16 @@
 import crypto from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
-import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
-import { AppError, validationError } from '../../lib/errors';
+import { affectedRows, inTransaction } from '../../lib/database';
+import { AppError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import type { SubgraphContext } from '../../lib/subgraph';
 import { Principal, TokenSigner, TokenVerifier } from '../../lib/tokens';
 import { Session, SessionState } from './entities/session';
 import { User } from './entities/user';
+import { createUser, usernameKey } from './users';
 import type { LoginThrottle } from './login-throttle';
-import { decoyHash, hashPassword, verifyPassword } from './passwords';
+import { decoyHash, verifyPassword } from './passwords';
 
 export interface TokenSet {
   accessToken: string;
@@ -25,8 +26,6 @@ const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 
 const BAD_CREDENTIALS = 'The username or password is wrong.';
 
-export const usernameKey = (username: string) => username.trim().toLowerCase();
-
 export class AuthService {
   private decoy?: Promise<string>;
 
@@ -40,26 +39,8 @@ export class AuthService {
 
   // ---- users -------------------------------------------------------------------------
 
-  async createUser(username: string, password: string, roles: string[]): Promise<User> {
-    const name = username.trim();
-    const problems: Record<string, string[]> = {};
-    if (name.length < 1 || name.length > 64) problems.username = ['username must be 1 to 64 characters after trimming'];
-    if (password.length < 8 || password.length > 1024) problems.password = ['password must be 8 to 1024 characters'];
-    if (Object.keys(problems).length) throw validationError(problems);
-    const user = this.dataSource.manager.create(User, {
-      id: crypto.randomUUID(),
-      username: name,
-      usernameKey: usernameKey(name),
-      passwordHash: await hashPassword(password),
-      roleList: [...new Set(roles)].join(','),
-      createdAt: new Date(),
-    });
-    try {
-      return await inTransaction(this.dataSource, (m) => m.save(User, user));
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('conflict', 'A user with this username exists already.');
-      throw err;
-    }
+  createUser(username: string, password: string, roles: string[]): Promise<User> {
+    return createUser(this.dataSource, username, password, roles);
   }
 
   /** Creates the configured bootstrap admin unless a user of that name exists. */

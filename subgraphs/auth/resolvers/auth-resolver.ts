@@ -1,5 +1,5 @@
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { IsUUID, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
@@ -25,6 +25,14 @@ class LoginArgs {
   @MinLength(8)
   @MaxLength(1024)
   password!: string;
+}
+
+@ArgsType()
+class CreateUserArgs extends LoginArgs {
+  @Field(() => [String], { defaultValue: [], description: 'Role names, e.g. ["admin"].' })
+  @ArrayMaxSize(10)
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { each: true, message: 'each role must be a lower-case name of up to 32 characters' })
+  roles!: string[];
 }
 
 @ArgsType()
@@ -81,6 +89,12 @@ export class AuthResolver {
   @Query(() => Session, { description: 'A session of the caller, by id.' })
   session(@Args() { id }: SessionArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.sessionOf(ctx.principal!, id);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, { description: 'Create a user (admins only). `conflict` when the username is taken.' })
+  createUser(@Args() { username, password, roles }: CreateUserArgs): Promise<User> {
+    return this.auth.createUser(username, password, roles);
   }
 
   @Authorized()
