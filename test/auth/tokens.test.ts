@@ -1,4 +1,4 @@
-import { api } from '../helpers/http';
+import { api, createUserAndLogin } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { decode, otherKey, serverPrivateKey, signWith, unsigned } from '../helpers/tokens';
 
@@ -94,5 +94,12 @@ describe('refresh and logout', () => {
     const unknown = await http.get('/api/v1/auth/session/00000000-0000-4000-8000-000000000000', { token: tokens.access_token });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('not_found');
+
+    // Another user's real session looks exactly like an unknown one.
+    const other = await createUserAndLogin(server.url, tokens.access_token, `other-${Date.now()}`);
+    const foreign = await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: tokens.access_token });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual(unknown.body);
+    expect((await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: other.token })).status).toBe(200);
   });
 });
