@@ -2,8 +2,8 @@
 // on one port. Zero configuration: SQLite under ./data.
 import 'reflect-metadata';
 import { createGateway } from '../gateway';
-import { Config, ConfigError, loadConfig } from '../lib/config';
-import { listen, onShutdownSignal } from '../lib/http-server';
+import type { Config } from '../lib/config';
+import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
 import type { Express } from 'express';
@@ -54,19 +54,4 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
 }
 
-if (require.main === module) {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : err);
-    process.exit(2);
-  }
-  startServer(config).then(
-    (server) => onShutdownSignal(() => server.close(), (m) => console.error(m)),
-    (err) => {
-      console.error('failed to start:', err);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runService(startServer);

@@ -1,6 +1,7 @@
 // The Apollo gateway: composes whatever subgraphs it is handed and serves the supergraph.
 // It knows no particular subgraph: the entry point passes the list.
-import { ApolloGateway } from '@apollo/gateway';
+import fs from 'node:fs';
+import { ApolloGateway, SupergraphSdlHook } from '@apollo/gateway';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Router } from 'express';
@@ -24,8 +25,11 @@ export interface GatewayOptions {
   logger: Logger;
   keys: KeyMaterial;
   subgraphs: SubgraphEndpoint[];
-  /** A supergraph composed ahead of time; composed from the subgraphs when absent. */
-  supergraphSdl?: string;
+  /**
+   * A supergraph file composed ahead of time (`npm run compose`), watched and reloaded when it
+   * changes. Without it the gateway composes the subgraphs it is handed at start.
+   */
+  supergraphPath?: string;
 }
 
 export interface OperationRequest {
@@ -40,7 +44,8 @@ export interface OperationResult {
   errors?: readonly GraphQLFormattedError[];
 }
 
-export type Checks = Record<string, 'up' | 'down'>;
+import type { Checks } from '../lib/http-app';
+export type { Checks };
 
 export interface Gateway {
   /** Runs one operation as if it had arrived over HTTP (one-process mode, no network hop). */
@@ -70,10 +75,43 @@ async function remoteReady(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * The supergraph from a file, and again whenever the file changes (compose writes it by
+ * rename, so a poll never sees half a file). A file that does not load leaves the running
+ * supergraph in place.
+ */
+function watchedSupergraph(file: string, logger: Logger): SupergraphSdlHook {
+  return async ({ update }) => {
+    let current = fs.readFileSync(file, 'utf8');
+    const reload = () => {
+      let next: string;
+      try {
+        next = fs.readFileSync(file, 'utf8');
+      } catch (err) {
+        return logger.error({ err, file }, 'supergraph file unreadable; keeping the loaded one');
+      }
+      if (next === current) return;
+      try {
+        update(next);
+        current = next;
+        logger.info({ file }, 'supergraph reloaded');
+      } catch (err) {
+        logger.error({ err, file }, 'supergraph file rejected; keeping the loaded one');
+      }
+    };
+    fs.watchFile(file, { interval: SUPERGRAPH_POLL_MS }, reload);
+    return { supergraphSdl: current, cleanup: async () => fs.unwatchFile(file, reload) };
+  };
+}
+
+const SUPERGRAPH_POLL_MS = 500;
+
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, subgraphs } = options;
   const byName = new Map(subgraphs.map((s) => [s.name, s]));
-  const supergraphSdl = options.supergraphSdl ?? composeSupergraph(await subgraphSdls(subgraphs));
+  const supergraphSdl = options.supergraphPath
+    ? watchedSupergraph(options.supergraphPath, logger)
+    : composeSupergraph(await subgraphSdls(subgraphs));
   const verifier = new TokenVerifier(options.keys, options.config.JWT_ISSUER);
 
   const gateway = new ApolloGateway({
@@ -81,7 +119,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     buildService: ({ name, url }) => {
       const endpoint = byName.get(name);
       if (endpoint && 'local' in endpoint) return new InProcessDataSource(endpoint.local);
-      return new ForwardingDataSource({ url });
+      // Addresses come from configuration, so one supergraph file serves every deployment.
+      return new ForwardingDataSource({ url: endpoint?.url ?? url });
     },
   });
   const apollo = new ApolloServer<GatewayContext>({

@@ -39,8 +39,11 @@ const schema = z.object({
   /** `database` shares counts between instances; `memory` is per process. */
   RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
 
-  /** Distributed mode: the gateway the facade talks to. Empty: in-process. */
-  GATEWAY_URL: z.string().url().optional(),
+  /**
+   * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
+   * over them and one that refuses connections is skipped. Empty: in-process.
+   */
+  GATEWAY_URL: csv.pipe(z.array(z.string().url('must be http(s) URLs, comma-separated'))).default([]),
   /** Distributed mode: `name=url` pairs of the subgraphs the gateway composes. */
   SUBGRAPH_URLS: csv.default([]),
   /** Which subgraphs this process runs or composes; empty: all of subgraphs/index.ts. */

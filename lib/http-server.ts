@@ -2,6 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
+import { Config, ConfigError, loadConfig } from './config';
 
 export interface HttpServer {
   server: http.Server;
@@ -47,4 +48,25 @@ export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) =
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/**
+ * The main of every entry point: read the configuration (a bad value exits 2 with the
+ * message), start, and stop gracefully on SIGTERM/SIGINT.
+ */
+export function runService(start: (config: Config) => Promise<{ close(): Promise<void> }>): void {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(2);
+  }
+  start(config).then(
+    (service) => onShutdownSignal(() => service.close(), (m) => console.error(m)),
+    (err) => {
+      console.error('failed to start:', err);
+      process.exit(1);
+    },
+  );
 }

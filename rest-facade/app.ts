@@ -2,10 +2,10 @@
 // GraphQL operation and shapes the answer; it holds no business rules.
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { REQUEST_ID_HEADER, requestIdFrom } from '../lib/request-context';
+import { createBaseApp, HEALTH_PATHS } from '../lib/http-app';
+import { REQUEST_ID_HEADER } from '../lib/request-context';
 import type { GraphQLClient } from './graphql-client';
 import { openApiDocument } from './openapi';
 import type { RouteInput, RouteSpec } from './route-spec';
@@ -24,11 +24,6 @@ export interface FacadeOptions {
   mount?: (app: Express) => void;
 }
 
-function trustProxy(value: string): boolean | number | string {
-  if (value === 'true' || value === 'false') return value === 'true';
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
-
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
 const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}/?$`);
@@ -36,38 +31,7 @@ const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}
 export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
   const routes = options.routes ?? defaultRoutes;
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', trustProxy(config.TRUST_PROXY));
-  app.set('json spaces', 0);
-
-  app.use((req, res, next) => {
-    const id = requestIdFrom(req.headers);
-    req.headers[REQUEST_ID_HEADER] = id;
-    res.setHeader('X-Request-Id', id);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
-  });
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => req.headers[REQUEST_ID_HEADER] as string,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
-    }),
-  );
-
-  // ---- health --------------------------------------------------------------------------
-  const live = (_req: Request, res: Response) => res.json({ status: 'ok' });
-  const ready = async (_req: Request, res: Response) => {
-    const checks = await graphql.checks();
-    const ok = Object.values(checks).every((v) => v === 'up');
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
-  };
-  for (const prefix of ['', API_PREFIX]) {
-    app.get(`${prefix}/health/live`, live);
-    app.get(`${prefix}/health/ready`, ready);
-  }
+  const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX] });
 
   // ---- documentation ---------------------------------------------------------------------
   const openapi = openApiDocument(routes);
@@ -99,7 +63,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   // ---- fallbacks -------------------------------------------------------------------------
   const known = [
     ...routes.map((r) => ({ pattern: pathPattern(`${API_PREFIX}${r.path}`), method: r.method.toUpperCase() })),
-    ...['/health/live', '/health/ready', `${API_PREFIX}/health/live`, `${API_PREFIX}/health/ready`, `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`]
+    ...[...HEALTH_PATHS, ...HEALTH_PATHS.map((p) => API_PREFIX + p), `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`]
       .map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
   ];
   app.use((req, res) => {

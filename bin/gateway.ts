@@ -1,0 +1,37 @@
+// `npm run start:gateway`: the Apollo gateway as its own HTTP service (distributed mode).
+// It loads the supergraph composed ahead of time (SUPERGRAPH_PATH, reloaded when the file
+// changes) and reaches each subgraph at its address in SUBGRAPH_URLS.
+import 'reflect-metadata';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createGateway } from '../gateway';
+import type { Config } from '../lib/config';
+import { createBaseApp } from '../lib/http-app';
+import { listen, runService } from '../lib/http-server';
+import { createLogger } from '../lib/logger';
+import { jwks, loadKeys } from '../lib/tokens';
+
+export async function startGatewayServer(config: Config) {
+  const logger = createLogger(config).child({ service: 'gateway' });
+  const keys = loadKeys(config);
+  const subgraphs = Object.entries(config.subgraphUrls).map(([name, url]) => ({ name, url }));
+  if (!subgraphs.length) throw new Error('SUBGRAPH_URLS is empty: name the subgraphs, e.g. auth=http://127.0.0.1:4001/graphql');
+  const file = path.resolve(config.SUPERGRAPH_PATH ?? 'supergraph.graphql');
+  // Without a composed file, compose from the running subgraphs (handy in development).
+  const gateway = await createGateway({ config, logger, keys, subgraphs, supergraphPath: fs.existsSync(file) ? file : undefined });
+
+  const app = createBaseApp({ config, logger, checks: () => gateway.checks() });
+  app.use(gateway.router);
+  app.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
+  const http = await listen(app, config.PORT, config.HOST);
+  logger.info({ url: `${http.url}/graphql`, subgraphs: subgraphs.map((s) => s.name) }, 'gateway ready');
+  return {
+    url: http.url,
+    async close() {
+      await http.close();
+      await gateway.stop();
+    },
+  };
+}
+
+if (require.main === module) runService(startGatewayServer);

@@ -1,0 +1,55 @@
+// `npm run start:subgraph -- <name>`: one subgraph as its own HTTP service (distributed mode).
+// POST /graphql serves its Federation 2 schema to gateways; it verifies every token itself.
+import 'reflect-metadata';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import express from 'express';
+import type { Config } from '../lib/config';
+import { normalizeError } from '../lib/graphql-errors';
+import { createBaseApp } from '../lib/http-app';
+import { listen, runService } from '../lib/http-server';
+import { createLogger } from '../lib/logger';
+import { startSubgraph, SubgraphContext } from '../lib/subgraph';
+import { loadKeys } from '../lib/tokens';
+import { selectSubgraphs } from '../subgraphs';
+
+export async function startSubgraphServer(config: Config, name: string) {
+  const [definition] = selectSubgraphs([name]);
+  const logger = createLogger(config).child({ subgraph: name });
+  const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config) });
+  const apollo = new ApolloServer<SubgraphContext>({
+    schema: subgraph.schema,
+    formatError: (formatted, error) => normalizeError(formatted, error, logger),
+    includeStacktraceInErrorResponses: false,
+    // Traces are for Apollo's hosted studio, which is not used here.
+    plugins: [ApolloServerPluginInlineTraceDisabled()],
+  });
+  await apollo.start();
+
+  const app = createBaseApp({ config, logger, checks: async () => ({ database: (await subgraph.ready()) ? 'up' : 'down' }) });
+  app.use(
+    '/graphql',
+    express.json({ limit: config.BODY_LIMIT_BYTES }),
+    expressMiddleware(apollo, { context: ({ req }) => subgraph.createContext({ headers: req.headers, clientIp: req.ip ?? '' }) }),
+  );
+  const http = await listen(app, config.PORT, config.HOST);
+  logger.info({ url: `${http.url}/graphql` }, 'subgraph ready');
+  return {
+    url: http.url,
+    async close() {
+      await http.close();
+      await apollo.stop();
+      await subgraph.stop();
+    },
+  };
+}
+
+if (require.main === module) {
+  const name = process.argv[2];
+  if (!name) {
+    console.error('usage: npm run start:subgraph -- <name>');
+    process.exit(2);
+  }
+  runService((config) => startSubgraphServer(config, name));
+}
