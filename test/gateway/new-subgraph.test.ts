@@ -1,0 +1,54 @@
+// `npm run new-subgraph`: the skeleton, generated into a copy of this project, builds,
+// composes with the rest, and passes its own generated test.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { skeletonNames } from '../../bin/new-subgraph';
+import { TEST_DB } from '../helpers/server';
+
+const ROOT = path.join(__dirname, '../..');
+const GENERATOR = path.join(ROOT, 'dist/bin/new-subgraph.js');
+const once = TEST_DB === 'sqlite' ? describe : describe.skip;
+
+/** The project's sources, without what is built, installed or stored. */
+function copyProject(into: string) {
+  const skip = new Set(['node_modules', 'dist', 'data', '.git', 'coverage']);
+  fs.cpSync(ROOT, into, { recursive: true, filter: (src) => !skip.has(path.basename(src)) || path.dirname(src) !== ROOT });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(into, 'node_modules'));
+}
+
+const run = (cwd: string, args: string[]) =>
+  spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
+
+once('npm run new-subgraph', () => {
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'skeleton-'));
+  afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
+
+  it('generates a subgraph that builds, composes and passes its test', () => {
+    copyProject(copy);
+    const generated = run(copy, [GENERATOR, 'reviews']);
+    expect(generated.stderr).toBe('');
+    expect(generated.status).toBe(0);
+    expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/reviews: reviewsSubgraph/);
+
+    const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
+    expect(build.stdout + build.stderr).toBe('');
+    const compose = run(copy, ['dist/bin/compose.js', '--check']);
+    expect(compose.stdout).toMatch(/auth.*reviews compose/);
+
+    const test = run(copy, [require.resolve('jest/bin/jest'), 'test/reviews', '--selectProjects', 'sqlite']);
+    expect(test.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
+    expect(test.status).toBe(0);
+
+    const again = run(copy, [GENERATOR, 'reviews']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/exists already/);
+  }, 180_000);
+
+  it('refuses names that would not make a database or a GraphQL type', () => {
+    for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)]) expect(() => skeletonNames(bad)).toThrow(/not a subgraph name/);
+    expect(skeletonNames('reviews')).toMatchObject({ entity: 'Review', camel: 'review', table: 'reviews' });
+    expect(skeletonNames('shop', 'OrderLine')).toMatchObject({ entity: 'OrderLine', kebab: 'order-line', table: 'order_lines' });
+  });
+});
