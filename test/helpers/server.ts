@@ -20,7 +20,7 @@ export interface TestServer {
 }
 
 /** Settings for a fresh, isolated database (and data folder). */
-export function isolatedEnv(): Record<string, string> {
+export function isolatedEnv(): { DATA_DIR: string; DATABASE_URL: string } {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-test-'));
   const prefix = `t_${crypto.randomBytes(5).toString('hex')}`;
   return {
