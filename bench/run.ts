@@ -3,6 +3,7 @@ import 'reflect-metadata';
 
 const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   auth: () => import('./auth'),
+  distributed: () => import('./distributed'),
 };
 
 async function main() {

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { api, login } from '../helpers/http';
-import { startProcess, ServiceProcess } from '../helpers/processes';
+import { startProcess, ServiceProcess } from '../../bench/processes';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 import { loadConfig } from '../../lib/config';
 
@@ -14,7 +14,7 @@ const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 
 onMysql('distributed mode as separate processes', () => {
   // Many logins from one address: lift the per-address limit, which has its own tests.
-  const env = { ...isolatedEnv(), AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' };
+  const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' };
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
   const all: ServiceProcess[] = [];
   let subgraphs: ServiceProcess[];
@@ -28,7 +28,7 @@ onMysql('distributed mode as separate processes', () => {
     subgraphs = [];
     for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], env));
     all.push(...subgraphs);
-    const subgraphUrls = names.map((n, i) => `${n}=${subgraphs[i].url}/graphql`).join(',');
+    const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
     gateways = await Promise.all([1, 2].map((i) => startProcess(`gateway ${i}`, 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph })));
     all.push(...gateways);
     // Each facade prefers a different gateway and falls back on the other.

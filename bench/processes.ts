@@ -1,0 +1,79 @@
+// Child processes of the built entry points (dist/bin), for benchmarks and end-to-end tests:
+// each on a free port, ready when its /health/live answers, its JSON log lines kept.
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/** The project root, from the source (bench/) or the build (dist/bench/). */
+function projectRoot(dir = __dirname): string {
+  return fs.existsSync(path.join(dir, 'package.json')) ? dir : projectRoot(path.dirname(dir));
+}
+
+const BIN = path.join(projectRoot(), 'dist/bin');
+
+export interface ServiceProcess {
+  name: string;
+  url: string;
+  pid: number;
+  /** Every JSON log line so far. */
+  logs: Record<string, any>[];
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startProcess(name: string, script: string, args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(process.execPath, [path.join(BIN, script), ...args], {
+    env: { ...process.env, HOST: '127.0.0.1', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, any>[] = [];
+  let stderr = '';
+  let buffered = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        /* not a log line */
+      }
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} not ready in ${timeoutMs} ms: ${stderr}`);
+    }
+    const live = await fetch(`${url}/health/live`).then((r) => r.ok, () => false);
+    if (live) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    name,
+    url,
+    pid: child.pid!,
+    logs,
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
