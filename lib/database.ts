@@ -101,6 +101,10 @@ export function columns(queryRunner: QueryRunner) {
     string: (name: string, length: number, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
       name, type: 'varchar', length: String(length), ...extra,
     }),
+    /** A case-folded key compared byte for byte (MySQL's default collation would also fold accents). */
+    key: (name: string, length: number, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
+      name, type: 'varchar', length: String(length), ...(mysqlDriver ? { collation: 'utf8mb4_bin' } : {}), ...extra,
+    }),
     text: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
       name, type: mysqlDriver ? 'mediumtext' : 'text', ...extra,
     }),

@@ -108,6 +108,6 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     const data = result.data?.result;
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
-    res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : data);
+    res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
   };
 }

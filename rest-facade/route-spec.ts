@@ -26,6 +26,8 @@ export interface RouteSpec {
   /** 202 for commands, 200 for queries. */
   status: 200 | 202;
   location?: (result: Record<string, any>, input: RouteInput) => string;
+  /** The body, when it is not the result itself (e.g. a list wrapped as `{ items }`). */
+  present?: (result: any) => unknown;
   /** For commands acknowledged as `{ id, message }`: the message; `id` is `result.id`. */
   ack?: string;
   response: JsonSchema;

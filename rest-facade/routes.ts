@@ -1,9 +1,10 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
 import type { RouteSpec } from './route-spec';
-import { CommandAck, LoginRequest, RefreshRequest, Session, TokenSet, uuidParam } from './schemas';
+import { BaseVoiceList, CommandAck, CreateVoiceRequest, LoginRequest, RefreshRequest, Session, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
+const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
 const TOKEN_FIELDS = `access_token: accessToken refresh_token: refreshToken expires_in: expiresIn token_type: tokenType session_id: sessionId`;
 
 export const routes: RouteSpec[] = [
@@ -60,5 +61,78 @@ export const routes: RouteSpec[] = [
     status: 200,
     response: Session,
     errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+
+  // ---- TTS --------------------------------------------------------------------------------
+  {
+    method: 'get', path: '/tts/base-voices', tag: 'TTS', auth: true,
+    summary: 'The base voices of the speech engine',
+    description: 'eSpeak NG voice variants; each speaks every language the engine has.',
+    operation: `query BaseVoices { result: baseVoices { name display_name: displayName gender languages description } }`,
+    status: 200,
+    present: (items) => ({ items }),
+    response: BaseVoiceList,
+    errors: ['unauthorized'],
+  },
+  {
+    method: 'post', path: '/tts/voices', tag: 'TTS', auth: true,
+    summary: 'Create a voice',
+    description: 'base_voice, voice_blend and language are checked against the engine\'s catalog. A name you already use ' +
+      '(ignoring case) is a `conflict`. The new voice has version 1.',
+    body: CreateVoiceRequest,
+    operation: `mutation CreateVoice($name: String!, $description: String, $baseVoice: String!, $voiceBlend: String, $language: String, $speed: Float) {
+      result: createVoice(name: $name, description: $description, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,
+    variables: ({ body }) => ({
+      name: body.name, description: body.description, baseVoice: body.base_voice, voiceBlend: body.voice_blend, language: body.language, speed: body.speed,
+    }),
+    status: 202,
+    ack: 'Voice created.',
+    location: (r) => `/api/v1/tts/voices/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'conflict'],
+  },
+  {
+    method: 'get', path: '/tts/voices', tag: 'TTS', auth: true,
+    summary: 'Your voices, oldest first, a page at a time',
+    query: {
+      schema: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+        },
+      },
+    },
+    operation: `query Voices($first: Int!, $after: String) { result: voices(first: $first, after: $after) { items { ${VOICE_FIELDS} } next_cursor: nextCursor } }`,
+    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor }),
+    status: 200,
+    response: VoicePage,
+    errors: ['validation_error', 'unauthorized'],
+  },
+  {
+    method: 'get', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    summary: 'One of your voices',
+    description: "Another user's voice is `not_found`, like an unknown id.",
+    params: { voiceId: uuidParam },
+    operation: `query Voice($id: ID!) { result: voice(id: $id) { ${VOICE_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.voiceId }),
+    status: 200,
+    response: Voice,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    method: 'delete', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    summary: 'Delete a voice at the version you expect',
+    description: 'Optimistic locking: `version` must equal the stored version, else `conflict` with `details.current_version`. ' +
+      'Of concurrent deletes with the right version exactly one is accepted; the others get `not_found` or `conflict`.',
+    params: { voiceId: uuidParam },
+    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] },
+    operation: `mutation DeleteVoice($id: ID!, $version: Int!) { result: deleteVoice(id: $id, version: $version) { id } }`,
+    variables: ({ params, query }) => ({ id: params.voiceId, version: query.version }),
+    status: 202,
+    ack: 'Voice deleted.',
+    location: (r) => `/api/v1/tts/voices/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
 ];

@@ -66,6 +66,68 @@ export const Session: JsonSchema = {
   },
 };
 
+export const CreateVoiceRequest: JsonSchema = {
+  type: 'object',
+  required: ['name', 'base_voice'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' },
+    description: { type: 'string', maxLength: 1000 },
+    base_voice: { type: 'string', minLength: 1, maxLength: 64, description: 'A name from GET /api/v1/tts/base-voices (case-insensitive; stored as the catalog spells it)', example: 'f3' },
+    voice_blend: {
+      type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)',
+      description: 'Base voice names joined by "+", each optionally weighted as name(weight), weight above 0 and at most 100; at most 8 parts',
+    },
+    language: { type: 'string', minLength: 1, maxLength: 35, description: 'A language tag of the engine (listed with each base voice); default en-us', example: 'en-us' },
+    speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal' },
+  },
+};
+
+export const Voice: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'base_voice', 'voice_blend', 'language', 'speed', 'version', 'owner_id', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    description: { type: 'string', nullable: true },
+    base_voice: { type: 'string' },
+    voice_blend: { type: 'string', nullable: true, description: 'As given, with names in the catalog spelling and weights of 1 left out' },
+    language: { type: 'string' },
+    speed: { type: 'number', format: 'double' },
+    version: { type: 'integer', minimum: 1, description: '1 when created; every change adds 1. DELETE must name it.' },
+    owner_id: { type: 'string', format: 'uuid' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const VoicePage: JsonSchema = {
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: {
+    items: { type: 'array', items: { $ref: '#/components/schemas/Voice' } },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+  },
+};
+
+export const BaseVoice: JsonSchema = {
+  type: 'object',
+  required: ['name', 'display_name', 'gender', 'languages', 'description'],
+  properties: {
+    name: { type: 'string', example: 'f3' },
+    display_name: { type: 'string', example: 'female3' },
+    gender: { type: 'string', nullable: true, enum: ['female', 'male', null] },
+    languages: { type: 'array', items: { type: 'string' } },
+    description: { type: 'string' },
+  },
+};
+
+export const BaseVoiceList: JsonSchema = {
+  type: 'object',
+  required: ['items'],
+  properties: { items: { type: 'array', items: { $ref: '#/components/schemas/BaseVoice' } } },
+};
+
 export const Health: JsonSchema = {
   type: 'object',
   required: ['status'],
@@ -75,7 +137,9 @@ export const Health: JsonSchema = {
   },
 };
 
-export const components = { ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, Health };
+export const components = {
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, BaseVoice, BaseVoiceList, Health,
+};
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });
 

@@ -2,9 +2,11 @@
 // handed what it should compose.
 import type { SubgraphDefinition } from '../lib/subgraph';
 import { authSubgraph } from './auth';
+import { ttsSubgraph } from './tts';
 
 export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   auth: authSubgraph,
+  tts: ttsSubgraph,
 };
 
 export function selectSubgraphs(names: string[]): SubgraphDefinition[] {

@@ -1,0 +1,138 @@
+import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { SubgraphContext } from '../../../lib/subgraph';
+import type { SpeechEngine } from '../engine/speech-engine';
+import { UserReference } from '../entities/user-reference';
+import { Voice } from '../entities/voice';
+import { MAX_PAGE_SIZE, VoiceService } from '../voice-service';
+
+/** Length bounds once surrounding white space is trimmed. */
+const TrimmedLength = (min: number, max: number) =>
+  ValidateBy({
+    name: 'trimmedLength',
+    validator: {
+      validate: (v: unknown) => typeof v === 'string' && v.trim().length >= min && v.trim().length <= max,
+      defaultMessage: (a) => `${a?.property} must be ${min} to ${max} characters after trimming`,
+    },
+  });
+
+@ArgsType()
+class CreateVoiceArgs {
+  @Field()
+  @TrimmedLength(1, 100)
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MaxLength(1000)
+  description?: string | null;
+
+  @Field()
+  @MinLength(1)
+  @MaxLength(64)
+  baseVoice!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MinLength(1)
+  @MaxLength(500)
+  voiceBlend?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MinLength(1)
+  @MaxLength(35)
+  language?: string | null;
+
+  @Field(() => Float, { nullable: true })
+  @IsOptional()
+  @Min(0.25)
+  @Max(4)
+  speed?: number | null;
+}
+
+@ArgsType()
+class VoiceIdArgs {
+  @Field(() => ID)
+  @IsUUID()
+  id!: string;
+}
+
+@ArgsType()
+class DeleteVoiceArgs extends VoiceIdArgs {
+  @Field(() => Int, { description: 'The version the caller expects the voice to have.' })
+  @IsInt()
+  @Min(1)
+  version!: number;
+}
+
+@ArgsType()
+class VoicesArgs {
+  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  first!: number;
+
+  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
+  @IsOptional()
+  @MaxLength(200)
+  after?: string | null;
+}
+
+@ObjectType({ description: "A page of the caller's voices, oldest first." })
+class VoicePage {
+  @Field(() => [Voice]) items!: Voice[];
+  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
+}
+
+@ObjectType({ description: 'A voice of the speech engine that voices are based on.' })
+class BaseVoice {
+  @Field({ description: 'What base_voice and voice_blend name.' }) name!: string;
+  @Field() displayName!: string;
+  @Field(() => String, { nullable: true }) gender!: string | null;
+  @Field(() => [String]) languages!: string[];
+  @Field() description!: string;
+}
+
+@Resolver(() => Voice)
+export class VoiceResolver {
+  constructor(
+    private readonly service: VoiceService,
+    private readonly engine: SpeechEngine,
+  ) {}
+
+  @Authorized()
+  @Mutation(() => Voice, { description: 'Create a voice; `conflict` when you have one of that name already.' })
+  createVoice(@Args() args: CreateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+    return this.service.create(ctx.principal!.userId, args);
+  }
+
+  @Authorized()
+  @Mutation(() => Voice, { description: 'Delete a voice at the given version; `conflict` (with currentVersion) when it has another.' })
+  deleteVoice(@Args() { id, version }: DeleteVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+    return this.service.delete(ctx.principal!.userId, id, version);
+  }
+
+  @Authorized()
+  @Query(() => Voice, { description: 'One of your voices.' })
+  voice(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+    return this.service.get(ctx.principal!.userId, id);
+  }
+
+  @Authorized()
+  @Query(() => VoicePage, { description: 'Your voices, oldest first, a page at a time.' })
+  voices(@Args() { first, after }: VoicesArgs, @Ctx() ctx: SubgraphContext): Promise<VoicePage> {
+    return this.service.list(ctx.principal!.userId, first, after);
+  }
+
+  @Authorized()
+  @Query(() => [BaseVoice], { description: 'The base voices of the speech engine.' })
+  baseVoices(): Promise<BaseVoice[]> {
+    return this.engine.baseVoices();
+  }
+
+  @FieldResolver(() => UserReference, { description: 'Resolved by the auth subgraph through the gateway.' })
+  owner(@Root() voice: Voice): UserReference {
+    return { id: voice.ownerId };
+  }
+}

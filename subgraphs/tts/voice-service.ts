@@ -1,0 +1,142 @@
+// The TTS module's voice rules: a voice belongs to its owner, is checked against the speech
+// engine's catalog, and is deleted only at the version the caller names.
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource } from 'typeorm';
+import { MoreThan } from 'typeorm';
+import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
+import { AppError, validationError } from '../../lib/errors';
+import { recordEvent } from '../../lib/outbox';
+import { parseBlend } from './engine/blend';
+import type { SpeechEngine } from './engine/speech-engine';
+import { Voice } from './entities/voice';
+
+export interface NewVoice {
+  name: string;
+  description?: string | null;
+  baseVoice: string;
+  voiceBlend?: string | null;
+  language?: string | null;
+  speed?: number | null;
+}
+
+export interface VoicePage {
+  items: Voice[];
+  nextCursor: string | null;
+}
+
+export const DEFAULT_SPEED = 1.0;
+export const MAX_PAGE_SIZE = 100;
+
+/** The fields an event carries: what a stream reader needs to show the voice. */
+const eventData = (v: Voice) => ({
+  voice_id: v.id, name: v.name, base_voice: v.baseVoice, voice_blend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version,
+});
+
+const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
+    throw validationError({ cursor: ['is not a cursor this service handed out'] });
+  }
+  return id;
+}
+
+export class VoiceService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly engine: SpeechEngine,
+  ) {}
+
+  async create(ownerId: string, input: NewVoice): Promise<Voice> {
+    const checked = await this.checkAgainstEngine(input);
+    const now = new Date();
+    const name = input.name.trim();
+    const voice = this.dataSource.manager.create(Voice, {
+      id: uuidv7(),
+      ownerId,
+      name,
+      nameKey: name.toLowerCase(),
+      description: input.description ?? null,
+      ...checked,
+      speed: input.speed ?? DEFAULT_SPEED,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    try {
+      return await inTransaction(this.dataSource, async (m) => {
+        await m.insert(Voice, voice);
+        await recordEvent(m, { type: 'voice.created', userId: ownerId, resourceId: voice.id, data: eventData(voice) });
+        return voice;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('conflict', 'You have a voice with this name already.', { name: ['is taken by another of your voices'] });
+      throw err;
+    }
+  }
+
+  /** Another user's voice is `not_found`, exactly like an unknown id. */
+  async get(ownerId: string, id: string): Promise<Voice> {
+    const voice = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
+    if (!voice) throw new AppError('not_found', 'No such voice.');
+    return voice;
+  }
+
+  /** The owner's voices in creation order, `limit` at a time after the cursor. */
+  async list(ownerId: string, limit: number, cursor?: string | null): Promise<VoicePage> {
+    const after = cursor ? decodeCursor(cursor) : undefined;
+    const rows = await this.dataSource.manager.find(Voice, {
+      where: after ? { ownerId, id: MoreThan(after) } : { ownerId },
+      order: { id: 'ASC' },
+      take: limit + 1,
+    });
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
+  }
+
+  /**
+   * Optimistic locking: the delete names the version, and the statement itself checks it
+   * (`… WHERE id AND owner AND version`), so of concurrent deletes exactly one affects the row.
+   */
+  async delete(ownerId: string, id: string, version: number): Promise<Voice> {
+    const voice = await this.get(ownerId, id);
+    const won = voice.version === version && (await inTransaction(this.dataSource, async (m) => {
+      const result = await m.delete(Voice, { id, ownerId, version });
+      if (affectedRows(result) !== 1) return false;
+      await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: eventData(voice) });
+      return true;
+    }));
+    if (won) return voice;
+    // Lost: either the version was stale, or another delete got there first.
+    const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
+    if (!current) throw new AppError('not_found', 'No such voice.');
+    throw new AppError('conflict', `The voice is at version ${current.version}, not ${version}.`, { currentVersion: current.version });
+  }
+
+  /** Base voice, blend and language, checked against the engine; names in their catalog spelling. */
+  private async checkAgainstEngine(input: NewVoice): Promise<Pick<Voice, 'baseVoice' | 'voiceBlend' | 'language'>> {
+    const [voices, languages] = await Promise.all([this.engine.baseVoices(), this.engine.languages()]);
+    const byName = new Map(voices.map((v) => [v.name.toLowerCase(), v.name]));
+    const problems: Record<string, string[]> = {};
+
+    const baseVoice = byName.get(input.baseVoice.trim().toLowerCase());
+    if (!baseVoice) problems.baseVoice = [`"${input.baseVoice}" is not a base voice of the speech engine (see the base voices list)`];
+
+    let voiceBlend: string | null = null;
+    if (input.voiceBlend != null) {
+      const parsed = parseBlend(input.voiceBlend);
+      if ('problems' in parsed) problems.voiceBlend = parsed.problems;
+      else {
+        const unknown = parsed.parts.filter((p) => !byName.has(p.voice.toLowerCase())).map((p) => `"${p.voice}" is not a base voice`);
+        if (unknown.length) problems.voiceBlend = unknown;
+        else voiceBlend = parsed.parts.map((p) => byName.get(p.voice.toLowerCase())! + (p.weight === 1 ? '' : `(${p.weight})`)).join('+');
+      }
+    }
+
+    const language = (input.language ?? this.engine.defaultLanguage).trim().toLowerCase();
+    if (!languages.includes(language)) problems.language = [`"${input.language}" is not a language of the speech engine`];
+
+    if (Object.keys(problems).length) throw validationError(problems);
+    return { baseVoice: baseVoice!, voiceBlend, language };
+  }
+}
