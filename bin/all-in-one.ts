@@ -1,13 +1,16 @@
-// One process: every subgraph, the gateway executing them in-process, and the REST facade,
-// on one port. Zero configuration: SQLite under ./data.
+// One process: every subgraph, the gateway executing them in-process, the event stream and
+// the REST facade, on one port. Zero configuration: SQLite under ./data.
 import 'reflect-metadata';
+import type { Express } from 'express';
 import { createGateway } from '../gateway';
+import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
+import { pingDatabase } from '../lib/database';
+import { EventLog } from '../lib/event-log';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
-import type { Express } from 'express';
-import { jwks, KeyMaterial, loadKeys } from '../lib/tokens';
+import { jwks, KeyMaterial, loadKeys, TokenVerifier } from '../lib/tokens';
 import { createFacadeApp } from '../rest-facade/app';
 import { selectSubgraphs } from '../subgraphs';
 
@@ -29,14 +32,21 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = createLogger(config);
   const keys = loadKeys(config);
+  const log = await EventLog.open(config, logger);
   const subgraphs: RunningSubgraph[] = [];
-  for (const def of selectSubgraphs(config.SUBGRAPHS)) subgraphs.push(await startSubgraph(def, { config, logger, keys }));
+  for (const def of selectSubgraphs(config.SUBGRAPHS)) subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
   const gateway = await createGateway({ config, logger, keys, subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })) });
+  const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
   const app = createFacadeApp({
     config,
     logger,
-    graphql: { execute: (r) => gateway.execute(r), checks: () => gateway.checks() },
+    graphql: {
+      execute: (r) => gateway.execute(r),
+      subscribe: (r) => events.subscribe(r),
+      checks: async () => ({ ...(await gateway.checks()), events: (await pingDatabase(log.dataSource)) ? 'up' : 'down' }),
+    },
     mount: (a) => {
+      a.use(events.router);
       a.use(gateway.router);
       a.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
       options.mount?.(a, { subgraphs, keys });
@@ -47,9 +57,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   return {
     url: http.url,
     async close() {
+      await events.stop(); // ends open streams, so that the server can finish its requests
       await http.close();
       await gateway.stop();
       for (const s of subgraphs) await s.stop();
+      await log.close();
     },
   };
 }

@@ -16,6 +16,7 @@ import { printSubgraphSchema } from '@apollo/subgraph';
 import { composeSupergraph, CompositionError, SubgraphSdl } from '../gateway/compose';
 import { ConfigError, loadConfig } from '../lib/config';
 import { createLogger } from '../lib/logger';
+import { EventLog } from '../lib/event-log';
 import { startSubgraph } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
@@ -44,15 +45,17 @@ export async function buildSubgraphSdls(names: string[]): Promise<SubgraphSdl[]>
   const config = loadConfig({ DATA_DIR: scratch, DATABASE_URL: 'sqlite', LOG_LEVEL: 'silent' });
   const logger = createLogger(config);
   const keys = loadKeys(config);
+  const events = await EventLog.open(config);
   try {
     const sdls: SubgraphSdl[] = [];
     for (const def of selectSubgraphs(names)) {
-      const running = await startSubgraph(def, { config, logger, keys });
+      const running = await startSubgraph(def, { config, logger, keys, events });
       sdls.push({ name: def.name, url: placeholderUrl(def.name), sdl: printSubgraphSchema(running.schema) });
       await running.stop();
     }
     return sdls;
   } finally {
+    await events.close();
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -5,11 +5,14 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createGateway } from '../gateway';
+import { startEvents } from '../gateway/events';
+import { pingDatabase } from '../lib/database';
+import { EventLog } from '../lib/event-log';
 import type { Config } from '../lib/config';
 import { createBaseApp } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
-import { jwks, loadKeys } from '../lib/tokens';
+import { jwks, loadKeys, TokenVerifier } from '../lib/tokens';
 
 export async function startGatewayServer(config: Config) {
   const logger = createLogger(config).child({ service: 'gateway' });
@@ -19,8 +22,16 @@ export async function startGatewayServer(config: Config) {
   const file = path.resolve(config.SUPERGRAPH_PATH ?? 'supergraph.graphql');
   // Without a composed file, compose from the running subgraphs (handy in development).
   const gateway = await createGateway({ config, logger, keys, subgraphs, supergraphPath: fs.existsSync(file) ? file : undefined });
+  // Subscriptions are served beside the supergraph, from the shared event log.
+  const log = await EventLog.open(config, logger);
+  const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
 
-  const app = createBaseApp({ config, logger, checks: () => gateway.checks() });
+  const app = createBaseApp({
+    config,
+    logger,
+    checks: async () => ({ ...(await gateway.checks()), events: (await pingDatabase(log.dataSource)) ? 'up' : 'down' }),
+  });
+  app.use(events.router);
   app.use(gateway.router);
   app.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
   const http = await listen(app, config.PORT, config.HOST);
@@ -28,8 +39,10 @@ export async function startGatewayServer(config: Config) {
   return {
     url: http.url,
     async close() {
+      await events.stop();
       await http.close();
       await gateway.stop();
+      await log.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { Config } from '../lib/config';
 import { normalizeError } from '../lib/graphql-errors';
+import { EventLog } from '../lib/event-log';
 import { createBaseApp } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
@@ -17,7 +18,8 @@ import { selectSubgraphs } from '../subgraphs';
 export async function startSubgraphServer(config: Config, name: string) {
   const [definition] = selectSubgraphs([name]);
   const logger = createLogger(config).child({ subgraph: name });
-  const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config) });
+  const events = await EventLog.open(config, logger);
+  const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config), events });
   const apollo = new ApolloServer<SubgraphContext>({
     schema: subgraph.schema,
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
@@ -41,6 +43,7 @@ export async function startSubgraphServer(config: Config, name: string) {
       await http.close();
       await apollo.stop();
       await subgraph.stop();
+      await events.close();
     },
   };
 }

@@ -39,6 +39,14 @@ const schema = z.object({
   /** `database` shares counts between instances; `memory` is per process. */
   RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
 
+  /** How long the event log keeps events (a resume from further back gets resync_required). */
+  EVENT_RETENTION_SECONDS: int(3600, 365 * 86_400).default(7 * 86_400),
+  /** How often outboxes are relayed to the event log, and the log read for new events. */
+  EVENT_POLL_MS: int(5, 10_000).default(50),
+  /** Events held for one slow subscriber before its stream is ended (it resumes with Last-Event-ID). */
+  EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
+  EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
+
   /**
    * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
    * over them and one that refuses connections is skipped. Empty: in-process.
@@ -72,6 +80,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'Invalid configuration:\n  AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together',
     );
+  }
+  if (cfg.EVENT_RETENTION_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
+    // Revoked sessions are looked up in the event log for as long as their tokens live.
+    throw new ConfigError('Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
   }
   const subgraphUrls: Record<string, string> = {};
   for (const pair of cfg.SUBGRAPH_URLS) {

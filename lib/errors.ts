@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** Resuming the event stream from a position older than what is kept. */
+  resync_required: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limit_exceeded: 429,
@@ -26,6 +28,7 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   not_found: 'The resource does not exist.',
   method_not_allowed: 'The method is not allowed on this resource.',
   conflict: 'The request conflicts with the current state of the resource.',
+  resync_required: 'Events from that position are no longer kept; start again without a position and reload your data.',
   payload_too_large: 'The request body is too large.',
   unsupported_media_type: 'The request body must be JSON (Content-Type: application/json).',
   rate_limit_exceeded: 'Too many requests; try again later.',

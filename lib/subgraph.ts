@@ -9,6 +9,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import { openDatabase, pingDatabase } from './database';
 import { AppError } from './errors';
+import { EventLog, OutboxRelay } from './event-log';
 import type { Logger } from './logger';
 import { headerValue, Headers, requestIdFrom } from './request-context';
 import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
@@ -29,6 +30,7 @@ export interface SubgraphDeps {
   dataSource: DataSource;
   logger: Logger;
   keys: KeyMaterial;
+  events: EventLog;
 }
 
 type ReferenceResolvers = Record<string, { __resolveReference: (ref: any, ctx: SubgraphContext) => unknown }>;
@@ -38,7 +40,10 @@ export interface SubgraphParts {
   resolvers: object[];
   orphanedTypes?: Function[];
   references?: ReferenceResolvers;
-  /** Checks beyond the signature (e.g. the session is still live); throws `unauthorized`. */
+  /**
+   * Checks beyond the signature; throws `unauthorized`. By default a token of a session whose
+   * revocation is in the event log is refused (the auth subgraph checks its own table instead).
+   */
   checkPrincipal?: (principal: Principal, ctx: SubgraphContext) => Promise<void>;
   start?: () => Promise<void>;
   stop?: () => Promise<void>;
@@ -89,7 +94,7 @@ export async function buildFederatedSchema(parts: Pick<SubgraphParts, 'resolvers
 
 export async function startSubgraph(
   definition: SubgraphDefinition,
-  deps: { config: Config; logger: Logger; keys: KeyMaterial },
+  deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog },
 ): Promise<RunningSubgraph> {
   const logger = deps.logger.child({ subgraph: definition.name });
   const dataSource = await openDatabase(
@@ -100,7 +105,15 @@ export async function startSubgraph(
   const parts = await definition.create({ ...deps, logger, dataSource });
   const schema = await buildFederatedSchema(parts);
   const verifier = new TokenVerifier(deps.keys, deps.config.JWT_ISSUER);
+  const checkPrincipal =
+    parts.checkPrincipal ??
+    (async (principal: Principal) => {
+      if (await deps.events.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
+    });
+  // Events written to this subgraph's outbox reach the shared event log from here.
+  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger);
   await parts.start?.();
+  relay.start();
 
   return {
     name: definition.name,
@@ -118,7 +131,7 @@ export async function startSubgraph(
       if (hasBearer(headers)) {
         try {
           const principal = await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } });
-          await parts.checkPrincipal?.(principal, ctx);
+          await checkPrincipal(principal, ctx);
           ctx.principal = principal;
         } catch (err) {
           ctx.authError = err instanceof AppError ? err : new AppError('unauthorized');
@@ -129,6 +142,8 @@ export async function startSubgraph(
     ready: () => pingDatabase(dataSource),
     async stop() {
       await parts.stop?.();
+      await relay.stop();
+      await relay.drain().catch((err) => logger.warn({ err }, 'outbox not fully relayed; the next start relays the rest'));
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };

@@ -1,5 +1,6 @@
 // The REST facade: Express, driven by the route table. It validates, runs the route's
 // GraphQL operation and shapes the answer; it holds no business rules.
+import { once } from 'node:events';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
@@ -57,7 +58,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
     next();
   });
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
-  for (const route of routes) api[route.method](route.path, routeHandler(route, graphql));
+  for (const route of routes) api[route.method](route.path, route.stream ? streamHandler(route, graphql, config) : routeHandler(route, graphql));
   app.use(API_PREFIX, api);
 
   // ---- fallbacks -------------------------------------------------------------------------
@@ -83,14 +84,27 @@ export function createFacadeApp(options: FacadeOptions): Express {
   return app;
 }
 
+/** The checks every route makes before its operation runs: the token is there, the input valid. */
+function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidator>, req: Request, res: Response): RouteInput | undefined {
+  if (route.auth && !req.headers.authorization) {
+    sendError(res, 'unauthorized', 'A Bearer access token is required.');
+    return undefined;
+  }
+  const input: RouteInput = { params: { ...req.params } as Record<string, string>, query: { ...req.query }, body: req.body, headers: req.headers };
+  const problems = validate(input);
+  if (problems) {
+    sendError(res, 'validation_error', 'The request is invalid.', problems);
+    return undefined;
+  }
+  return input;
+}
+
 function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   const validate = compileValidator(route);
   return async (req: Request, res: Response) => {
+    const input = routeInput(route, validate, req, res);
+    if (!input) return;
     const authorization = req.headers.authorization;
-    if (route.auth && !authorization) return sendError(res, 'unauthorized', 'A Bearer access token is required.');
-    const input: RouteInput = { params: { ...req.params } as Record<string, string>, query: { ...req.query }, body: req.body };
-    const problems = validate(input);
-    if (problems) return sendError(res, 'validation_error', 'The request is invalid.', problems);
 
     let result;
     try {
@@ -109,5 +123,62 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
     res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
+  };
+}
+
+/**
+ * A subscription as Server-Sent Events. Errors before the stream starts are ordinary error
+ * objects with their status; once it runs, each result is a frame, written only as fast as the
+ * client reads (a client that stops reading fills its bounded buffer upstream and is cut off).
+ */
+function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
+  const validate = compileValidator(route);
+  return async (req: Request, res: Response) => {
+    const input = routeInput(route, validate, req, res);
+    if (!input) return;
+    let results;
+    try {
+      results = await graphql.subscribe({
+        query: route.operation,
+        variables: route.variables?.(input) ?? {},
+        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
+      });
+    } catch (err) {
+      req.log.error({ err }, 'gateway unreachable');
+      return sendError(res, 'service_unavailable');
+    }
+    if (!(Symbol.asyncIterator in results)) return sendGraphQLError(res, results.errors ?? []);
+
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no'); // proxies must not hold frames back
+    res.flushHeaders();
+    res.write('retry: 2000\n\n');
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), config.EVENT_HEARTBEAT_SECONDS * 1000);
+    let open = true;
+    const closed = new Promise<void>((resolve) => res.once('close', () => {
+      open = false;
+      resolve();
+      void results.return?.(undefined);
+    }));
+    try {
+      for await (const result of results) {
+        if (!open) break;
+        if (result.errors?.length) {
+          const e = result.errors[0];
+          res.write(`event: error\ndata: ${JSON.stringify({ error: e.extensions?.code ?? 'internal_error', message: e.message })}\n\n`);
+          break;
+        }
+        const frame = route.stream!.frame(result.data!.result);
+        const text = `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
+        if (!res.write(text)) await Promise.race([once(res, 'drain'), closed]);
+      }
+    } catch (err) {
+      req.log.error({ err }, 'event stream failed');
+    } finally {
+      clearInterval(heartbeat);
+      if (open) res.end();
+    }
   };
 }

@@ -11,6 +11,8 @@ export interface GraphQLResult {
 
 export interface GraphQLClient {
   execute(request: { query: string; variables?: Record<string, unknown>; headers: Headers; clientIp: string }): Promise<GraphQLResult>;
+  /** A subscription: its stream of results, or the errors that kept it from starting. */
+  subscribe(request: { query: string; variables?: Record<string, unknown>; headers: Headers }): Promise<AsyncGenerator<GraphQLResult> | GraphQLResult>;
   /** Readiness of everything behind the gateway: `{ database: 'up', auth: 'up', … }`. */
   checks(): Promise<Checks>;
 }
@@ -56,6 +58,19 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
         return (await res.json()) as GraphQLResult;
       });
     },
+    subscribe({ query, variables, headers }) {
+      const sent = {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp: '', authorization: headerValue(headers, 'authorization') }),
+      };
+      return withGateway(async (gateway) => {
+        const abort = new AbortController();
+        const res = await fetch(new URL('/graphql/stream', gateway.url), { method: 'POST', headers: sent, body: JSON.stringify({ query, variables }), signal: abort.signal });
+        if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) return (await res.json()) as GraphQLResult;
+        return graphqlSseResults(res.body, abort);
+      });
+    },
     async checks() {
       try {
         return await withGateway(async (gateway) => {
@@ -68,4 +83,30 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
       }
     },
   };
+}
+
+/**
+ * The results of a GraphQL-over-SSE response (distinct connections mode: `next` events carry
+ * results, `complete` ends). Read only as fast as the caller pulls, so backpressure reaches
+ * the gateway.
+ */
+async function* graphqlSseResults(body: ReadableStream<Uint8Array>, abort: AbortController): AsyncGenerator<GraphQLResult> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        const frame = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const event = /^event: ?(.*)$/m.exec(frame)?.[1];
+        const data = [...frame.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+        if (event === 'complete') return;
+        if (event === 'next' && data) yield JSON.parse(data) as GraphQLResult;
+      }
+    }
+  } finally {
+    abort.abort();
+  }
 }

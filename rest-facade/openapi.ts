@@ -18,8 +18,8 @@ const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 function operation(route: RouteSpec) {
   const responses: Record<string, unknown> = {
     [route.status]: {
-      description: route.status === 202 ? 'Accepted' : 'OK',
-      content: { 'application/json': { schema: schemaOrRef(route.response) } },
+      description: route.status === 202 ? 'Accepted' : route.stream ? 'An event stream (Server-Sent Events)' : 'OK',
+      content: { [route.stream ? 'text/event-stream' : 'application/json']: { schema: schemaOrRef(route.response) } },
       ...(route.location ? { headers: { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } } : {}),
     },
   };
@@ -34,6 +34,7 @@ function operation(route: RouteSpec) {
     ...(route.description ? { description: route.description } : {}),
     ...(route.auth ? { security: [{ bearerAuth: [] }] } : { security: [] }),
     parameters: [
+      ...(route.stream ? [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event (sent by EventSource on reconnect)' }] : []),
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
         name, in: 'query', required: route.query?.required?.includes(name) ?? false, schema,

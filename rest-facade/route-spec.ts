@@ -6,6 +6,7 @@ export interface RouteInput {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface RouteSpec {
@@ -20,6 +21,11 @@ export interface RouteSpec {
   params?: Record<string, JsonSchema>;
   query?: { schema: JsonSchema; required?: string[] };
   body?: JsonSchema;
+  /**
+   * A subscription served as Server-Sent Events: each result becomes a frame (`frame` says how),
+   * with a comment line now and then to keep idle connections open.
+   */
+  stream?: { frame: (result: Record<string, any>) => { id: string; event: string; data: unknown } };
   /** The GraphQL operation; its root field is aliased `result` and its fields named as in REST. */
   operation: string;
   variables?: (input: RouteInput) => Record<string, unknown>;

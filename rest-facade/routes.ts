@@ -1,7 +1,7 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
 import type { RouteSpec } from './route-spec';
-import { BaseVoiceList, CommandAck, CreateVoiceRequest, LoginRequest, RefreshRequest, Session, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
+import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
 const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
@@ -134,5 +134,41 @@ export const routes: RouteSpec[] = [
     location: (r) => `/api/v1/tts/voices/${r.id}`,
     response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
+  },
+
+  // ---- Events -----------------------------------------------------------------------------
+  {
+    method: 'get', path: '/events', tag: 'Events', auth: true,
+    summary: 'Your events, as Server-Sent Events',
+    description:
+      'A `text/event-stream` of your events (session.created, session.refreshed, session.revoked, voice.created, voice.deleted, …). ' +
+      'Each frame has `id:` (a growing position), `event:` (the type) and `data:` (JSON: `type`, `id` of the resource, `occurred_at`, ' +
+      "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
+      '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +
+      '(7 days by default) answers 410 `resync_required`: reload your data and connect without a position. The stream ends when ' +
+      'your session is revoked, and when you read too slowly (resume with Last-Event-ID). Admins may pass `scope=all`.',
+    query: {
+      schema: {
+        type: 'object',
+        properties: {
+          scope: { type: 'string', enum: ['own', 'all'], default: 'own' },
+          types: { type: 'string', maxLength: 1000, description: 'Only these event types, comma-separated', example: 'voice.created,voice.deleted' },
+          last_event_id: { type: 'string', pattern: '^\\d{1,15}$', description: 'Like the Last-Event-ID header' },
+        },
+      },
+    },
+    operation: `subscription Events($after: ID, $types: [String!], $scope: EventScope) {
+      result: events(after: $after, types: $types, scope: $scope) { seq event_id: eventId type id: resourceId user_id: userId occurred_at: occurredAt data } }`,
+    variables: ({ query, headers }) => ({
+      after: query.last_event_id ?? headers['last-event-id'],
+      types: typeof query.types === 'string' ? query.types.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
+      scope: query.scope ?? 'own',
+    }),
+    stream: {
+      frame: ({ seq, data, ...event }) => ({ id: seq, event: event.type, data: { ...data, type: event.type, id: event.id, occurred_at: event.occurred_at, event_id: event.event_id, user_id: event.user_id } }),
+    },
+    status: 200,
+    response: EventFrame,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required'],
   },
 ];

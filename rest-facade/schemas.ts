@@ -9,7 +9,7 @@ export const ErrorObject: JsonSchema = {
       type: 'string',
       description: 'Error code',
       enum: [
-        'validation_error', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'conflict',
+        'validation_error', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'conflict', 'resync_required',
         'payload_too_large', 'unsupported_media_type', 'rate_limit_exceeded', 'internal_error', 'service_unavailable',
       ],
     },
@@ -128,6 +128,14 @@ export const BaseVoiceList: JsonSchema = {
   properties: { items: { type: 'array', items: { $ref: '#/components/schemas/BaseVoice' } } },
 };
 
+export const EventFrame: JsonSchema = {
+  type: 'string',
+  description:
+    'Frames of `id: <position>`, `event: <type>`, `data: <JSON>`; the JSON has `type`, `id` (the resource), `occurred_at`, ' +
+    '`event_id`, `user_id` and the resource\'s fields.',
+  example: 'id: 42\nevent: voice.created\ndata: {"type":"voice.created","id":"…","occurred_at":"2026-01-01T00:00:00.000Z","name":"Calm"}\n\n',
+};
+
 export const Health: JsonSchema = {
   type: 'object',
   required: ['status'],
@@ -138,7 +146,7 @@ export const Health: JsonSchema = {
 };
 
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, BaseVoice, BaseVoiceList, Health,
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, BaseVoice, BaseVoiceList, EventFrame, Health,
 };
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });

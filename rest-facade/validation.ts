@@ -12,7 +12,10 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
   for (const e of errors ?? []) {
     const field =
       e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
-    const message = e.keyword === 'required' ? 'is required' : e.keyword === 'pattern' ? 'must not be blank' : e.message ?? 'is invalid';
+    const message =
+      e.keyword === 'required' ? 'is required'
+      : e.keyword === 'pattern' ? ((e.params as { pattern: string }).pattern === '\\S' ? 'must not be blank' : 'has the wrong format')
+      : e.message ?? 'is invalid';
     (into[field] ??= []).push(message);
   }
 }

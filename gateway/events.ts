@@ -1,0 +1,190 @@
+// The event stream as GraphQL: `subscription { events(after, types, scope) }` over
+// GraphQL-over-SSE (graphql-sse) at /graphql/stream. Apollo's gateway does not federate
+// subscriptions, so this small schema is served beside it, on the event log that every
+// subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
+import express, { Router } from 'express';
+import { ExecutionResult, GraphQLSchema, parse, subscribe, validate } from 'graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { createHandler } from 'graphql-sse/lib/use/express';
+import { Arg, Authorized, buildSchema, Ctx, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
+import { AppError, ERROR_STATUS } from '../lib/errors';
+import type { Config } from '../lib/config';
+import { EventLog, startPruning } from '../lib/event-log';
+import { EventStream, StreamEvent } from '../lib/event-stream';
+import { normalizeError } from '../lib/graphql-errors';
+import type { Logger } from '../lib/logger';
+import type { Headers } from '../lib/request-context';
+import { authChecker } from '../lib/subgraph';
+import type { Principal, TokenVerifier } from '../lib/tokens';
+
+export enum EventScope {
+  own = 'own',
+  all = 'all',
+}
+registerEnumType(EventScope, { name: 'EventScope', description: '`all` (every user\'s events) is for admins.' });
+
+@ObjectType('Event', { description: 'Something that happened, as written with the change that caused it.' })
+class EventType {
+  @Field(() => ID, { description: 'Position in the stream; pass as `after` to resume after it.' }) seq!: string;
+  @Field(() => ID) eventId!: string;
+  @Field({ description: 'session.created, voice.deleted, …' }) type!: string;
+  @Field(() => ID, { description: 'The resource the event is about.' }) resourceId!: string;
+  @Field(() => ID, { description: 'Whose stream the event belongs to.' }) userId!: string;
+  @Field() occurredAt!: Date;
+  @Field(() => GraphQLJSONObject, { description: "The resource's useful fields." }) data!: Record<string, unknown>;
+}
+
+interface EventsContext {
+  principal: Principal;
+  stream: EventStream;
+}
+
+/** `after` is a sequence number given back as an ID. */
+function position(after: unknown): number | undefined {
+  if (after === undefined || after === null) return undefined;
+  if (typeof after !== 'string' || !/^\d{1,15}$/.test(after)) throw new AppError('validation_error', 'after must be a stream position (seq).', { after: ['is not a stream position'] });
+  return Number(after);
+}
+
+@Resolver()
+class EventsResolver {
+  constructor(private readonly log: EventLog) {}
+
+  @Authorized()
+  @Query(() => ID, { description: 'The newest position of the event stream.' })
+  async eventStreamPosition(): Promise<string> {
+    return String((await this.log.position()).lastSeq);
+  }
+
+  @Subscription(() => EventType, {
+    description:
+      "The caller's events as they happen, after `after` when given (no gap, no duplicate), filtered by `types`. " +
+      "Ends when the caller's session is revoked; `resync_required` when `after` is older than what is kept.",
+    subscribe: async ({ args, context }: { args: Record<string, any>; context: EventsContext }) => {
+      const { principal, stream } = context;
+      const after = position(args.after);
+      if (args.scope === EventScope.all && !principal.roles.includes('admin')) throw new AppError('forbidden', 'Only admins may follow every user\'s events.');
+      await stream.checkResumable(after);
+      return stream.subscribe({
+        userId: args.scope === EventScope.all ? null : principal.userId,
+        after,
+        types: args.types ?? undefined,
+        endAfter: (e) => e.type === 'session.revoked' && e.resourceId === principal.sessionId,
+      });
+    },
+  })
+  events(
+    @Root() event: StreamEvent,
+    @Arg('after', () => ID, { nullable: true }) _after?: string,
+    @Arg('types', () => [String], { nullable: true }) _types?: string[],
+    @Arg('scope', () => EventScope, { defaultValue: EventScope.own }) _scope?: EventScope,
+    @Ctx() _ctx?: EventsContext,
+  ): EventType {
+    return { ...event, seq: String(event.seq) };
+  }
+}
+
+export interface OperationRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  headers: Headers;
+}
+
+export interface EventsService {
+  /** POST (or GET) /graphql/stream. */
+  router: Router;
+  /** A subscription run in this process: its results, or the errors that kept it from starting. */
+  subscribe(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult>;
+}
+
+/** What a process that serves event streams runs: the poller, pruning, and the GraphQL service. */
+export async function startEvents(options: { config: Config; logger: Logger; verifier: TokenVerifier; log: EventLog }): Promise<EventsService & { stop(): Promise<void> }> {
+  const { config, logger, log } = options;
+  const stream = new EventStream(log, { pollMs: config.EVENT_POLL_MS, bufferSize: config.EVENT_BUFFER_SIZE, logger });
+  await stream.start();
+  const stopPruning = startPruning(log, config.EVENT_RETENTION_SECONDS, logger);
+  const service = await createEventsService({ log, stream, verifier: options.verifier, logger });
+  return {
+    ...service,
+    async stop() {
+      stopPruning();
+      await stream.stop();
+    },
+  };
+}
+
+export async function createEventsService(options: {
+  log: EventLog;
+  stream: EventStream;
+  verifier: TokenVerifier;
+  logger: Logger;
+}): Promise<EventsService> {
+  const { log, stream, verifier, logger } = options;
+  const resolver = new EventsResolver(log);
+  const schema: GraphQLSchema = await buildSchema({
+    resolvers: [EventsResolver],
+    container: { get: () => resolver },
+    authChecker,
+    // type-graphql insists on a PubSub, but the subscription here brings its own `subscribe`
+    // (the event stream), so topics are never used.
+    pubSub: {
+      publish: () => { throw new Error('events are published through the outbox, not a PubSub'); },
+      subscribe: () => { throw new Error('subscribe to the event stream instead'); },
+    },
+  });
+
+  /** The caller, by token, and only while the session has not been revoked. */
+  async function principalOf(headers: Headers): Promise<Principal> {
+    const principal = await verifier.verifyRequest({ headers });
+    if (await log.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
+    return principal;
+  }
+
+  const failed = (err: unknown): ExecutionResult => {
+    const e = err instanceof AppError ? err : new AppError('internal_error');
+    if (!(err instanceof AppError)) logger.error({ err }, 'event subscription failed to start');
+    return { errors: [normalizeError(e.toJSON(), e, logger) as any] };
+  };
+
+  async function run(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+    let document;
+    try {
+      document = parse(request.query);
+    } catch (err) {
+      return failed(new AppError('validation_error', (err as Error).message));
+    }
+    const invalid = validate(schema, document);
+    if (invalid.length) return { errors: invalid.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    let principal: Principal;
+    try {
+      principal = await principalOf(request.headers);
+    } catch (err) {
+      return failed(err);
+    }
+    const result = await subscribe({ schema, document, variableValues: request.variables, contextValue: { principal, stream } satisfies EventsContext });
+    if ('errors' in result && result.errors?.length) return { errors: result.errors.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    return result as AsyncGenerator<ExecutionResult> | ExecutionResult;
+  }
+
+  const handler = createHandler({
+    schema,
+    // Distinct connections only: every stream is one request with its own token.
+    authenticate: () => null,
+    onSubscribe: async (req, params) => {
+      const result = await run({ query: params.query as string, variables: params.variables ?? undefined, headers: req.raw.headers });
+      if (Symbol.asyncIterator in result) return result;
+      // Errors before the stream starts are plain HTTP errors with the GraphQL error body.
+      const code = (result.errors?.[0]?.extensions?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
+      return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers: { 'content-type': 'application/json' } }];
+    },
+  });
+
+  const router = express.Router();
+  router.use('/graphql/stream', express.json(), (req, res) => {
+    handler(req, res).catch((err) => {
+      logger.error({ err }, 'graphql-sse handler failed');
+      if (!res.headersSent) res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
+    });
+  });
+  return { router, subscribe: run };
+}

@@ -1,0 +1,224 @@
+// The event log: one ordered table of every subgraph's events, in a database of its own
+// (`events`). Subgraphs never write here directly: each writes its outbox in the same
+// transaction as its change (lib/outbox.ts), and a relay in the subgraph's process moves the
+// outbox rows here. Streams read the log by sequence number.
+import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table } from 'typeorm';
+import type { Config } from './config';
+import { columns, inTransaction, openDatabase } from './database';
+import type { Logger } from './logger';
+import { OutboxEvent } from './outbox';
+
+export const EVENTS_DATABASE = 'events';
+
+@Entity('events')
+@Index(['userId', 'seq'])
+@Index(['resourceId'])
+export class LoggedEvent {
+  /** The stream position: assigned in commit order, so a reader at `seq > n` never skips one. */
+  @PrimaryColumn({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  seq!: number;
+
+  @Column({ name: 'event_id', type: 'varchar', length: 36, unique: true })
+  eventId!: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  type!: string;
+
+  /** Whose stream it belongs to. */
+  @Column({ name: 'user_id', type: 'varchar', length: 36 })
+  userId!: string;
+
+  @Column({ name: 'resource_id', type: 'varchar', length: 64 })
+  resourceId!: string;
+
+  @Column({ type: 'text' })
+  payload!: string;
+
+  @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
+  occurredAt!: Date;
+
+  /** The subgraph that wrote it. */
+  @Column({ type: 'varchar', length: 64 })
+  source!: string;
+}
+
+/** One row: the last sequence number handed out, and up to where old events were pruned. */
+@Entity('event_sequence')
+export class EventSequence {
+  @PrimaryColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ name: 'last_seq', type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  lastSeq!: number;
+
+  @Column({ name: 'pruned_through', type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  prunedThrough!: number;
+}
+
+export class CreateEventLog1734000000000 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const c = columns(queryRunner);
+    const bigint = (name: string, extra = {}) => ({ name, type: 'bigint', ...extra });
+    await queryRunner.createTable(
+      new Table({
+        name: 'events',
+        columns: [
+          bigint('seq', { isPrimary: true }),
+          c.uuid('event_id', { isUnique: true }),
+          c.string('type', 100),
+          c.uuid('user_id'),
+          c.string('resource_id', 64),
+          c.text('payload'),
+          c.timestamp('occurred_at'),
+          c.string('source', 64),
+        ],
+        indices: [{ columnNames: ['user_id', 'seq'] }, { columnNames: ['resource_id'] }, { columnNames: ['occurred_at'] }],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({ name: 'event_sequence', columns: [c.int('id', { isPrimary: true }), bigint('last_seq'), bigint('pruned_through')] }),
+    );
+    await queryRunner.query('INSERT INTO event_sequence (id, last_seq, pruned_through) VALUES (1, 0, 0)');
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.dropTable('event_sequence');
+    await queryRunner.dropTable('events');
+  }
+}
+
+export class EventLog {
+  private constructor(readonly dataSource: DataSource) {}
+
+  static async open(config: Config, logger?: Logger): Promise<EventLog> {
+    const dataSource = await openDatabase(
+      config,
+      { name: EVENTS_DATABASE, entities: [LoggedEvent, EventSequence], migrations: [CreateEventLog1734000000000] },
+      logger,
+    );
+    return new EventLog(dataSource);
+  }
+
+  /**
+   * Appends events that are not in the log yet (at-least-once relays may offer one twice).
+   * The sequence row is locked by the UPDATE for the whole transaction, so appends are
+   * serialised and numbers become visible in order.
+   */
+  append(source: string, events: OutboxEvent[]): Promise<number> {
+    if (!events.length) return Promise.resolve(0);
+    return inTransaction(this.dataSource, async (m: EntityManager) => {
+      await m.query('UPDATE event_sequence SET last_seq = last_seq WHERE id = 1'); // takes the lock first
+      const known = new Set(
+        (await m.find(LoggedEvent, { select: { eventId: true }, where: { eventId: In(events.map((e) => e.eventId)) } })).map((e) => e.eventId),
+      );
+      const fresh = events.filter((e) => !known.has(e.eventId));
+      if (!fresh.length) return 0;
+      const { lastSeq } = await m.findOneByOrFail(EventSequence, { id: 1 });
+      await m.insert(
+        LoggedEvent,
+        fresh.map((e, i) => ({
+          seq: lastSeq + 1 + i, eventId: e.eventId, type: e.type, userId: e.userId, resourceId: e.resourceId,
+          payload: e.payload, occurredAt: e.occurredAt, source,
+        })),
+      );
+      await m.update(EventSequence, { id: 1 }, { lastSeq: lastSeq + fresh.length });
+      return fresh.length;
+    });
+  }
+
+  /** Events after `seq`, oldest first; only `userId`'s when given. */
+  read(after: number, limit: number, userId?: string): Promise<LoggedEvent[]> {
+    return this.dataSource.manager.find(LoggedEvent, {
+      where: userId ? { seq: MoreThan(after), userId } : { seq: MoreThan(after) },
+      order: { seq: 'ASC' },
+      take: limit,
+    });
+  }
+
+  /**
+   * Whether a session was revoked: how processes that cannot read the auth database refuse the
+   * tokens of a revoked session. Kept at least as long as an access token lives (config).
+   */
+  async sessionRevoked(sessionId: string): Promise<boolean> {
+    return this.dataSource.manager.exists(LoggedEvent, { where: { resourceId: sessionId, type: 'session.revoked' } });
+  }
+
+  async position(): Promise<{ lastSeq: number; prunedThrough: number }> {
+    const row = await this.dataSource.manager.findOneByOrFail(EventSequence, { id: 1 });
+    return { lastSeq: row.lastSeq, prunedThrough: row.prunedThrough };
+  }
+
+  /** Deletes events older than `before`; remembers how far, so that a resume from there can be refused. */
+  prune(before: Date): Promise<number> {
+    return inTransaction(this.dataSource, async (m) => {
+      const newest = await m
+        .createQueryBuilder(LoggedEvent, 'e')
+        .select('MAX(e.seq)', 'seq')
+        .where('e.occurredAt < :before', { before })
+        .getRawOne<{ seq: string | number | null }>();
+      const through = Number(newest?.seq ?? 0);
+      if (!through) return 0;
+      const result = await m.createQueryBuilder().delete().from(LoggedEvent).where('seq <= :through', { through }).execute();
+      await m.query('UPDATE event_sequence SET pruned_through = ? WHERE id = 1 AND pruned_through < ?', [through, through]);
+      return result.affected ?? 0;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}
+
+/** Moves a subgraph's outbox into the log: read a batch, append it, then delete it from the outbox. */
+export class OutboxRelay {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly source: string,
+    private readonly outbox: DataSource,
+    private readonly log: EventLog,
+    private readonly intervalMs: number,
+    private readonly logger?: Logger,
+  ) {}
+
+  start(): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      this.running = this.drain().catch((err) => this.logger?.warn({ err }, 'outbox relay failed; retrying'));
+      await this.running;
+      if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs);
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Relays until the outbox is empty. Deleting (not a cursor) means rows committed late are never skipped. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const batch = await this.outbox.manager.find(OutboxEvent, { order: { seq: 'ASC' }, take: 500 });
+      if (!batch.length) return;
+      await this.log.append(this.source, batch);
+      await this.outbox.manager.delete(OutboxEvent, { seq: In(batch.map((e) => e.seq)) });
+      if (batch.length < 500) return;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+}
+
+/** Prunes events older than the retention now and then (any instance may; it is idempotent). */
+export function startPruning(log: EventLog, retentionSeconds: number, logger?: Logger, everyMs = 10 * 60_000): () => void {
+  const prune = () =>
+    log.prune(new Date(Date.now() - retentionSeconds * 1000)).then(
+      (n) => n && logger?.info({ pruned: n }, 'old events pruned'),
+      (err) => logger?.warn({ err }, 'event pruning failed; retrying later'),
+    );
+  void prune();
+  const timer = setInterval(prune, everyMs).unref();
+  return () => clearInterval(timer);
+}
