@@ -114,6 +114,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     : composeSupergraph(await subgraphSdls(subgraphs));
   const verifier = new TokenVerifier(options.keys, options.config.JWT_ISSUER);
 
+  // Apollo's gateway sends usage metrics to Apollo's servers unless told not to; this service
+  // calls no one outside its own deployment.
+  process.env.APOLLO_TELEMETRY_DISABLED = 'true';
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name, url }) => {

@@ -141,10 +141,11 @@ export class EventStream {
         if (rows.length < PAGE) break;
       }
       while (!this.stopped && !sub.closed) {
-        // Too far behind: end, and let the client resume from what it has (Last-Event-ID).
-        if (sub.overflowed) return;
         const event = sub.queue.shift();
         if (!event) {
+          // Fell too far behind: what the buffer held is delivered, then the stream ends and
+          // the client resumes from the last event it got (Last-Event-ID).
+          if (sub.overflowed) return;
           await new Promise<void>((resolve) => (sub.wake = resolve));
           sub.wake = undefined;
           continue;

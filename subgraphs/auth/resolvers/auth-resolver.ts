@@ -1,19 +1,10 @@
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { ArrayMaxSize, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
 import type { SubgraphContext } from '../../../lib/subgraph';
+import { TrimmedLength } from '../../../lib/validators';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
 import { User } from '../entities/user';
-
-/** 1–64 characters once surrounding white space is trimmed. */
-const TrimmedLength = (min: number, max: number) =>
-  ValidateBy({
-    name: 'trimmedLength',
-    validator: {
-      validate: (v: unknown) => typeof v === 'string' && v.trim().length >= min && v.trim().length <= max,
-      defaultMessage: (a) => `${a?.property} must be ${min} to ${max} characters after trimming`,
-    },
-  });
 
 @ArgsType()
 class LoginArgs {

@@ -1,20 +1,11 @@
-import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { SubgraphContext } from '../../../lib/subgraph';
+import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
 import { UserReference } from '../entities/user-reference';
 import { Voice } from '../entities/voice';
 import { MAX_PAGE_SIZE, VoiceService } from '../voice-service';
-
-/** Length bounds once surrounding white space is trimmed. */
-const TrimmedLength = (min: number, max: number) =>
-  ValidateBy({
-    name: 'trimmedLength',
-    validator: {
-      validate: (v: unknown) => typeof v === 'string' && v.trim().length >= min && v.trim().length <= max,
-      defaultMessage: (a) => `${a?.property} must be ${min} to ${max} characters after trimming`,
-    },
-  });
 
 @ArgsType()
 class CreateVoiceArgs {

@@ -1,0 +1,189 @@
+// The event stream: REST SSE at /api/v1/events and GraphQL over SSE at /graphql/stream.
+import { startServer } from '../../bin/all-in-one';
+import { EventLog } from '../../lib/event-log';
+import { api, createUserAndLogin, ISO_DATE, login, UUID } from '../helpers/http';
+import { ADMIN, startTestServer, TEST_DB, TestServer } from '../helpers/server';
+import { Frame, openStream, OpenStream } from '../helpers/sse';
+
+let server: TestServer;
+let http: ReturnType<typeof api>;
+let admin: Awaited<ReturnType<typeof login>>;
+const streams: OpenStream[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ EVENT_HEARTBEAT_SECONDS: '1' });
+  http = api(server.url);
+  admin = await login(server.url, ADMIN);
+});
+afterEach(() => streams.splice(0).forEach((s) => s.close()));
+// A connection the client left open holds a graceful close for up to its 10 s grace.
+afterAll(() => server.close(), 30_000);
+
+async function stream(token: string, query = '', lastEventId?: string, base = server.url) {
+  const s = await openStream(`${base}/api/v1/events${query}`, { token, lastEventId });
+  streams.push(s);
+  return s;
+}
+const ofType = (type: string) => (f: Frame) => f.event === type;
+
+describe('GET /api/v1/events', () => {
+  it("delivers each command's event with id, type and the resource's fields, and only the caller's", async () => {
+    const user = await createUserAndLogin(server.url, admin.access_token, 'streamer');
+    const other = await createUserAndLogin(server.url, admin.access_token, 'bystander');
+    const s = await stream(user.token);
+    expect(s.status).toBe(200);
+    expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
+
+    const tokens = await login(server.url, { username: user.username, password: user.password });
+    const refreshed = await http.post('/api/v1/auth/refresh', { refresh_token: tokens.refresh_token });
+    const created = await http.post('/api/v1/tts/voices', { name: 'Streamed', base_voice: 'f1' }, { token: user.token });
+    await http.post('/api/v1/tts/voices', { name: 'Not yours', base_voice: 'f1' }, { token: other.token });
+    await http.delete(`/api/v1/tts/voices/${created.body.id}?version=1`, { token: user.token });
+    await http.post('/api/v1/auth/logout', undefined, { token: refreshed.body.access_token });
+
+    const [sessionCreated] = await s.waitFor(ofType('session.created'));
+    expect(sessionCreated.data).toMatchObject({ type: 'session.created', id: tokens.session_id, occurred_at: expect.stringMatching(ISO_DATE), user_id: user.id });
+    await s.waitFor(ofType('session.refreshed'));
+    const [voiceCreated] = await s.waitFor(ofType('voice.created'));
+    expect(voiceCreated.data).toMatchObject({ id: created.body.id, name: 'Streamed', base_voice: 'f1', version: 1, event_id: expect.stringMatching(UUID) });
+    const [voiceDeleted] = await s.waitFor(ofType('voice.deleted'));
+    expect(voiceDeleted.data).toMatchObject({ id: created.body.id, version: 1 });
+    const [revoked] = await s.waitFor(ofType('session.revoked'));
+    expect(revoked.data).toMatchObject({ id: tokens.session_id, reason: 'logout' });
+
+    // Positions grow; nobody else's events are in the stream.
+    const ids = s.frames.map((f) => Number(f.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(s.frames.every((f) => f.data.user_id === user.id)).toBe(true);
+    expect(s.frames.map((f) => f.data.name)).not.toContain('Not yours');
+  });
+
+  it('keeps an idle stream open with comment lines', async () => {
+    const s = await stream(admin.access_token);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(s.text()).toMatch(/^: keep-alive$/m);
+  });
+
+  it('replays exactly the missed events after Last-Event-ID, then goes on live', async () => {
+    const user = await createUserAndLogin(server.url, admin.access_token, 'resumer');
+    const first = await stream(user.token);
+    await http.post('/api/v1/tts/voices', { name: 'before', base_voice: 'f2' }, { token: user.token });
+    const [seen] = await first.waitFor(ofType('voice.created'));
+    first.close();
+
+    const missed = [];
+    for (const name of ['missed 1', 'missed 2', 'missed 3']) missed.push((await http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token })).body.id);
+    const resumed = await stream(user.token, '', seen.id);
+    const replayed = await resumed.waitFor(ofType('voice.created'), 3);
+    await http.post('/api/v1/tts/voices', { name: 'live', base_voice: 'f2' }, { token: user.token });
+    const all = await resumed.waitFor(ofType('voice.created'), 4);
+    expect(replayed.slice(0, 3).map((f) => f.data.id)).toEqual(missed);
+    expect(all.map((f) => f.data.name)).toEqual(['missed 1', 'missed 2', 'missed 3', 'live']);
+    expect(Number(all[0].id)).toBeGreaterThan(Number(seen.id));
+
+    // The query parameter does the same as the header.
+    const byQuery = await stream(user.token, `?last_event_id=${seen.id}&types=voice.created`);
+    expect((await byQuery.waitFor(() => true, 4)).map((f) => f.data.name)).toEqual(['missed 1', 'missed 2', 'missed 3', 'live']);
+  });
+
+  it('refuses a missing or bad token, a bad position, and scope=all to a non-admin', async () => {
+    const none = await openStream(`${server.url}/api/v1/events`);
+    expect(none.status).toBe(401);
+    expect(none.body.error).toBe('unauthorized');
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await openStream(`${server.url}/api/v1/events`, { token: 'garbage' })).status).toBe(401);
+    expect((await openStream(`${server.url}/api/v1/events?last_event_id=abc`, { token: admin.access_token })).body.error).toBe('validation_error');
+    expect((await openStream(`${server.url}/api/v1/events`, { token: admin.access_token, lastEventId: 'x' })).status).toBe(400);
+    const user = await createUserAndLogin(server.url, admin.access_token, 'curious');
+    const forbidden = await openStream(`${server.url}/api/v1/events?scope=all`, { token: user.token });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error).toBe('forbidden');
+  });
+
+  it("lets an admin follow every user's events with scope=all", async () => {
+    const s = await stream(admin.access_token, '?scope=all&types=voice.created');
+    const user = await createUserAndLogin(server.url, admin.access_token, 'watched');
+    await http.post('/api/v1/tts/voices', { name: 'watched voice', base_voice: 'm1' }, { token: user.token });
+    const [frame] = await s.waitFor((f) => f.data.name === 'watched voice');
+    expect(frame.data.user_id).toBe(user.id);
+    expect(s.frames.every((f) => f.event === 'voice.created')).toBe(true);
+  });
+
+  it('ends when the session is revoked, and its token no longer opens one', async () => {
+    const user = await createUserAndLogin(server.url, admin.access_token, 'leaver');
+    const s = await stream(user.token);
+    await http.post('/api/v1/auth/logout', undefined, { token: user.token });
+    await s.ended;
+    expect(s.frames.map((f) => f.event)).toContain('session.revoked');
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await openStream(`${server.url}/api/v1/events`, { token: user.token })).status).toBe(401);
+  });
+
+  it('answers 410 resync_required to a resume from before what is kept', async () => {
+    const log = await EventLog.open(server.config);
+    try {
+      await log.prune(new Date(Date.now() + 60_000)); // as if the retention had passed for everything so far
+    } finally {
+      await log.close();
+    }
+    const res = await openStream(`${server.url}/api/v1/events`, { token: admin.access_token, lastEventId: '1' });
+    expect(res.status).toBe(410);
+    expect(res.body.error).toBe('resync_required');
+    // Without a position the stream opens as usual.
+    expect((await stream(admin.access_token)).status).toBe(200);
+  });
+});
+
+describe('subscription over GraphQL-over-SSE at /graphql/stream', () => {
+  it('streams events(after, types) results and refuses a request without a token', async () => {
+    const user = await createUserAndLogin(server.url, admin.access_token, 'gqlstreamer');
+    const abort = new AbortController();
+    const query = 'subscription ($types: [String!]) { events(types: $types) { seq type resourceId userId occurredAt data } }';
+    const res = await fetch(`${server.url}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${user.token}` },
+      body: JSON.stringify({ query, variables: { types: ['voice.created'] } }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    const created = await http.post('/api/v1/tts/voices', { name: 'over graphql', base_voice: 'm2' }, { token: user.token });
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.includes('over graphql')) break;
+    }
+    abort.abort();
+    const next = JSON.parse(/event: next\ndata: (.*)/.exec(text)![1]);
+    expect(next.data.events).toMatchObject({ type: 'voice.created', resourceId: created.body.id, userId: user.id, data: { name: 'over graphql' } });
+
+    const refused = await fetch(`${server.url}/graphql/stream`, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query }),
+    });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as any).errors[0].extensions.code).toBe('unauthorized');
+  });
+});
+
+// Several processes share one database only on MySQL; SQLite is the one-process default.
+(TEST_DB === 'mysql' ? describe : describe.skip)('two instances on one database', () => {
+  it('both deliver an event written through either', async () => {
+    const second = await startServer(server.config);
+    try {
+      const user = await createUserAndLogin(server.url, admin.access_token, 'twice');
+      const viaFirst = await stream(user.token);
+      const viaSecond = await stream(user.token, '', undefined, second.url);
+      await http.post('/api/v1/tts/voices', { name: 'written on one', base_voice: 'f1' }, { token: user.token });
+      await api(second.url).post('/api/v1/tts/voices', { name: 'written on two', base_voice: 'f1' }, { token: user.token });
+      for (const s of [viaFirst, viaSecond]) {
+        const frames = await s.waitFor(ofType('voice.created'), 2);
+        expect(frames.map((f) => f.data.name).sort()).toEqual(['written on one', 'written on two']);
+      }
+      expect(viaFirst.frames.map((f) => f.id)).toEqual(viaSecond.frames.map((f) => f.id));
+    } finally {
+      streams.splice(0).forEach((s) => s.close());
+      await second.close();
+    }
+  });
+});
