@@ -1,33 +1,17 @@
 // Issue 5's figures: the same requests through the distributed layout (1 facade, 1 gateway,
 // each subgraph its own process, all over HTTP) and through the one-process server, in one
 // run on MySQL.
-import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { benchEnv, load, LoadResult, postJson, printTable, startBenchServer } from './harness';
-import { ServiceProcess, startProcess } from './processes';
+import { startDistributed } from './processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
-
-async function startDistributed(env: Record<string, string>): Promise<{ url: string; processes: ServiceProcess[] }> {
-  const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
-  const composed = spawnSync(process.execPath, [path.join(__dirname, '../bin/compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
-  if (composed.status !== 0) throw new Error(composed.stderr);
-  const names = [...composed.stdout.matchAll(/subgraphs (.+?) compose/g)][0][1].split(', ');
-  const processes: ServiceProcess[] = [];
-  for (const name of names) processes.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], env));
-  const subgraphUrls = names.map((name, i) => `${name}=${processes[i].url}/graphql`).join(',');
-  const gateway = await startProcess('gateway', 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph });
-  const facade = await startProcess('facade', 'facade.js', [], { ...env, GATEWAY_URL: gateway.url });
-  processes.push(gateway, facade);
-  return { url: facade.url, processes };
-}
 
 export async function run(): Promise<void> {
   const oneProcess = await startBenchServer(benchEnv('mysql'));
   const distributed = await startDistributed(benchEnv('mysql'));
   try {
     const rows: LoadResult[] = [];
-    for (const [layout, url] of [['one process', oneProcess.url], ['distributed', distributed.url]] as const) {
+    for (const [layout, url] of [['one process', oneProcess.url], ['distributed', distributed.facades[0].url]] as const) {
       const login = await postJson(`${url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
       const headers = { authorization: `Bearer ${login.body.access_token}` };
       await load('warm-up', { url: `${url}/api/v1/auth/session`, headers, duration: 2 });
@@ -37,6 +21,6 @@ export async function run(): Promise<void> {
     console.log(`\nratio distributed / one process (requests/s): ${(rows[1].rps / rows[0].rps).toFixed(2)}`);
   } finally {
     await oneProcess.stop();
-    await Promise.all(distributed.processes.map((p) => p.kill()));
+    await distributed.stop();
   }
 }

@@ -1,6 +1,6 @@
 // Child processes of the built entry points (dist/bin), for benchmarks and end-to-end tests:
 // each on a free port, ready when its /health/live answers, its JSON log lines kept.
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -76,4 +76,45 @@ export async function startProcess(name: string, script: string, args: string[],
       await exited;
     },
   };
+}
+
+export interface DistributedLayout {
+  subgraphs: ServiceProcess[];
+  gateways: ServiceProcess[];
+  facades: ServiceProcess[];
+  all: ServiceProcess[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The distributed layout as processes: the supergraph composed ahead of time (`npm run
+ * compose`), each subgraph its own process, then `gateways` gateways and `facades` facades;
+ * each facade spreads its requests over every gateway, starting its turn at a different one.
+ */
+export async function startDistributed(env: Record<string, string>, counts = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
+  const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
+  const composed = spawnSync(process.execPath, [path.join(BIN, 'compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
+  if (composed.status !== 0) throw new Error(composed.stderr);
+  const names = /The subgraphs (.+?) compose/.exec(composed.stdout)![1].split(', ');
+  const all: ServiceProcess[] = [];
+  const stop = () => Promise.all(all.map((p) => p.kill())).then(() => undefined);
+  try {
+    const subgraphs: ServiceProcess[] = [];
+    for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], env));
+    all.push(...subgraphs);
+    const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
+    const gateways = await Promise.all(
+      Array.from({ length: counts.gateways }, (_, i) => startProcess(`gateway ${i + 1}`, 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph })),
+    );
+    all.push(...gateways);
+    const inTurnFrom = (i: number) => gateways.map((_, j) => gateways[(i + j) % gateways.length].url).join(',');
+    const facades = await Promise.all(
+      Array.from({ length: counts.facades }, (_, i) => startProcess(`facade ${i + 1}`, 'facade.js', [], { ...env, GATEWAY_URL: inTurnFrom(i) })),
+    );
+    all.push(...facades);
+    return { subgraphs, gateways, facades, all, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

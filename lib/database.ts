@@ -22,15 +22,20 @@ export async function openDatabase(config: Config, spec: DataSourceSpec, logger?
   return dataSource;
 }
 
-async function createMysqlDatabase(config: Config, name: string): Promise<void> {
+/** A connection to the MySQL server itself (no database), for creating and dropping databases. */
+function serverConnection(config: Config) {
   const url = new URL(config.DATABASE_URL);
-  const conn = await mysql.createConnection({
+  return mysql.createConnection({
     host: url.hostname,
     port: Number(url.port || 3306),
     user: decodeURIComponent(url.username),
     password: decodeURIComponent(url.password),
     connectTimeout: 5000,
   });
+}
+
+async function createMysqlDatabase(config: Config, name: string): Promise<void> {
+  const conn = await serverConnection(config);
   try {
     await conn.query('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci', [name]);
   } finally {
@@ -41,13 +46,7 @@ async function createMysqlDatabase(config: Config, name: string): Promise<void> 
 /** Drops a subgraph's MySQL database (tests) or removes nothing on SQLite (its files go with DATA_DIR). */
 export async function dropDatabase(config: Config, name: string): Promise<void> {
   if (!isMysql(config)) return;
-  const url = new URL(config.DATABASE_URL);
-  const conn = await mysql.createConnection({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
-  });
+  const conn = await serverConnection(config);
   try {
     await conn.query('DROP DATABASE IF EXISTS ??', [mysqlDatabaseName(config, name)]);
   } finally {

@@ -6,36 +6,20 @@ import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterfac
 import type { Config } from './config';
 import { columns, inTransaction, openDatabase } from './database';
 import type { Logger } from './logger';
-import { OutboxEvent } from './outbox';
+import { EventColumns, OutboxEvent } from './outbox';
 
 export const EVENTS_DATABASE = 'events';
+
+/** BIGINT comes back from MySQL as a string; positions stay well inside a double's integers. */
+const bigintNumber = { to: (v: number) => v, from: (v: string | number) => Number(v) };
 
 @Entity('events')
 @Index(['userId', 'seq'])
 @Index(['resourceId'])
-export class LoggedEvent {
+export class LoggedEvent extends EventColumns {
   /** The stream position: assigned in commit order, so a reader at `seq > n` never skips one. */
-  @PrimaryColumn({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  @PrimaryColumn({ type: 'bigint', transformer: bigintNumber })
   seq!: number;
-
-  @Column({ name: 'event_id', type: 'varchar', length: 36, unique: true })
-  eventId!: string;
-
-  @Column({ type: 'varchar', length: 100 })
-  type!: string;
-
-  /** Whose stream it belongs to. */
-  @Column({ name: 'user_id', type: 'varchar', length: 36 })
-  userId!: string;
-
-  @Column({ name: 'resource_id', type: 'varchar', length: 64 })
-  resourceId!: string;
-
-  @Column({ type: 'text' })
-  payload!: string;
-
-  @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
-  occurredAt!: Date;
 
   /** The subgraph that wrote it. */
   @Column({ type: 'varchar', length: 64 })
@@ -48,10 +32,10 @@ export class EventSequence {
   @PrimaryColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ name: 'last_seq', type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  @Column({ name: 'last_seq', type: 'bigint', transformer: bigintNumber })
   lastSeq!: number;
 
-  @Column({ name: 'pruned_through', type: 'bigint', transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  @Column({ name: 'pruned_through', type: 'bigint', transformer: bigintNumber })
   prunedThrough!: number;
 }
 

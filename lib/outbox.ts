@@ -7,12 +7,8 @@ import { columns } from './database';
 
 export const OUTBOX_TABLE = 'outbox';
 
-@Entity(OUTBOX_TABLE)
-export class OutboxEvent {
-  /** Order of writing within this subgraph's outbox. */
-  @PrimaryGeneratedColumn()
-  seq!: number;
-
+/** The columns of an event, in a subgraph's outbox and in the event log alike. */
+export abstract class EventColumns {
   @Index({ unique: true })
   @Column({ name: 'event_id', type: 'varchar', length: 36 })
   eventId!: string;
@@ -33,6 +29,13 @@ export class OutboxEvent {
 
   @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
   occurredAt!: Date;
+}
+
+@Entity(OUTBOX_TABLE)
+export class OutboxEvent extends EventColumns {
+  /** Order of writing within this subgraph's outbox. */
+  @PrimaryGeneratedColumn()
+  seq!: number;
 }
 
 export interface NewEvent {

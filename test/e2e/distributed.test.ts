@@ -1,13 +1,13 @@
-// The distributed layout as real processes on one MySQL: the subgraphs, two gateways and two
-// facades. Requests alternate between the facades; one gateway and one facade are killed
-// mid-run; the rest keep answering and nothing that was acknowledged is lost.
+// The distributed layout as real processes on one MySQL: each subgraph, two gateways and two
+// facades. The login → session → voice create → delete → events flow alternates between the
+// facades; one gateway and one facade are killed mid-run; the rest keep answering and
+// nothing that was acknowledged is lost.
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { api, login } from '../helpers/http';
-import { startProcess, ServiceProcess } from '../../bench/processes';
-import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
+import { DistributedLayout, ServiceProcess, startDistributed } from '../../bench/processes';
 import { loadConfig } from '../../lib/config';
+import { api, login } from '../helpers/http';
+import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
+import { openStream, OpenStream } from '../helpers/sse';
 
 // Several processes share one database only on MySQL; SQLite is the one-process default.
 const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
@@ -15,42 +15,29 @@ const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 onMysql('distributed mode as separate processes', () => {
   // Many logins from one address: lift the per-address limit, which has its own tests.
   const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' };
-  const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
-  const all: ServiceProcess[] = [];
-  let subgraphs: ServiceProcess[];
-  let gateways: ServiceProcess[];
-  let facades: ServiceProcess[];
+  let layout: DistributedLayout;
+  let events: OpenStream | undefined;
 
   beforeAll(async () => {
-    const composed = spawnSync(process.execPath, [path.join(__dirname, '../../dist/bin/compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
-    if (composed.status !== 0) throw new Error(composed.stderr);
-    const names = ['auth'];
-    subgraphs = [];
-    for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], env));
-    all.push(...subgraphs);
-    const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
-    gateways = await Promise.all([1, 2].map((i) => startProcess(`gateway ${i}`, 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph })));
-    all.push(...gateways);
-    // Each facade prefers a different gateway and falls back on the other.
-    facades = await Promise.all([
-      startProcess('facade 1', 'facade.js', [], { ...env, GATEWAY_URL: `${gateways[0].url},${gateways[1].url}` }),
-      startProcess('facade 2', 'facade.js', [], { ...env, GATEWAY_URL: `${gateways[1].url},${gateways[0].url}` }),
-    ]);
-    all.push(...facades);
+    layout = await startDistributed(env, { gateways: 2, facades: 2 });
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(all.map((p) => p.kill()));
+    events?.close();
+    await layout?.stop();
     await cleanupDatabases(loadConfig(env));
   }, 60_000);
 
   it('serves the flow through either facade, survives losing a gateway and a facade, and loses nothing acknowledged', async () => {
+    let { facades } = layout;
+    const { gateways, subgraphs } = layout;
     const via = (i: number) => api(facades[i % facades.length].url);
     const tokens = await login(facades[0].url, ADMIN);
+    const token = tokens.access_token;
 
     // One request id through every hop.
     const requestId = `e2e-${crypto.randomUUID()}`;
-    const traced = await via(1).get('/api/v1/auth/session', { token: tokens.access_token, headers: { 'x-request-id': requestId } });
+    const traced = await via(1).get('/api/v1/auth/session', { token, headers: { 'x-request-id': requestId } });
     expect(traced.status).toBe(200);
     expect(traced.headers.get('x-request-id')).toBe(requestId);
     await new Promise((r) => setTimeout(r, 200)); // let the log lines arrive
@@ -59,19 +46,31 @@ onMysql('distributed mode as separate processes', () => {
     expect(gateways.some(logged)).toBe(true);
     expect(subgraphs.some(logged)).toBe(true);
 
-    // Sessions created alternately through both facades, each read back through the other.
-    const acknowledged: string[] = [];
-    const run = async (rounds: number, facadeCount: number) => {
-      for (let i = 0; i < rounds; i++) {
-        const facade = i % facadeCount;
-        const res = await via(facade).post('/api/v1/auth/login', ADMIN);
-        expect(res.status).toBe(202); // no 5xx, also across the kill
-        acknowledged.push(res.body.session_id);
-        const read = await via(facade + 1).get(`/api/v1/auth/session/${res.body.session_id}`, { token: res.body.access_token });
-        expect(read.status).toBe(200);
-      }
+    // The event stream through facade 2, the one that survives.
+    events = await openStream(`${facades[1].url}/api/v1/events`, { token });
+    expect(events.status).toBe(200);
+
+    // Sessions and voices made alternately through both facades, each read back and deleted through the other.
+    const sessions: string[] = [];
+    const voices: string[] = [];
+    const round = async (i: number, deleteIt: boolean) => {
+      const session = await via(i).post('/api/v1/auth/login', ADMIN);
+      expect(session.status).toBe(202);
+      sessions.push(session.body.session_id);
+      expect((await via(i + 1).get(`/api/v1/auth/session/${session.body.session_id}`, { token: session.body.access_token })).status).toBe(200);
+      const voice = await via(i).post('/api/v1/tts/voices', { name: `e2e ${crypto.randomUUID()}`, base_voice: 'f3' }, { token });
+      expect(voice.status).toBe(202);
+      expect((await via(i + 1).get(`/api/v1/tts/voices/${voice.body.id}`, { token })).body.version).toBe(1);
+      if (deleteIt) expect((await via(i + 1).delete(`/api/v1/tts/voices/${voice.body.id}?version=1`, { token })).status).toBe(202);
+      else voices.push(voice.body.id);
+      return voice.body.id as string;
     };
-    await run(6, 2);
+    const deleted: string[] = [];
+    for (let i = 0; i < 4; i++) deleted.push(await round(i, true));
+    for (const id of deleted) {
+      await events.waitFor((f) => f.event === 'voice.created' && f.data.id === id);
+      await events.waitFor((f) => f.event === 'voice.deleted' && f.data.id === id);
+    }
 
     // Traffic through both facades while gateway 1 and facade 1 die without warning. A
     // request caught in a dying process may fail (it was never acknowledged); none may 500.
@@ -79,14 +78,14 @@ onMysql('distributed mode as separate processes', () => {
     const statuses: number[] = [];
     const traffic = [0, 1].map(async (facade) => {
       const target = facades[facade].url;
-      while (!stop) {
-        const res = await api(target).post('/api/v1/auth/login', ADMIN).catch(() => null);
+      for (let n = 0; !stop; n++) {
+        const res = await api(target).post('/api/v1/tts/voices', { name: `kill ${facade} ${n}`, base_voice: 'm3' }, { token }).catch(() => null);
         if (!res) {
           if (facade === 0) return; // its process is gone
           continue;
         }
         statuses.push(res.status);
-        if (res.status === 202) acknowledged.push(res.body.session_id);
+        if (res.status === 202) voices.push(res.body.id);
       }
     });
     await new Promise((r) => setTimeout(r, 500));
@@ -99,13 +98,24 @@ onMysql('distributed mode as separate processes', () => {
 
     // Facade 2 falls back on gateway 2 for good.
     facades = [facades[1]];
-    await run(6, 1);
+    for (let i = 0; i < 3; i++) await round(0, false);
 
     // Everything acknowledged is there.
-    for (const id of acknowledged) {
-      const res = await via(0).get(`/api/v1/auth/session/${id}`, { token: tokens.access_token });
-      expect(res.status).toBe(200);
-    }
+    for (const id of sessions) expect((await via(0).get(`/api/v1/auth/session/${id}`, { token })).status).toBe(200);
+    for (const id of voices) expect((await via(0).get(`/api/v1/tts/voices/${id}`, { token })).status).toBe(200);
+
+    // The stream may have run through the gateway that died; like EventSource, resume from the
+    // last event received, and every acknowledged voice has its event, once.
+    const before = events.frames;
+    events.close();
+    events = await openStream(`${facades[0].url}/api/v1/events`, { token, lastEventId: before[before.length - 1].id });
+    const newest = voices[voices.length - 1];
+    await events.waitFor((f) => f.event === 'voice.created' && f.data.id === newest, 1, 10_000);
+    const after = events.frames;
+    const ids = [...before, ...events.frames].map((f) => Number(f.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    const created = new Set([...before, ...after].filter((f) => f.event === 'voice.created').map((f) => f.data.id));
+    for (const id of [...deleted, ...voices]) expect(created.has(id)).toBe(true);
     expect((await via(0).get('/health/ready')).status).toBe(200);
   }, 120_000);
 });

@@ -67,7 +67,7 @@ describe('distributed mode over HTTP', () => {
       expect(session.body.session_id).toBe(login.body.session_id);
     }
     const ready = await http.get('/health/ready');
-    expect(ready.body).toEqual({ status: 'ready', checks: { gateway: 'up', database: 'up', auth: 'up' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { gateway: 'up', database: 'up', auth: 'up', events: 'up' } });
   });
 
   it('the subgraph verifies tokens itself when reached directly', async () => {
