@@ -79,7 +79,12 @@ export interface LoadResult {
 
 export async function load(
   name: string,
-  opts: { url: string; method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: string; connections?: number; duration?: number; requests?: autocannon.Request[] },
+  opts: {
+    url: string; method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: string; connections?: number; duration?: number;
+    /** A fixed number of requests instead of a duration. */
+    amount?: number;
+    requests?: autocannon.Request[];
+  },
 ): Promise<LoadResult> {
   const result = await autocannon({
     url: opts.url,
@@ -88,11 +93,13 @@ export async function load(
     body: opts.body,
     connections: opts.connections ?? 50,
     duration: opts.duration ?? 10,
+    amount: opts.amount,
     requests: opts.requests,
   });
   return {
     name,
-    rps: Math.round(result.requests.average),
+    // With `amount`, a run may end inside its first second: count over the elapsed time.
+    rps: Math.round(opts.amount ? result.requests.total / (result.duration || 1) : result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,

@@ -3,6 +3,8 @@ import 'reflect-metadata';
 
 const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   auth: () => import('./auth'),
+  tts: () => import('./tts'),
+  events: () => import('./events'),
   distributed: () => import('./distributed'),
 };
 

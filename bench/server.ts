@@ -5,10 +5,12 @@ import { startServer } from '../bin/all-in-one';
 import { loadConfig } from '../lib/config';
 import { onShutdownSignal } from '../lib/http-server';
 import { mountAuthBaseline } from './baselines/auth';
+import { mountTtsBaseline } from './baselines/tts';
 
 startServer(loadConfig(), {
   mount: (app, internals) => {
     mountAuthBaseline(app, internals);
+    mountTtsBaseline(app, internals);
   },
 }).then((server) => {
   process.stdout.write(`READY ${server.url}\n`);
