@@ -22,6 +22,7 @@ export interface RunningServer {
 export interface ServerInternals {
   subgraphs: RunningSubgraph[];
   keys: KeyMaterial;
+  log: EventLog;
 }
 
 export interface StartOptions {
@@ -49,7 +50,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       a.use(events.router);
       a.use(gateway.router);
       a.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
-      options.mount?.(a, { subgraphs, keys });
+      options.mount?.(a, { subgraphs, keys, log });
     },
   });
   const http = await listen(app, config.PORT, config.HOST);

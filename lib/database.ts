@@ -76,13 +76,28 @@ export async function pingDatabase(dataSource: DataSource, timeoutMs = 2000): Pr
 // SQLite has one connection: TypeORM would interleave two concurrent transactions on it,
 // so they are queued. MySQL gives each transaction its own pooled connection.
 const sqliteQueues = new WeakMap<DataSource, Promise<unknown>>();
+const commitListeners = new WeakMap<DataSource, Set<() => void>>();
 
 export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
-  if (dataSource.options.type !== 'better-sqlite3') return dataSource.transaction(work);
-  const previous = sqliteQueues.get(dataSource) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => dataSource.transaction(work));
-  sqliteQueues.set(dataSource, next.catch(() => undefined));
-  return next;
+  let done: Promise<T>;
+  if (dataSource.options.type !== 'better-sqlite3') done = dataSource.transaction(work);
+  else {
+    const previous = sqliteQueues.get(dataSource) ?? Promise.resolve();
+    done = previous.catch(() => undefined).then(() => dataSource.transaction(work));
+    sqliteQueues.set(dataSource, done.catch(() => undefined));
+  }
+  return done.then((result) => {
+    commitListeners.get(dataSource)?.forEach((listener) => listener());
+    return result;
+  });
+}
+
+/** Calls `listener` after each transaction of inTransaction() on this data source commits. */
+export function onCommit(dataSource: DataSource, listener: () => void): () => void {
+  let listeners = commitListeners.get(dataSource);
+  if (!listeners) commitListeners.set(dataSource, (listeners = new Set()));
+  listeners.add(listener);
+  return () => listeners!.delete(listener);
 }
 
 /** Affected-row count of an UPDATE/DELETE, the same on both drivers. */

@@ -7,6 +7,7 @@ import type { Config } from './config';
 import { columns, inTransaction, openDatabase } from './database';
 import type { Logger } from './logger';
 import { EventColumns, OutboxEvent } from './outbox';
+import { Poller, startPoller } from './poller';
 
 export const EVENTS_DATABASE = 'events';
 
@@ -155,9 +156,7 @@ export class EventLog {
 
 /** Moves a subgraph's outbox into the log: read a batch, append it, then delete it from the outbox. */
 export class OutboxRelay {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = false;
+  private poller?: Poller;
 
   constructor(
     private readonly source: string,
@@ -167,14 +166,9 @@ export class OutboxRelay {
     private readonly logger?: Logger,
   ) {}
 
+  /** Every `intervalMs`, and at once after this process commits a transaction on the outbox's database. */
   start(): void {
-    const tick = async () => {
-      if (this.stopped) return;
-      this.running = this.drain().catch((err) => this.logger?.warn({ err }, 'outbox relay failed; retrying'));
-      await this.running;
-      if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs);
-    };
-    this.timer = setTimeout(tick, 0);
+    this.poller = startPoller({ name: 'outbox relay', intervalMs: this.intervalMs, work: () => this.drain(), wakeOn: this.outbox, logger: this.logger });
   }
 
   /** Relays until the outbox is empty. Deleting (not a cursor) means rows committed late are never skipped. */
@@ -189,9 +183,7 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.poller?.stop();
   }
 }
 

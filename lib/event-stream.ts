@@ -5,6 +5,7 @@
 import { AppError } from './errors';
 import type { EventLog, LoggedEvent } from './event-log';
 import type { Logger } from './logger';
+import { Poller, startPoller } from './poller';
 
 export interface StreamEvent {
   seq: number;
@@ -44,8 +45,7 @@ const toStreamEvent = (e: LoggedEvent): StreamEvent => ({
 export class EventStream {
   private readonly subscribers = new Set<Subscriber>();
   private head = 0;
-  private timer?: NodeJS.Timeout;
-  private polling?: Promise<void>;
+  private poller?: Poller;
   private stopped = false;
 
   constructor(
@@ -53,21 +53,15 @@ export class EventStream {
     private readonly options: { pollMs: number; bufferSize: number; logger?: Logger },
   ) {}
 
+  /** Reads the log every `pollMs`, and at once when this process appends to it. */
   async start(): Promise<void> {
     this.head = (await this.log.position()).lastSeq;
-    const tick = async () => {
-      if (this.stopped) return;
-      this.polling = this.poll().catch((err) => this.options.logger?.warn({ err }, 'event log poll failed; retrying'));
-      await this.polling;
-      if (!this.stopped) this.timer = setTimeout(tick, this.options.pollMs);
-    };
-    this.timer = setTimeout(tick, this.options.pollMs);
+    this.poller = startPoller({ name: 'event log poll', intervalMs: this.options.pollMs, work: () => this.poll(), wakeOn: this.log.dataSource, logger: this.options.logger });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.polling;
+    await this.poller?.stop();
     for (const s of this.subscribers) s.wake?.();
   }
 

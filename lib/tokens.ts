@@ -70,11 +70,15 @@ export interface SignedToken {
 }
 
 export class TokenSigner {
+  /** Parsed once: jsonwebtoken would parse a PEM string again on every signature. */
+  private readonly privateKey: crypto.KeyObject;
+
   constructor(
     private readonly keys: KeyMaterial,
     private readonly issuer: string,
   ) {
     if (!keys.privateKey) throw new Error('TokenSigner needs the private key (JWT_PRIVATE_KEY)');
+    this.privateKey = crypto.createPrivateKey(keys.privateKey);
   }
 
   sign(claims: { userId: string; sessionId: string; roles: string[] }, typ: TokenType, ttlSeconds: number): SignedToken {
@@ -82,7 +86,7 @@ export class TokenSigner {
     const nowSeconds = Math.floor(Date.now() / 1000);
     const token = jwt.sign(
       { sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
-      this.keys.privateKey!,
+      this.privateKey,
       {
         algorithm: ALGORITHM,
         keyid: this.keys.kid,
@@ -106,11 +110,13 @@ export class TokenVerifier {
   private readonly strategies: Record<TokenType, JwtStrategy>;
 
   constructor(keys: KeyMaterial, issuer: string) {
+    // A KeyObject, parsed once: given the PEM string, jsonwebtoken parses it on every verification.
+    const publicKey = crypto.createPublicKey(keys.publicKey) as unknown as string;
     const make = (typ: TokenType) =>
       new JwtStrategy(
         {
           jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-          secretOrKey: keys.publicKey,
+          secretOrKey: publicKey,
           algorithms: [ALGORITHM],
           issuer,
         },

@@ -56,6 +56,7 @@ export class EspeakEngine implements SpeechEngine {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private catalog?: Promise<Catalog>;
+  private voices?: Promise<BaseVoice[]>;
 
   private call<T>(op: string, args?: unknown): Promise<T> {
     if (!this.worker) {
@@ -87,7 +88,7 @@ export class EspeakEngine implements SpeechEngine {
 
   private loadCatalog(): Promise<Catalog> {
     this.catalog ??= this.call<Catalog>('catalog').catch((err) => {
-      this.catalog = undefined; // try again on the next request
+      this.catalog = this.voices = undefined; // try again on the next request
       throw err;
     });
     return this.catalog;
@@ -97,22 +98,24 @@ export class EspeakEngine implements SpeechEngine {
     return (await this.loadCatalog()).languages;
   }
 
-  async baseVoices(): Promise<BaseVoice[]> {
-    const { languages, variants } = await this.loadCatalog();
-    // eSpeak NG's variants are timbres that apply to every language it speaks.
-    return variants.map((v) => ({
+  baseVoices(): Promise<BaseVoice[]> {
+    this.voices ??= this.loadCatalog().then(({ languages, variants }) =>
+      // eSpeak NG's variants are timbres that apply to every language it speaks.
+      variants.map((v) => ({
       name: v.name,
       displayName: v.displayName,
       gender: v.gender === 'female' || v.gender === 'male' ? v.gender : null,
       languages,
       description: `eSpeak NG voice variant "${v.displayName}"${v.gender ? ` (${v.gender})` : ''}; speaks every eSpeak NG language.`,
-    }));
+      })),
+    );
+    return this.voices;
   }
 
   async stop(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    this.catalog = undefined;
+    this.catalog = this.voices = undefined;
     await worker?.terminate();
   }
 }
