@@ -3,10 +3,11 @@
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import express, { Router } from 'express';
-import { ExecutionResult, GraphQLSchema, parse, subscribe, validate } from 'graphql';
+import { createSourceEventStream, DocumentNode, execute, ExecutionResult, GraphQLSchema, parse, validate } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import { Arg, Authorized, buildSchema, Ctx, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
+import { GraphQLError } from 'graphql';
 import { AppError, ERROR_STATUS } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
@@ -84,6 +85,28 @@ class EventsResolver {
   }
 }
 
+/** The results of a source stream; return() reaches the source at once (it may be waiting). */
+function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>): AsyncGenerator<ExecutionResult> {
+  const mapped = {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      const item = await source.next();
+      return item.done ? { done: true, value: undefined } : { done: false, value: await map(item.value) };
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      await source.return(undefined);
+      return { done: true, value: undefined };
+    },
+    async throw(err: unknown): Promise<IteratorResult<ExecutionResult>> {
+      await source.return(undefined);
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return mapped;
+    },
+  };
+  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+}
+
 export interface OperationRequest {
   query: string;
   variables?: Record<string, unknown>;
@@ -146,24 +169,56 @@ export async function createEventsService(options: {
     return { errors: [normalizeError(e.toJSON(), e, logger) as any] };
   };
 
-  async function run(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-    let document;
-    try {
-      document = parse(request.query);
-    } catch (err) {
-      return failed(new AppError('validation_error', (err as Error).message));
+  // Documents by text, so that subscribers sending the same operation share one DocumentNode.
+  const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
+  function documentOf(query: string): DocumentNode | readonly GraphQLError[] {
+    let doc = documents.get(query);
+    if (!doc) {
+      try {
+        const parsed = parse(query);
+        const invalid = validate(schema, parsed);
+        doc = invalid.length ? invalid : parsed;
+      } catch (err) {
+        doc = [err as GraphQLError];
+      }
+      if (documents.size >= 500) documents.delete(documents.keys().next().value!);
+      documents.set(query, doc);
     }
-    const invalid = validate(schema, document);
-    if (invalid.length) return { errors: invalid.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    return doc;
+  }
+
+  /**
+   * One execution per event, operation and variables, shared by every subscriber receiving that
+   * event with that operation (an Event's fields depend only on the event): with many streams
+   * of one user, an event is turned into a result once, not once per stream.
+   */
+  const shared = new WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>();
+  function resultFor(document: DocumentNode, variables: Record<string, unknown> | undefined, event: StreamEvent, contextValue: EventsContext) {
+    let byKey = shared.get(document);
+    if (!byKey) shared.set(document, (byKey = new Map()));
+    const key = `${event.seq}|${JSON.stringify(variables ?? {})}`;
+    let result = byKey.get(key);
+    if (!result) {
+      result = Promise.resolve(execute({ schema, document, rootValue: event, contextValue, variableValues: variables }));
+      if (byKey.size >= 1000) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, result);
+    }
+    return result;
+  }
+
+  async function run(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+    const document = documentOf(request.query);
+    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
     let principal: Principal;
     try {
       principal = await principalOf(request.headers);
     } catch (err) {
       return failed(err);
     }
-    const result = await subscribe({ schema, document, variableValues: request.variables, contextValue: { principal, stream } satisfies EventsContext });
-    if ('errors' in result && result.errors?.length) return { errors: result.errors.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
-    return result as AsyncGenerator<ExecutionResult> | ExecutionResult;
+    const contextValue: EventsContext = { principal, stream };
+    const source = await createSourceEventStream({ schema, document, variableValues: request.variables, contextValue });
+    if (!(Symbol.asyncIterator in source)) return { errors: (source.errors ?? []).map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    return mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document, request.variables, event, contextValue));
   }
 
   const handler = createHandler({

@@ -7,7 +7,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS } from '../lib/http-app';
 import { REQUEST_ID_HEADER } from '../lib/request-context';
-import type { GraphQLClient } from './graphql-client';
+import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { openApiDocument } from './openapi';
 import type { RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
@@ -126,6 +126,18 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   };
 }
 
+// A result shared by many streams (see gateway/events.ts) is turned into its frame once.
+const frames = new WeakMap<object, string>();
+function frameText(route: RouteSpec, result: GraphQLResult): string {
+  let text = frames.get(result);
+  if (text === undefined) {
+    const frame = route.stream!.frame(result.data!.result);
+    text = `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
+    frames.set(result, text);
+  }
+  return text;
+}
+
 /**
  * A subscription as Server-Sent Events. Errors before the stream starts are ordinary error
  * objects with their status; once it runs, each result is a frame, written only as fast as the
@@ -170,8 +182,7 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
           res.write(`event: error\ndata: ${JSON.stringify({ error: e.extensions?.code ?? 'internal_error', message: e.message })}\n\n`);
           break;
         }
-        const frame = route.stream!.frame(result.data!.result);
-        const text = `id: ${frame.id}\nevent: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
+        const text = frameText(route, result);
         if (!res.write(text)) await Promise.race([once(res, 'drain'), closed]);
       }
     } catch (err) {
