@@ -18,6 +18,8 @@ export interface ServiceProcess {
   pid: number;
   /** Every JSON log line so far. */
   logs: Record<string, any>[];
+  /** Resolves with the exit code (null when ended by a signal) once the process has exited. */
+  exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -33,7 +35,8 @@ export async function startProcess(name: string, script: string, args: string[],
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, [path.join(BIN, script), ...args], {
-    env: { ...process.env, HOST: '127.0.0.1', ...env, PORT: String(port) },
+    // As deployed: jest's NODE_ENV=test changes how some libraries behave (Apollo's signal handling).
+    env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, any>[] = [];
@@ -53,7 +56,7 @@ export async function startProcess(name: string, script: string, args: string[],
       }
     }
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -71,9 +74,13 @@ export async function startProcess(name: string, script: string, args: string[],
     url,
     pid: child.pid!,
     logs,
+    exited,
+    /** Sends `signal`; a process still running 20 s later is killed outright, so none is left behind. */
     async kill(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
+      clearTimeout(force);
     },
   };
 }

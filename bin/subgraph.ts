@@ -24,6 +24,8 @@ export async function startSubgraphServer(config: Config, name: string) {
     schema: subgraph.schema,
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
+    // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
+    stopOnTerminationSignals: false,
     // Traces are for Apollo's hosted studio, which is not used here.
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });

@@ -131,6 +131,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
     introspection: true,
+    // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
 

@@ -118,4 +118,14 @@ onMysql('distributed mode as separate processes', () => {
     for (const id of [...deleted, ...voices]) expect(created.has(id)).toBe(true);
     expect((await via(0).get('/health/ready')).status).toBe(200);
   }, 120_000);
+
+  it('stops each process gracefully on SIGTERM', async () => {
+    const alive = layout.all;
+    const started = Date.now();
+    await Promise.all(alive.map((p) => p.kill('SIGTERM')));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // The two killed with SIGKILL earlier end by signal; every other exits with 0.
+    const codes = await Promise.all(alive.map((p) => p.exited));
+    expect(codes.filter((c) => c === 0).length).toBe(alive.length - 2);
+  }, 30_000);
 });
