@@ -6,7 +6,7 @@ import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterfac
 import type { Config } from './config';
 import { columns, inTransaction, openDatabase } from './database';
 import type { Logger } from './logger';
-import { EventColumns, OutboxEvent } from './outbox';
+import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
 
 export const EVENTS_DATABASE = 'events';
@@ -47,16 +47,7 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
     await queryRunner.createTable(
       new Table({
         name: 'events',
-        columns: [
-          bigint('seq', { isPrimary: true }),
-          c.uuid('event_id', { isUnique: true }),
-          c.string('type', 100),
-          c.uuid('user_id'),
-          c.string('resource_id', 64),
-          c.text('payload'),
-          c.timestamp('occurred_at'),
-          c.string('source', 64),
-        ],
+        columns: [bigint('seq', { isPrimary: true }), ...eventTableColumns(queryRunner), c.string('source', 64)],
         indices: [{ columnNames: ['user_id', 'seq'] }, { columnNames: ['resource_id'] }, { columnNames: ['occurred_at'] }],
       }),
     );

@@ -2,7 +2,7 @@
 // is inserted with the change in the same transaction, so an acknowledged command always
 // has its event and a rolled-back one never does.
 import crypto from 'node:crypto';
-import { Column, Entity, EntityManager, Index, PrimaryGeneratedColumn, QueryRunner, Table } from 'typeorm';
+import { Column, Entity, EntityManager, Index, PrimaryGeneratedColumn, QueryRunner, Table, TableColumnOptions } from 'typeorm';
 import { columns } from './database';
 
 export const OUTBOX_TABLE = 'outbox';
@@ -58,21 +58,26 @@ export async function recordEvent(manager: EntityManager, event: NewEvent): Prom
   return manager.save(OutboxEvent, row);
 }
 
+/** The table columns of EventColumns, for migrations of the outbox and of the event log. */
+export function eventTableColumns(queryRunner: QueryRunner): TableColumnOptions[] {
+  const c = columns(queryRunner);
+  return [
+    c.uuid('event_id', { isUnique: true }),
+    c.string('type', 100),
+    c.uuid('user_id'),
+    c.string('resource_id', 64),
+    c.text('payload'),
+    c.timestamp('occurred_at'),
+  ];
+}
+
 /** For a subgraph's first migration: its own outbox table. */
 export async function createOutboxTable(queryRunner: QueryRunner): Promise<void> {
   const c = columns(queryRunner);
   await queryRunner.createTable(
     new Table({
       name: OUTBOX_TABLE,
-      columns: [
-        c.sequence('seq'),
-        c.uuid('event_id', { isUnique: true }),
-        c.string('type', 100),
-        c.uuid('user_id'),
-        c.string('resource_id', 64),
-        c.text('payload'),
-        c.timestamp('occurred_at'),
-      ],
+      columns: [c.sequence('seq'), ...eventTableColumns(queryRunner)],
       indices: [{ columnNames: ['occurred_at'] }],
     }),
   );
