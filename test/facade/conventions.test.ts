@@ -71,6 +71,14 @@ describe('conventions', () => {
     expect(doc.body.paths['/api/v1/auth/login'].post.responses).toEqual(
       expect.objectContaining({ '202': expect.anything(), '400': expect.anything(), '401': expect.anything(), '429': expect.anything() }),
     );
+    const voices = doc.body.paths['/api/v1/tts/voices/{voiceId}'];
+    expect(Object.keys(voices.delete.responses).sort()).toEqual(['202', '400', '401', '404', '409', '500', '503']);
+    expect(voices.delete.parameters).toContainEqual(expect.objectContaining({ name: 'version', in: 'query', required: true }));
+    expect(doc.body.paths['/api/v1/tts/voices'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateVoiceRequest' });
+    const events = doc.body.paths['/api/v1/events'].get;
+    expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(events.parameters).toContainEqual(expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }));
+    expect(events.responses['410']).toBeDefined();
     expect(doc.body.components.securitySchemes.bearerAuth.scheme).toBe('bearer');
     expect(doc.body.components.schemas.ErrorObject.required).toEqual(['error', 'message']);
     const page = await request(server.url, 'GET', '/api/v1/docs');
