@@ -126,6 +126,20 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   };
 }
 
+/** True once the response drains; false when it closes or has not drained within `ms`. */
+async function drained(res: Response, closed: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      once(res, 'drain').then(() => true),
+      closed.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // A result shared by many streams (see gateway/events.ts) is turned into its frame once.
 const frames = new WeakMap<object, string>();
 function frameText(route: RouteSpec, result: GraphQLResult): string {
@@ -141,7 +155,7 @@ function frameText(route: RouteSpec, result: GraphQLResult): string {
 /**
  * A subscription as Server-Sent Events. Errors before the stream starts are ordinary error
  * objects with their status; once it runs, each result is a frame, written only as fast as the
- * client reads (a client that stops reading fills its bounded buffer upstream and is cut off).
+ * client reads: a client that has taken nothing for two heartbeat periods is cut off.
  */
 function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
   const validate = compileValidator(route);
@@ -167,6 +181,7 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
     res.setHeader('X-Accel-Buffering', 'no'); // proxies must not hold frames back
     res.flushHeaders();
     res.write('retry: 2000\n\n');
+    const stallMs = 2 * config.EVENT_HEARTBEAT_SECONDS * 1000;
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), config.EVENT_HEARTBEAT_SECONDS * 1000);
     let open = true;
     const closed = new Promise<void>((resolve) => res.once('close', () => {
@@ -183,7 +198,11 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
           break;
         }
         const text = frameText(route, result);
-        if (!res.write(text)) await Promise.race([once(res, 'drain'), closed]);
+        if (!res.write(text) && !(await drained(res, closed, stallMs))) {
+          // It stopped reading: cut it off (it resumes with Last-Event-ID when it comes back).
+          res.destroy();
+          break;
+        }
       }
     } catch (err) {
       req.log.error({ err }, 'event stream failed');

@@ -146,7 +146,8 @@ export const routes: RouteSpec[] = [
       "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +
       '(7 days by default) answers 410 `resync_required`: reload your data and connect without a position. The stream ends when ' +
-      'your session is revoked, and when you read too slowly (resume with Last-Event-ID). Admins may pass `scope=all`.',
+      'your session is revoked, and when you read too slowly or stop reading for two heartbeat periods (resume with ' +
+      'Last-Event-ID). Admins may pass `scope=all`.',
     query: {
       schema: {
         type: 'object',
