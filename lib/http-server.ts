@@ -1,6 +1,6 @@
 // Listening, and stopping gracefully: stop accepting, let in-flight requests finish, then close.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { RequestListener } from 'node:http';
 import { Config, ConfigError, loadConfig } from './config';
 
@@ -14,6 +14,19 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
   return new Promise((resolve, reject) => {
     const server = http.createServer(handler);
     server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+    // Connections that have not sent a request yet (clients open them ahead, e.g. undici after
+    // an aborted stream). closeIdleConnections() leaves them, and they would hold a graceful close.
+    const awaitingFirstRequest = new Set<Socket>();
+    server.on('connection', (socket: Socket) => {
+      awaitingFirstRequest.add(socket);
+      socket.once('close', () => awaitingFirstRequest.delete(socket));
+    });
+    // Once closing, a connection whose response is done is ended instead of kept alive.
+    let closing = false;
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      awaitingFirstRequest.delete(req.socket);
+      res.once('finish', () => closing && req.socket.end());
+    });
     server.once('error', reject);
     server.listen(port, host, () => {
       const { port: actual } = server.address() as AddressInfo;
@@ -23,12 +36,14 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
         url: `http://${shownHost}:${actual}`,
         close: (graceMs = 10_000) =>
           new Promise<void>((done) => {
+            closing = true;
             const force = setTimeout(() => server.closeAllConnections(), graceMs).unref();
             server.close(() => {
               clearTimeout(force);
               done();
             });
             server.closeIdleConnections();
+            for (const socket of awaitingFirstRequest) socket.destroy();
           }),
       });
     });

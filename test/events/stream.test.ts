@@ -16,8 +16,7 @@ beforeAll(async () => {
   admin = await login(server.url, ADMIN);
 });
 afterEach(() => streams.splice(0).forEach((s) => s.close()));
-// A connection the client left open holds a graceful close for up to its 10 s grace.
-afterAll(() => server.close(), 30_000);
+afterAll(() => server.close());
 
 async function stream(token: string, query = '', lastEventId?: string, base = server.url) {
   const s = await openStream(`${base}/api/v1/events${query}`, { token, lastEventId });
