@@ -22,8 +22,8 @@ export class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext
   }
 }
 
-/** Parsed and validated subgraph documents, keyed by text: the planner sends few distinct ones. */
-class DocumentCache {
+/** Parsed and validated documents, keyed by text: callers send few distinct ones. */
+export class DocumentCache {
   private readonly docs = new Map<string, DocumentNode | readonly GraphQLError[]>();
   constructor(private readonly schema: GraphQLSchema, private readonly max = 2000) {}
 

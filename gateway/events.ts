@@ -3,11 +3,10 @@
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import express, { Router } from 'express';
-import { createSourceEventStream, DocumentNode, execute, ExecutionResult, GraphQLSchema, parse, validate } from 'graphql';
+import { createSourceEventStream, DocumentNode, execute, ExecutionResult, GraphQLSchema } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
-import { Arg, Authorized, buildSchema, Ctx, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
-import { GraphQLError } from 'graphql';
+import { Arg, Authorized, buildSchema, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
 import { AppError, ERROR_STATUS } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
@@ -16,6 +15,7 @@ import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import type { Headers } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
+import { DocumentCache } from './data-sources';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 
 export enum EventScope {
@@ -79,7 +79,6 @@ class EventsResolver {
     @Arg('after', () => ID, { nullable: true }) _after?: string,
     @Arg('types', () => [String], { nullable: true }) _types?: string[],
     @Arg('scope', () => EventScope, { defaultValue: EventScope.own }) _scope?: EventScope,
-    @Ctx() _ctx?: EventsContext,
   ): EventType {
     return { ...event, seq: String(event.seq) };
   }
@@ -170,22 +169,7 @@ export async function createEventsService(options: {
   };
 
   // Documents by text, so that subscribers sending the same operation share one DocumentNode.
-  const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
-  function documentOf(query: string): DocumentNode | readonly GraphQLError[] {
-    let doc = documents.get(query);
-    if (!doc) {
-      try {
-        const parsed = parse(query);
-        const invalid = validate(schema, parsed);
-        doc = invalid.length ? invalid : parsed;
-      } catch (err) {
-        doc = [err as GraphQLError];
-      }
-      if (documents.size >= 500) documents.delete(documents.keys().next().value!);
-      documents.set(query, doc);
-    }
-    return doc;
-  }
+  const documents = new DocumentCache(schema, 500);
 
   /**
    * One execution per event, operation and variables, shared by every subscriber receiving that
@@ -207,7 +191,7 @@ export async function createEventsService(options: {
   }
 
   async function run(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-    const document = documentOf(request.query);
+    const document = documents.get(request.query);
     if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
     let principal: Principal;
     try {
