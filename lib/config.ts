@@ -23,7 +23,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
   TRUST_PROXY: z.string().default('loopback'),
-  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(64 * 1024),
+  /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
+  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
 
   JWT_PRIVATE_KEY: z.string().optional(),
   JWT_PUBLIC_KEY: z.string().optional(),
@@ -47,6 +48,22 @@ const schema = z.object({
   EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
   EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
 
+  /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
+  AUDIO_DIR: z.string().optional(),
+  /**
+   * Syntheses this process renders at once, each in an engine thread of its own. 0: none here
+   * (distributed mode: leave them to `npm run start:worker` processes).
+   */
+  SYNTHESIS_CONCURRENCY: int(0, 64).default(1),
+  /** A running job whose worker has not renewed its lease for this long is taken again. */
+  SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
+  /** Takes of one job (workers that died on it) before it is failed instead. */
+  SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
+  /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
+  SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
+  /** Finished syntheses and their audio are deleted this long after they finished. */
+  SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
+
   /**
    * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
    * over them and one that refuses connections is skipped. Empty: in-process.
@@ -61,6 +78,7 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & {
   dataDir: string;
+  audioDir: string;
   subgraphUrls: Record<string, string>;
 };
 
@@ -93,5 +111,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     subgraphUrls[name] = url;
   }
-  return { ...cfg, dataDir: path.resolve(cfg.DATA_DIR), subgraphUrls };
+  const dataDir = path.resolve(cfg.DATA_DIR);
+  return { ...cfg, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
 }

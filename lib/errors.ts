@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   resync_required: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** A byte range that lies past the end of the file. */
+  range_not_satisfiable: 416,
   rate_limit_exceeded: 429,
   internal_error: 500,
   service_unavailable: 503,
@@ -31,6 +33,7 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   resync_required: 'Events from that position are no longer kept; start again without a position and reload your data.',
   payload_too_large: 'The request body is too large.',
   unsupported_media_type: 'The request body must be JSON (Content-Type: application/json).',
+  range_not_satisfiable: 'The requested range lies outside the file.',
   rate_limit_exceeded: 'Too many requests; try again later.',
   internal_error: 'An unexpected error occurred.',
   service_unavailable: 'A dependency is unavailable; try again later.',

@@ -49,11 +49,18 @@ export interface SubgraphParts {
   stop?: () => Promise<void>;
 }
 
+/** Work a subgraph does in the background (rendering jobs, …), apart from answering queries. */
+export interface BackgroundWork {
+  stop(): Promise<void>;
+}
+
 export interface SubgraphDefinition {
   name: string;
   entities: Function[];
   migrations: Function[];
   create(deps: SubgraphDeps): Promise<SubgraphParts> | SubgraphParts;
+  /** Its background work alone, for a process of its own (`npm run start:worker -- <name>`). */
+  worker?(deps: SubgraphDeps): Promise<BackgroundWork> | BackgroundWork;
 }
 
 export interface RunningSubgraph {
@@ -96,12 +103,7 @@ export async function startSubgraph(
   definition: SubgraphDefinition,
   deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog },
 ): Promise<RunningSubgraph> {
-  const logger = deps.logger.child({ subgraph: definition.name });
-  const dataSource = await openDatabase(
-    deps.config,
-    { name: definition.name, entities: definition.entities, migrations: definition.migrations },
-    logger,
-  );
+  const { logger, dataSource, relay, close } = await openSubgraphData(definition, deps);
   const parts = await definition.create({ ...deps, logger, dataSource });
   const schema = await buildFederatedSchema(parts);
   const verifier = new TokenVerifier(deps.keys, deps.config.JWT_ISSUER);
@@ -110,8 +112,6 @@ export async function startSubgraph(
     (async (principal: Principal) => {
       if (await deps.events.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
     });
-  // Events written to this subgraph's outbox reach the shared event log from here.
-  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger);
   await parts.start?.();
   relay.start();
 
@@ -142,6 +142,42 @@ export async function startSubgraph(
     ready: () => pingDatabase(dataSource),
     async stop() {
       await parts.stop?.();
+      await close();
+    },
+  };
+}
+
+/** A subgraph's background work without its schema: a worker process of distributed mode. */
+export async function startSubgraphWorker(
+  definition: SubgraphDefinition,
+  deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog },
+): Promise<BackgroundWork> {
+  if (!definition.worker) throw new Error(`The ${definition.name} subgraph has no background work.`);
+  const { logger, dataSource, relay, close } = await openSubgraphData(definition, deps);
+  const work = await definition.worker({ ...deps, logger, dataSource });
+  relay.start();
+  return {
+    async stop() {
+      await work.stop();
+      await close();
+    },
+  };
+}
+
+/** The subgraph's own database, and the relay that moves its outbox into the shared event log. */
+async function openSubgraphData(definition: SubgraphDefinition, deps: { config: Config; logger: Logger; events: EventLog }) {
+  const logger = deps.logger.child({ subgraph: definition.name });
+  const dataSource = await openDatabase(
+    deps.config,
+    { name: definition.name, entities: definition.entities, migrations: definition.migrations },
+    logger,
+  );
+  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger);
+  return {
+    logger,
+    dataSource,
+    relay,
+    async close() {
       await relay.stop();
       await relay.drain().catch((err) => logger.warn({ err }, 'outbox not fully relayed; the next start relays the rest'));
       if (dataSource.isInitialized) await dataSource.destroy();

@@ -58,7 +58,10 @@ export function createFacadeApp(options: FacadeOptions): Express {
     next();
   });
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
-  for (const route of routes) api[route.method](route.path, route.stream ? streamHandler(route, graphql, config) : routeHandler(route, graphql));
+  for (const route of routes) {
+    const handler = route.stream ? streamHandler(route, graphql, config) : route.download ? downloadHandler(route, graphql) : routeHandler(route, graphql);
+    api[route.method](route.path, handler);
+  }
   app.use(API_PREFIX, api);
 
   // ---- fallbacks -------------------------------------------------------------------------
@@ -99,30 +102,102 @@ function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidat
   return input;
 }
 
+/** Runs one operation for the request; sends the error object and answers undefined when it failed. */
+async function run(graphql: GraphQLClient, route: RouteSpec, req: Request, res: Response, query: string, variables: Record<string, unknown>) {
+  let result;
+  try {
+    result = await graphql.execute({
+      query,
+      variables,
+      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], ...(route.auth ? { authorization: req.headers.authorization } : {}) },
+      clientIp: req.ip ?? '',
+    });
+  } catch (err) {
+    req.log.error({ err }, 'gateway unreachable');
+    sendError(res, 'service_unavailable');
+    return undefined;
+  }
+  if (result.errors?.length) {
+    sendGraphQLError(res, result.errors);
+    return undefined;
+  }
+  return result;
+}
+
 function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   const validate = compileValidator(route);
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
-    const authorization = req.headers.authorization;
-
-    let result;
-    try {
-      result = await graphql.execute({
-        query: route.operation,
-        variables: route.variables?.(input) ?? {},
-        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], ...(route.auth ? { authorization } : {}) },
-        clientIp: req.ip ?? '',
-      });
-    } catch (err) {
-      req.log.error({ err }, 'gateway unreachable');
-      return sendError(res, 'service_unavailable');
-    }
-    if (result.errors?.length) return sendGraphQLError(res, result.errors);
+    const result = await run(graphql, route, req, res, route.operation, route.variables?.(input) ?? {});
+    if (!result) return;
     const data = result.data?.result;
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
     res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
+  };
+}
+
+/** The bytes of one download piece: what the first request fetches, and each later one. */
+const DOWNLOAD_PIECE_BYTES = 512 * 1024;
+
+/**
+ * A file fetched a piece at a time through GraphQL and sent as it comes, with one byte range
+ * (RFC 9110: 206 + Content-Range, 416 past the end; several ranges get the whole file),
+ * ETag / If-None-Match / If-Range, and HEAD. Errors before the first byte are error objects;
+ * after it, all that can be done is to cut the response short.
+ */
+function downloadHandler(route: RouteSpec, graphql: GraphQLClient) {
+  const validate = compileValidator(route);
+  const { chunk, contentType } = route.download!;
+  return async (req: Request, res: Response) => {
+    const input = routeInput(route, validate, req, res);
+    if (!input) return;
+    const variables = route.variables?.(input) ?? {};
+    const meta = await run(graphql, route, req, res, route.operation, variables);
+    if (!meta) return;
+    const { bytes, etag } = meta.data!.result as { bytes: number; etag: string };
+    res.setHeader('Accept-Ranges', 'bytes');
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', 'private, max-age=3600');
+    if (req.fresh) return void res.status(304).end();
+
+    let [start, end] = [0, bytes - 1];
+    const ifRange = req.headers['if-range'];
+    const ranges = req.headers.range && (!ifRange || ifRange === etag) ? req.range(bytes, { combine: true }) : undefined;
+    if (ranges === -1) {
+      res.setHeader('Content-Range', `bytes */${bytes}`);
+      return sendError(res, 'range_not_satisfiable', `The audio has ${bytes} bytes; the range asked for lies outside it.`, { size: bytes });
+    }
+    const partial = Array.isArray(ranges) && ranges.type === 'bytes' && ranges.length === 1;
+    if (partial) [start, end] = [ranges[0].start, ranges[0].end];
+
+    /** The bytes from `offset` (empty at the end, or when the fetch failed). */
+    const piece = async (offset: number): Promise<Buffer> => {
+      const length = Math.min(DOWNLOAD_PIECE_BYTES, end + 1 - offset);
+      if (length <= 0) return Buffer.alloc(0);
+      const result = await run(graphql, route, req, res, chunk, { ...variables, offset, length });
+      return Buffer.from((result?.data?.result as { chunk?: string } | undefined)?.chunk ?? '', 'base64');
+    };
+    const first = req.method === 'HEAD' ? Buffer.alloc(0) : await piece(start);
+    if (res.headersSent) return; // the piece failed, and its error object went out
+
+    res.status(partial ? 206 : 200);
+    res.type(contentType);
+    res.setHeader('Content-Length', String(end + 1 - start));
+    if (partial) res.setHeader('Content-Range', `bytes ${start}-${end}/${bytes}`);
+    if (req.method === 'HEAD') return void res.end();
+    let open = true;
+    const closed = new Promise<void>((resolve) => res.once('close', () => ((open = false), resolve())));
+    let data = first;
+    for (let at = start; ; ) {
+      if (!data.length && at <= end) return void res.destroy(); // the file changed or went away mid-way
+      at += data.length;
+      if (!res.write(data) && !(await drained(res, closed, 60_000))) return void res.destroy();
+      if (at > end || !open) break;
+      data = await piece(at);
+    }
+    res.end();
   };
 }
 

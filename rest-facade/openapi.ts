@@ -16,12 +16,24 @@ const errorResponse = (code: ErrorCode) => ({
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
 function operation(route: RouteSpec) {
+  const mediaType = route.stream ? 'text/event-stream' : route.download ? route.download.contentType : 'application/json';
   const responses: Record<string, unknown> = {
     [route.status]: {
-      description: route.status === 202 ? 'Accepted' : route.stream ? 'An event stream (Server-Sent Events)' : 'OK',
-      content: { [route.stream ? 'text/event-stream' : 'application/json']: { schema: schemaOrRef(route.response) } },
+      description: route.status === 202 ? 'Accepted' : route.stream ? 'An event stream (Server-Sent Events)' : route.download ? 'The whole file' : 'OK',
+      content: { [mediaType]: { schema: schemaOrRef(route.response) } },
       ...(route.location ? { headers: { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } } : {}),
+      ...(route.download ? { headers: { ETag: { schema: { type: 'string' } }, 'Accept-Ranges': { schema: { type: 'string', example: 'bytes' } } } } : {}),
     },
+    ...(route.download
+      ? {
+          206: {
+            description: 'The one byte range asked for with `Range`',
+            content: { [mediaType]: { schema: schemaOrRef(route.response) } },
+            headers: { 'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/88244' } } },
+          },
+          304: { description: 'Not modified (If-None-Match matched the ETag)' },
+        }
+      : {}),
   };
   const codes = [...route.errors, ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []), ...ALWAYS];
   for (const code of codes) {
@@ -34,6 +46,10 @@ function operation(route: RouteSpec) {
     ...(route.description ? { description: route.description } : {}),
     ...(route.auth ? { security: [{ bearerAuth: [] }] } : { security: [] }),
     parameters: [
+      ...(route.download ? [
+        { name: 'Range', in: 'header', required: false, schema: { type: 'string', example: 'bytes=0-1023' }, description: 'One byte range' },
+        { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag: Range applies only while it matches' },
+      ] : []),
       ...(route.stream ? [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event (sent by EventSource on reconnect)' }] : []),
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
@@ -72,7 +88,7 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
       description:
         'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
         '`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller\'s, when it sent one). ' +
-        'Request bodies are limited to 64 KiB by default (413 beyond). Unknown body fields are ignored.',
+        'Request bodies are limited to 256 KiB by default (413 beyond). Unknown body fields are ignored.',
     },
     servers: [{ url: '/' }],
     tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }],

@@ -26,6 +26,11 @@ export interface RouteSpec {
    * with a comment line now and then to keep idle connections open.
    */
   stream?: { frame: (result: Record<string, any>) => { id: string; event: string; data: unknown } };
+  /**
+   * A file sent in pieces, with Range support: `operation` answers `{ content_type, bytes, etag }`,
+   * `chunk` (the same variables plus `$offset` and `$length`) answers `{ chunk }` in base64.
+   */
+  download?: { chunk: string; contentType: string };
   /** The GraphQL operation; its root field is aliased `result` and its fields named as in REST. */
   operation: string;
   variables?: (input: RouteInput) => Record<string, unknown>;

@@ -1,10 +1,12 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
 import type { RouteSpec } from './route-spec';
-import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
+import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, Synthesis, SynthesisRequest, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
 const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
+const SYNTHESIS_FIELDS = `id state voice_id: voiceId base_voice: baseVoice voice_blend: voiceBlend language speed characters duration_ms: durationMs error
+  created_at: createdAt started_at: startedAt finished_at: finishedAt`;
 const TOKEN_FIELDS = `access_token: accessToken refresh_token: refreshToken expires_in: expiresIn token_type: tokenType session_id: sessionId`;
 
 export const routes: RouteSpec[] = [
@@ -136,12 +138,63 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
 
+  {
+    method: 'post', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    summary: 'Speak a text with one of your voices (asynchronous)',
+    description: 'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
+      'Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice\'s settings are ' +
+      'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. eSpeak NG speaks ' +
+      '80 to 450 words per minute (175 at speed 1.0): speeds below 0.46 or above 2.57 are spoken at that limit.',
+    body: SynthesisRequest,
+    operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
+      result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,
+    variables: ({ body }) => ({
+      text: body.text, voiceId: body.voice_id, baseVoice: body.base_voice, voiceBlend: body.voice_blend, language: body.language, speed: body.speed,
+    }),
+    status: 202,
+    ack: 'Synthesis queued.',
+    location: (r) => `/api/v1/tts/syntheses/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    summary: 'One of your syntheses: its state, and the length of its audio once done',
+    description: 'state is queued, running, succeeded or failed; `error` is there only when it failed. Syntheses are deleted with their ' +
+      'audio 7 days (SYNTHESIS_RETENTION_SECONDS) after they finished.',
+    params: { synthesisId: uuidParam },
+    operation: `query Synthesis($id: ID!) { result: synthesis(id: $id) { ${SYNTHESIS_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.synthesisId }),
+    status: 200,
+    present: ({ id, state, error, ...synthesis }) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) }),
+    response: Synthesis,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    method: 'get', path: '/tts/syntheses/:synthesisId/audio', tag: 'TTS', auth: true,
+    summary: 'The audio of a succeeded synthesis (WAV, with Range support)',
+    description: 'audio/wav, mono 16-bit PCM at 22,050 Hz. One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
+      'the end answers 416; several ranges, or a malformed Range, get the whole file. ETag and If-None-Match / If-Range work. ' +
+      'While the synthesis is queued or running, or when it failed, the answer is 409 `conflict` with `details.state`.',
+    params: { synthesisId: uuidParam },
+    query: { schema: { type: 'object', properties: { format: { type: 'string', enum: ['wav'], default: 'wav', description: 'Only wav so far' } } } },
+    operation: `query SynthesisAudio($id: ID!) { result: synthesisAudio(id: $id) { content_type: contentType bytes etag } }`,
+    variables: ({ params }) => ({ id: params.synthesisId }),
+    download: {
+      chunk: `query SynthesisAudioChunk($id: ID!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id) { chunk(offset: $offset, length: $length) } }`,
+      contentType: 'audio/wav',
+    },
+    status: 200,
+    response: { type: 'string', format: 'binary' },
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict', 'range_not_satisfiable'],
+  },
+
   // ---- Events -----------------------------------------------------------------------------
   {
     method: 'get', path: '/events', tag: 'Events', auth: true,
     summary: 'Your events, as Server-Sent Events',
     description:
-      'A `text/event-stream` of your events (session.created, session.refreshed, session.revoked, voice.created, voice.deleted, …). ' +
+      'A `text/event-stream` of your events (session.created, session.refreshed, session.revoked, voice.created, voice.deleted, synthesis.succeeded, synthesis.failed). ' +
       'Each frame has `id:` (a growing position), `event:` (the type) and `data:` (JSON: `type`, `id` of the resource, `occurred_at`, ' +
       "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +

@@ -66,6 +66,17 @@ export const Session: JsonSchema = {
   },
 };
 
+/** How a voice speaks: the fields of a voice and of a synthesis with inline settings. */
+const VOICE_SETTINGS: Record<string, JsonSchema> = {
+  base_voice: { type: 'string', minLength: 1, maxLength: 64, description: 'A name from GET /api/v1/tts/base-voices (case-insensitive; stored as the catalog spells it)', example: 'f3' },
+  voice_blend: {
+    type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)',
+    description: 'Base voice names joined by "+", each optionally weighted as name(weight), weight above 0 and at most 100; at most 8 parts',
+  },
+  language: { type: 'string', minLength: 1, maxLength: 35, description: 'A language tag of the engine (listed with each base voice); default en-us', example: 'en-us' },
+  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal' },
+};
+
 export const CreateVoiceRequest: JsonSchema = {
   type: 'object',
   required: ['name', 'base_voice'],
@@ -73,13 +84,7 @@ export const CreateVoiceRequest: JsonSchema = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' },
     description: { type: 'string', maxLength: 1000 },
-    base_voice: { type: 'string', minLength: 1, maxLength: 64, description: 'A name from GET /api/v1/tts/base-voices (case-insensitive; stored as the catalog spells it)', example: 'f3' },
-    voice_blend: {
-      type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)',
-      description: 'Base voice names joined by "+", each optionally weighted as name(weight), weight above 0 and at most 100; at most 8 parts',
-    },
-    language: { type: 'string', minLength: 1, maxLength: 35, description: 'A language tag of the engine (listed with each base voice); default en-us', example: 'en-us' },
-    speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal' },
+    ...VOICE_SETTINGS,
   },
 };
 
@@ -107,6 +112,38 @@ export const VoicePage: JsonSchema = {
   properties: {
     items: { type: 'array', items: { $ref: '#/components/schemas/Voice' } },
     next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+  },
+};
+
+export const SynthesisRequest: JsonSchema = {
+  type: 'object',
+  required: ['text'],
+  additionalProperties: false,
+  description: 'Give `voice_id`, or `base_voice` with any of `voice_blend`, `language`, `speed`; not both.',
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: 10000, pattern: '\\S', description: 'What to say: 1 to 10,000 characters (code points), not only white space' },
+    voice_id: { type: 'string', format: 'uuid', description: 'One of your voices; its settings are copied into the synthesis now' },
+    ...VOICE_SETTINGS,
+  },
+};
+
+export const Synthesis: JsonSchema = {
+  type: 'object',
+  required: ['id', 'state', 'voice_id', 'base_voice', 'voice_blend', 'language', 'speed', 'characters', 'duration_ms', 'created_at', 'started_at', 'finished_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+    voice_id: { type: 'string', format: 'uuid', nullable: true, description: 'Null when requested with inline settings' },
+    base_voice: { type: 'string' },
+    voice_blend: { type: 'string', nullable: true },
+    language: { type: 'string' },
+    speed: { type: 'number', format: 'double' },
+    characters: { type: 'integer', description: 'Length of the text in Unicode code points' },
+    duration_ms: { type: 'integer', nullable: true, description: 'Length of the audio, once succeeded' },
+    error: { type: 'string', description: 'Only when failed: why' },
+    created_at: { type: 'string', format: 'date-time' },
+    started_at: { type: 'string', format: 'date-time', nullable: true },
+    finished_at: { type: 'string', format: 'date-time', nullable: true },
   },
 };
 
@@ -146,7 +183,7 @@ export const Health: JsonSchema = {
 };
 
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, BaseVoice, BaseVoiceList, EventFrame, Health,
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, SynthesisRequest, Synthesis, BaseVoice, BaseVoiceList, EventFrame, Health,
 };
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });

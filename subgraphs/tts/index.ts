@@ -1,32 +1,91 @@
-// The TTS subgraph: voices on the speech engine's base voices. Owns the `tts` database;
-// meets the auth subgraph only through the `owner: User` reference and events.
+// The TTS subgraph: voices on the speech engine's base voices, and speech rendered with them.
+// Owns the `tts` database; meets the auth subgraph only through `owner: User` and events.
 import { OutboxEvent } from '../../lib/outbox';
-import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
+import { startPoller } from '../../lib/poller';
+import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
+import { AudioStore, DiskAudioStore } from './audio/audio-store';
 import { EspeakEngine } from './engine/espeak';
+import type { SpeechEngine } from './engine/speech-engine';
+import { Synthesis } from './entities/synthesis';
 import { UserReference } from './entities/user-reference';
 import { Voice } from './entities/voice';
 import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
+import { CreateSynthesesTable1734000000000 } from './migrations/1734000000000-CreateSynthesesTable';
+import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
+import { SynthesisService } from './synthesis-service';
+import { SynthesisWorker } from './synthesis-worker';
 import { VoiceService } from './voice-service';
+
+const RETENTION_EVERY_MS = 10 * 60_000;
+
+function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: SpeechEngine, store: AudioStore, concurrency: number) {
+  return new SynthesisWorker({
+    dataSource, engine, store, logger, concurrency,
+    leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,
+    maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS,
+    pollMs: config.SYNTHESIS_POLL_MS,
+  });
+}
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, OutboxEvent],
-  migrations: [CreateTtsTables1733000000000],
-  create({ dataSource }) {
-    const engine = new EspeakEngine();
+  entities: [Voice, Synthesis, OutboxEvent],
+  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000],
+  create(deps) {
+    const { config, dataSource, logger } = deps;
+    const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
+    const store = new DiskAudioStore(config.audioDir);
     const voices = new VoiceService(dataSource, engine);
+    const syntheses = new SynthesisService(dataSource, engine, voices, store);
+    // In-process rendering unless this process leaves it to worker processes.
+    const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
+    let retention: { stop(): Promise<void> } | undefined;
     return {
-      resolvers: [new VoiceResolver(voices, engine)],
+      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses)],
       orphanedTypes: [UserReference],
       references: {
-        // Other subgraphs may point at a voice; only its owner sees it.
+        // Other subgraphs may point at a voice or a synthesis; only its owner sees it.
         Voice: {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
             ctx.principal ? voices.get(ctx.principal.userId, ref.id).catch(() => null) : null,
         },
+        Synthesis: {
+          __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
+            ctx.principal ? syntheses.get(ctx.principal.userId, ref.id).catch(() => null) : null,
+        },
       },
-      stop: () => engine.stop(),
+      async start() {
+        worker?.start();
+        // Any instance may prune: deleting what is already gone is harmless.
+        retention = startPoller({
+          name: 'synthesis retention',
+          intervalMs: RETENTION_EVERY_MS,
+          logger,
+          work: async () => {
+            const pruned = await syntheses.prune(new Date(Date.now() - config.SYNTHESIS_RETENTION_SECONDS * 1000));
+            if (pruned) logger.info({ pruned }, 'expired syntheses deleted with their audio');
+          },
+        });
+      },
+      async stop() {
+        await retention?.stop();
+        await worker?.stop();
+        await engine.stop();
+      },
+    };
+  },
+  // `npm run start:worker -- tts`: rendering only, beside subgraph processes run with SYNTHESIS_CONCURRENCY=0.
+  worker(deps) {
+    const concurrency = Math.max(1, deps.config.SYNTHESIS_CONCURRENCY);
+    const engine = new EspeakEngine(concurrency);
+    const worker = synthesisWorker(deps, engine, new DiskAudioStore(deps.config.audioDir), concurrency);
+    worker.start();
+    return {
+      async stop() {
+        await worker.stop();
+        await engine.stop();
+      },
     };
   },
 };

@@ -6,17 +6,13 @@ import { MoreThan } from 'typeorm';
 import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
-import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Voice } from './entities/voice';
+import { checkVoiceSettings, VoiceSettingsInput } from './voice-settings';
 
-export interface NewVoice {
+export interface NewVoice extends VoiceSettingsInput {
   name: string;
   description?: string | null;
-  baseVoice: string;
-  voiceBlend?: string | null;
-  language?: string | null;
-  speed?: number | null;
 }
 
 export interface VoicePage {
@@ -24,7 +20,6 @@ export interface VoicePage {
   nextCursor: string | null;
 }
 
-export const DEFAULT_SPEED = 1.0;
 export const MAX_PAGE_SIZE = 100;
 
 /** The fields an event carries: what a stream reader needs to show the voice. */
@@ -48,7 +43,7 @@ export class VoiceService {
   ) {}
 
   async create(ownerId: string, input: NewVoice): Promise<Voice> {
-    const checked = await this.checkAgainstEngine(input);
+    const settings = await checkVoiceSettings(this.engine, input);
     const now = new Date();
     const name = input.name.trim();
     const voice = this.dataSource.manager.create(Voice, {
@@ -57,8 +52,7 @@ export class VoiceService {
       name,
       nameKey: name.toLowerCase(),
       description: input.description ?? null,
-      ...checked,
-      speed: input.speed ?? DEFAULT_SPEED,
+      ...settings,
       version: 1,
       createdAt: now,
       updatedAt: now,
@@ -111,32 +105,5 @@ export class VoiceService {
     const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
     if (!current) throw new AppError('not_found', 'No such voice.');
     throw new AppError('conflict', `The voice is at version ${current.version}, not ${version}.`, { currentVersion: current.version });
-  }
-
-  /** Base voice, blend and language, checked against the engine; names in their catalog spelling. */
-  private async checkAgainstEngine(input: NewVoice): Promise<Pick<Voice, 'baseVoice' | 'voiceBlend' | 'language'>> {
-    const [voices, languages] = await Promise.all([this.engine.baseVoices(), this.engine.languages()]);
-    const byName = new Map(voices.map((v) => [v.name.toLowerCase(), v.name]));
-    const problems: Record<string, string[]> = {};
-
-    const baseVoice = byName.get(input.baseVoice.trim().toLowerCase());
-    if (!baseVoice) problems.baseVoice = [`"${input.baseVoice}" is not a base voice of the speech engine (see the base voices list)`];
-
-    let voiceBlend: string | null = null;
-    if (input.voiceBlend != null) {
-      const parsed = parseBlend(input.voiceBlend);
-      if ('problems' in parsed) problems.voiceBlend = parsed.problems;
-      else {
-        const unknown = parsed.parts.filter((p) => !byName.has(p.voice.toLowerCase())).map((p) => `"${p.voice}" is not a base voice`);
-        if (unknown.length) problems.voiceBlend = unknown;
-        else voiceBlend = parsed.parts.map((p) => byName.get(p.voice.toLowerCase())! + (p.weight === 1 ? '' : `(${p.weight})`)).join('+');
-      }
-    }
-
-    const language = (input.language ?? this.engine.defaultLanguage).trim().toLowerCase();
-    if (!languages.includes(language)) problems.language = [`"${input.language}" is not a language of the speech engine`];
-
-    if (Object.keys(problems).length) throw validationError(problems);
-    return { baseVoice: baseVoice!, voiceBlend, language };
   }
 }

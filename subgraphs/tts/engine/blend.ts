@@ -28,3 +28,60 @@ export function parseBlend(expression: string): { parts: BlendPart[] } | { probl
   });
   return problems.length ? { problems } : { parts };
 }
+
+/**
+ * Settings eSpeak NG gives a voice when its variant file does not set them (voices.c,
+ * VoiceReset), in variant-file units: a part without a line counts with these.
+ */
+const ENGINE_DEFAULTS: Record<string, number[]> = {
+  pitch: [80, 118],
+  echo: [0, 0],
+  flutter: [2],
+  roughness: [2],
+  voicing: [100],
+  consonants: [90, 100],
+  breath: [0, 0, 0, 0, 0, 0, 0, 0],
+  breathw: [200, 200, 400, 400, 400, 600, 600, 600],
+};
+const FORMANT_DEFAULT = [100, 100, 100, 0]; // frequency, height, width (percent), added Hz
+
+/** A variant file's setting lines, keyed (`formant 3` per formant): numbers, or the raw text of the rest. */
+function settings(text: string): Map<string, string[]> {
+  const lines = new Map<string, string[]>();
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\/\/.*$/, '').trim();
+    if (!line || line.startsWith('#')) continue;
+    const [keyword, ...args] = line.split(/\s+/);
+    if (keyword === 'name' || keyword === 'language') continue;
+    lines.set(keyword === 'formant' ? `formant ${args.shift()}` : keyword, args);
+  }
+  return lines;
+}
+
+const isNumeric = (args: string[]) => args.length > 0 && args.every((a) => /^-?\d+(\.\d+)?$/.test(a));
+
+/**
+ * A new eSpeak NG variant file blending weighted variant files: every numeric setting is the
+ * weighted average of the parts' values (a part that does not set it counts with the engine's
+ * default), so the blend's pitch lies between its parts'. Settings that are not quantities
+ * (tone, intonation, klatt, stress tables, gender) come from the heaviest part that sets them.
+ */
+export function blendVariantFiles(name: string, parts: { text: string; weight: number }[]): string {
+  const parsed = parts.map((p) => ({ weight: p.weight, lines: settings(p.text) })).sort((a, b) => b.weight - a.weight);
+  const total = parsed.reduce((sum, p) => sum + p.weight, 0);
+  const keys = [...new Set(parsed.flatMap((p) => [...p.lines.keys()]))].sort();
+  const out = [`name ${name}`, 'language variant'];
+  for (const key of keys) {
+    const fallback = key.startsWith('formant ') ? FORMANT_DEFAULT : ENGINE_DEFAULTS[key];
+    const values = parsed.map((p) => p.lines.get(key));
+    if (fallback && values.every((v) => v === undefined || isNumeric(v))) {
+      const blended = fallback.map((def, i) =>
+        Math.round(parsed.reduce((sum, p, j) => sum + p.weight * Number(values[j]?.[i] ?? def), 0) / total),
+      );
+      out.push(`${key} ${blended.join(' ')}`);
+    } else {
+      out.push(`${key} ${values.find((v) => v !== undefined)!.join(' ')}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}

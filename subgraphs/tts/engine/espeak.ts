@@ -1,15 +1,26 @@
 // eSpeak NG, from @echogarden/espeak-ng-emscripten (GPL-3.0: see the README). The engine is
-// WebAssembly with 24 MB of voice data; it is loaded once, on first use, in a worker thread
-// of its own, so that loading it (and, later, synthesis) never runs on the event loop that
-// serves requests, and routes that do not need it never pay for it.
-import { Worker } from 'node:worker_threads';
+// WebAssembly with 24 MB of voice data, loaded on first use in worker threads of its own, so
+// that loading it and synthesis never run on the event loop that serves requests, and routes
+// that do not need it never pay for it. Each thread renders one text at a time.
+import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import type { BaseVoice, SpeechEngine } from './speech-engine';
+import { Worker } from 'node:worker_threads';
+import { blendVariantFiles, parseBlend } from './blend';
+import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechRequest } from './speech-engine';
 
 interface Catalog {
   languages: string[];
-  variants: { name: string; displayName: string; gender: string | null }[];
+  /** The voice file that speaks each language best: what `set_voice` is given. */
+  languageVoices: Record<string, string>;
+  variants: { name: string; displayName: string; gender: string | null; text: string }[];
 }
+
+/** eSpeak NG's normal rate, and the range it speaks (it clamps to it). */
+export const NORMAL_WPM = 175;
+export const MIN_WPM = 80;
+export const MAX_WPM = 450;
+
+export const wordsPerMinute = (speed: number) => Math.min(MAX_WPM, Math.max(MIN_WPM, Math.round(NORMAL_WPM * speed)));
 
 /**
  * The worker's code. It runs in a thread of its own (outside any module loader of the
@@ -20,13 +31,20 @@ function espeakThread() {
   const VARIANTS = '/usr/share/espeak-ng-data/voices/!v';
   // A native import(): TypeScript would turn the keyword into require(), which cannot load ES modules.
   const importModule = new Function('url', 'return import(url)') as (url: string) => Promise<{ default: () => Promise<any> }>;
-  const loading = importModule(workerData.moduleUrl).then((mod) => mod.default());
+  const loading = importModule(workerData.moduleUrl).then(async (mod) => {
+    const m = await mod.default();
+    return { m, speaker: new m.eSpeakNGWorker() };
+  });
 
   async function catalog() {
-    const m = await loading;
-    const worker = new m.eSpeakNGWorker();
-    const languages = new Set<string>();
-    for (const v of worker.list_voices() as { languages: { name: string }[] }[]) for (const l of v.languages) languages.add(l.name.toLowerCase());
+    const { m, speaker } = await loading;
+    const languageVoices: Record<string, { voice: string; priority: number }> = {};
+    for (const v of speaker.list_voices() as { identifier: string; languages: { name: string; priority: number }[] }[]) {
+      for (const l of v.languages) {
+        const tag = l.name.toLowerCase();
+        if (!languageVoices[tag] || l.priority < languageVoices[tag].priority) languageVoices[tag] = { voice: v.identifier, priority: l.priority };
+      }
+    }
     const variants = [];
     for (const file of m.FS.readdir(VARIANTS) as string[]) {
       // Names that can stand in a blend expression; a few files have spaces in their names.
@@ -34,60 +52,123 @@ function espeakThread() {
       const text: string = m.FS.readFile(`${VARIANTS}/${file}`, { encoding: 'utf8' });
       const name = /^name\s+(.+)$/m.exec(text)?.[1].trim() ?? file;
       const gender = /^gender\s+(female|male)/m.exec(text)?.[1] ?? null;
-      variants.push({ name: file, displayName: name, gender });
+      variants.push({ name: file, displayName: name, gender, text });
     }
-    return { languages: [...languages].sort(), variants };
+    return {
+      languages: Object.keys(languageVoices).sort(),
+      languageVoices: Object.fromEntries(Object.entries(languageVoices).map(([tag, v]) => [tag, v.voice])),
+      variants,
+    };
   }
 
-  const ops: Record<string, (args: any) => Promise<unknown>> = { catalog };
+  const written = new Set<string>();
+  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number }) {
+    const { m, speaker } = await loading;
+    if (args.variantFile !== undefined && !written.has(args.variant)) {
+      m.FS.writeFile(`${VARIANTS}/${args.variant}`, args.variantFile);
+      written.add(args.variant);
+    }
+    // eSpeak NG ignores an unknown variant silently; the caller only names known or written ones.
+    const status = speaker.set_voice(`${args.voice}+${args.variant}`);
+    if (status !== 0) throw new Error(`voice "${args.voice}+${args.variant}" was refused (${status})`);
+    speaker.set_rate(args.wpm);
+    const chunks: Int16Array[] = [];
+    let length = 0;
+    speaker.synthesize(args.text, (samples: Int16Array) => {
+      chunks.push(samples);
+      length += samples.length;
+      return 0; // go on
+    });
+    const samples = new Int16Array(length);
+    let at = 0;
+    for (const c of chunks) {
+      samples.set(c, at);
+      at += c.length;
+    }
+    return { result: { sampleRate: speaker.get_samplerate(), samples }, transfer: [samples.buffer] };
+  }
+
+  const ops: Record<string, (args: any) => Promise<unknown>> = { catalog, synthesize };
   parentPort.on('message', async ({ id, op, args }: { id: number; op: string; args: unknown }) => {
     try {
-      parentPort.postMessage({ id, result: await ops[op](args) });
+      const answer = (await ops[op](args)) as { result?: unknown; transfer?: ArrayBuffer[] };
+      if (answer && typeof answer === 'object' && 'transfer' in answer) parentPort.postMessage({ id, result: answer.result }, answer.transfer);
+      else parentPort.postMessage({ id, result: answer });
     } catch (err) {
       parentPort.postMessage({ id, error: String((err as Error)?.message ?? err) });
     }
   });
 }
 
-export class EspeakEngine implements SpeechEngine {
-  readonly name = 'eSpeak NG';
-  readonly defaultLanguage = 'en-us';
-  private worker?: Worker;
+/** One engine thread and the calls it has not answered yet. */
+class EngineThread {
+  private readonly worker: Worker;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private catalog?: Promise<Catalog>;
-  private voices?: Promise<BaseVoice[]>;
+  dead = false;
 
-  private call<T>(op: string, args?: unknown): Promise<T> {
-    if (!this.worker) {
-      const moduleUrl = pathToFileURL(require.resolve('@echogarden/espeak-ng-emscripten')).href;
-      const worker = new Worker(`(${espeakThread.toString()})()`, { eval: true, workerData: { moduleUrl } });
-      worker.unref();
-      worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
-        const p = this.pending.get(id);
-        this.pending.delete(id);
-        if (error !== undefined) p?.reject(new Error(`speech engine: ${error}`));
-        else p?.resolve(result);
-      });
-      // A dead worker fails what it held; the next call starts a new one.
-      const fail = (err: Error) => {
-        for (const p of this.pending.values()) p.reject(err);
-        this.pending.clear();
-        if (this.worker === worker) this.worker = undefined;
-      };
-      worker.on('error', fail);
-      worker.on('exit', (code) => fail(new Error(`speech engine worker exited with ${code}`)));
-      this.worker = worker;
-    }
+  constructor(moduleUrl: string) {
+    this.worker = new Worker(`(${espeakThread.toString()})()`, { eval: true, workerData: { moduleUrl } });
+    this.worker.unref();
+    this.worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
+      const p = this.pending.get(id);
+      this.pending.delete(id);
+      if (error !== undefined) p?.reject(new Error(`speech engine: ${error}`));
+      else p?.resolve(result);
+    });
+    // A dead thread fails what it held; the engine replaces it on the next call.
+    const fail = (err: Error) => {
+      this.dead = true;
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`speech engine thread exited with ${code}`)));
+  }
+
+  get load(): number {
+    return this.pending.size;
+  }
+
+  call<T>(op: string, args?: unknown): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker!.postMessage({ id, op, args });
+      this.worker.postMessage({ id, op, args });
     });
   }
 
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+export class EspeakEngine implements SpeechEngine {
+  readonly name = 'eSpeak NG';
+  readonly defaultLanguage = 'en-us';
+  private readonly threads: EngineThread[] = [];
+  private catalog?: Promise<Catalog>;
+  private voices?: Promise<BaseVoice[]>;
+
+  /** `threads`: how many texts may be rendered at once (each thread holds its own engine). */
+  constructor(private readonly maxThreads = 1) {}
+
+  /** The least busy thread, starting one while fewer than `maxThreads` run. */
+  private thread(): EngineThread {
+    for (let i = this.threads.length - 1; i >= 0; i--) if (this.threads[i].dead) this.threads.splice(i, 1);
+    const idle = this.threads.find((t) => t.load === 0);
+    if (idle) return idle;
+    if (this.threads.length < Math.max(1, this.maxThreads)) {
+      const moduleUrl = pathToFileURL(require.resolve('@echogarden/espeak-ng-emscripten')).href;
+      const thread = new EngineThread(moduleUrl);
+      this.threads.push(thread);
+      return thread;
+    }
+    return this.threads.reduce((a, b) => (b.load < a.load ? b : a));
+  }
+
   private loadCatalog(): Promise<Catalog> {
-    this.catalog ??= this.call<Catalog>('catalog').catch((err) => {
+    this.catalog ??= this.thread().call<Catalog>('catalog').catch((err) => {
       this.catalog = this.voices = undefined; // try again on the next request
       throw err;
     });
@@ -102,20 +183,45 @@ export class EspeakEngine implements SpeechEngine {
     this.voices ??= this.loadCatalog().then(({ languages, variants }) =>
       // eSpeak NG's variants are timbres that apply to every language it speaks.
       variants.map((v) => ({
-      name: v.name,
-      displayName: v.displayName,
-      gender: v.gender === 'female' || v.gender === 'male' ? v.gender : null,
-      languages,
-      description: `eSpeak NG voice variant "${v.displayName}"${v.gender ? ` (${v.gender})` : ''}; speaks every eSpeak NG language.`,
+        name: v.name,
+        displayName: v.displayName,
+        gender: v.gender === 'female' || v.gender === 'male' ? v.gender : null,
+        languages,
+        description: `eSpeak NG voice variant "${v.displayName}"${v.gender ? ` (${v.gender})` : ''}; speaks every eSpeak NG language.`,
       })),
     );
     return this.voices;
   }
 
+  async synthesize(request: SpeechRequest): Promise<SpeechAudio> {
+    const { languageVoices, variants } = await this.loadCatalog();
+    const voice = languageVoices[request.language];
+    if (!voice) throw new Error(`"${request.language}" is not a language of the speech engine`);
+    const files = new Map(variants.map((v) => [v.name.toLowerCase(), v.text]));
+    let variant = request.baseVoice;
+    let variantFile: string | undefined;
+    if (request.voiceBlend) {
+      const parsed = parseBlend(request.voiceBlend);
+      if ('problems' in parsed) throw new Error(`voice blend "${request.voiceBlend}": ${parsed.problems.join('; ')}`);
+      const parts = parsed.parts.map((p) => {
+        const text = files.get(p.voice.toLowerCase());
+        if (text === undefined) throw new Error(`"${p.voice}" is not a base voice of the speech engine`);
+        return { text, weight: p.weight };
+      });
+      // Named by its content: the same blend is written once per thread and reused.
+      variant = `blend-${createHash('sha256').update(request.voiceBlend.toLowerCase()).digest('hex').slice(0, 16)}`;
+      variantFile = blendVariantFiles(variant, parts);
+    } else if (!files.has(variant.toLowerCase())) {
+      throw new Error(`"${variant}" is not a base voice of the speech engine`);
+    }
+    return this.thread().call<SpeechAudio>('synthesize', {
+      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed),
+    });
+  }
+
   async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
+    const threads = this.threads.splice(0);
     this.catalog = this.voices = undefined;
-    await worker?.terminate();
+    await Promise.all(threads.map((t) => t.terminate()));
   }
 }

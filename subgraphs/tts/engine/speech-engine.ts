@@ -12,6 +12,23 @@ export interface BaseVoice {
   description: string;
 }
 
+/** What to say and how: a voice's settings, as stored. */
+export interface SpeechRequest {
+  text: string;
+  baseVoice: string;
+  /** When set, spoken with a blend of these base voices instead of `baseVoice`. */
+  voiceBlend: string | null;
+  language: string;
+  /** 1.0 is the engine's normal rate. */
+  speed: number;
+}
+
+/** Mono 16-bit PCM. */
+export interface SpeechAudio {
+  sampleRate: number;
+  samples: Int16Array;
+}
+
 export interface SpeechEngine {
   /** The engine's name, for descriptions and logs. */
   readonly name: string;
@@ -20,5 +37,7 @@ export interface SpeechEngine {
   languages(): Promise<string[]>;
   /** The language used when a voice names none. */
   readonly defaultLanguage: string;
+  /** Renders speech off the event loop; several calls may run at once. */
+  synthesize(request: SpeechRequest): Promise<SpeechAudio>;
   stop(): Promise<void>;
 }

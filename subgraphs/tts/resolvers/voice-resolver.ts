@@ -1,14 +1,15 @@
 import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
 import { UserReference } from '../entities/user-reference';
 import { Voice } from '../entities/voice';
 import { MAX_PAGE_SIZE, VoiceService } from '../voice-service';
+import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
-class CreateVoiceArgs {
+class CreateVoiceArgs extends VoiceTuningArgs {
   @Field()
   @TrimmedLength(1, 100)
   name!: string;
@@ -22,31 +23,6 @@ class CreateVoiceArgs {
   @MinLength(1)
   @MaxLength(64)
   baseVoice!: string;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @MinLength(1)
-  @MaxLength(500)
-  voiceBlend?: string | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @MinLength(1)
-  @MaxLength(35)
-  language?: string | null;
-
-  @Field(() => Float, { nullable: true })
-  @IsOptional()
-  @Min(0.25)
-  @Max(4)
-  speed?: number | null;
-}
-
-@ArgsType()
-class VoiceIdArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
 }
 
 @ArgsType()

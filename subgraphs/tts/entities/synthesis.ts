@@ -1,0 +1,104 @@
+import { Directive, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+export enum SynthesisState {
+  QUEUED = 'queued',
+  RUNNING = 'running',
+  SUCCEEDED = 'succeeded',
+  FAILED = 'failed',
+}
+registerEnumType(SynthesisState, {
+  name: 'SynthesisState',
+  description: 'queued → running → succeeded or failed. A job whose worker died is queued work again until its lease ends.',
+});
+
+/**
+ * A request to speak a text, and the job that does it. The voice's settings are copied in
+ * when it is requested, so deleting the voice later does not change what is rendered.
+ */
+@Directive('@key(fields: "id")')
+@ObjectType({ description: 'Speech rendered from a text with a voice, asynchronously: poll `state` or follow the synthesis.* events.' })
+@Entity('syntheses')
+@Index(['ownerId', 'id'])
+@Index(['state', 'leaseUntil'])
+@Index(['finishedAt'])
+export class Synthesis {
+  /** UUIDv7: ordered by creation, so queued jobs are taken oldest first. */
+  @Field(() => ID)
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Field(() => ID)
+  @Column({ name: 'owner_id', type: 'varchar', length: 36 })
+  ownerId!: string;
+
+  @Field(() => SynthesisState)
+  @Column({ type: 'varchar', length: 16 })
+  state!: SynthesisState;
+
+  @Field(() => ID, { nullable: true, description: 'The stored voice it was requested with; null for inline settings.' })
+  @Column({ name: 'voice_id', type: 'varchar', length: 36, nullable: true })
+  voiceId!: string | null;
+
+  @Field()
+  @Column({ name: 'base_voice', type: 'varchar', length: 64 })
+  baseVoice!: string;
+
+  @Field(() => String, { nullable: true })
+  @Column({ name: 'voice_blend', type: 'varchar', length: 500, nullable: true })
+  voiceBlend!: string | null;
+
+  @Field()
+  @Column({ type: 'varchar', length: 35 })
+  language!: string;
+
+  @Field(() => Float)
+  @Column({ type: 'double' })
+  speed!: number;
+
+  @Field()
+  @Column({ type: 'text' })
+  text!: string;
+
+  @Field(() => Int, { description: 'Length of the text in Unicode characters (code points).' })
+  @Column({ type: 'integer' })
+  characters!: number;
+
+  @Field(() => Int, { nullable: true, description: 'Length of the audio; set when succeeded.' })
+  @Column({ name: 'duration_ms', type: 'integer', nullable: true })
+  durationMs!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Why it failed.' })
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  error!: string | null;
+
+  @Field(() => Int, { description: 'How many times a worker has taken the job.' })
+  @Column({ type: 'integer' })
+  attempts!: number;
+
+  /** The worker that holds the job while it runs, and until when (it renews the lease while it works). */
+  @Column({ name: 'worker_id', type: 'varchar', length: 100, nullable: true })
+  workerId!: string | null;
+
+  @Column({ name: 'lease_until', type: 'datetime', precision: 3, nullable: true })
+  leaseUntil!: Date | null;
+
+  /** Where the audio is in the audio store, and its size. */
+  @Column({ name: 'audio_key', type: 'varchar', length: 200, nullable: true })
+  audioKey!: string | null;
+
+  @Column({ name: 'audio_bytes', type: 'integer', nullable: true })
+  audioBytes!: number | null;
+
+  @Field()
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  @Column({ name: 'started_at', type: 'datetime', precision: 3, nullable: true })
+  startedAt!: Date | null;
+
+  @Field(() => Date, { nullable: true })
+  @Column({ name: 'finished_at', type: 'datetime', precision: 3, nullable: true })
+  finishedAt!: Date | null;
+}

@@ -1,0 +1,94 @@
+import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { SubgraphContext } from '../../../lib/subgraph';
+import { Synthesis } from '../entities/synthesis';
+import { UserReference } from '../entities/user-reference';
+import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
+import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
+
+@ArgsType()
+class SynthesizeArgs extends VoiceTuningArgs {
+  @Field({ description: `What to say: 1 to ${MAX_TEXT_CHARACTERS} characters, not only white space.` })
+  text!: string;
+
+  @Field(() => ID, { nullable: true, description: 'One of your voices; or give baseVoice (and voiceBlend, language, speed) instead.' })
+  @IsOptional()
+  @IsUUID()
+  voiceId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MinLength(1)
+  @MaxLength(64)
+  baseVoice?: string | null;
+}
+
+@ArgsType()
+class AudioChunkArgs {
+  @Field(() => Int, { description: 'First byte, from 0.' })
+  @IsInt()
+  @Min(0)
+  offset!: number;
+
+  @Field(() => Int, { description: `Bytes wanted, 1 to ${MAX_AUDIO_READ_BYTES}; fewer come back at the end.` })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_AUDIO_READ_BYTES)
+  length!: number;
+}
+
+@ObjectType('SynthesisAudio', { description: 'The rendered speech: a WAV file (mono, 16-bit PCM).' })
+class SynthesisAudioType implements SynthesisAudio {
+  synthesisId!: string;
+  key!: string;
+  @Field() contentType!: string;
+  @Field(() => Int) bytes!: number;
+  @Field({ description: 'An entity tag of the audio, which never changes once rendered.' })
+  etag!: string;
+}
+
+const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({ ...audio, etag: `"${audio.synthesisId}"` });
+
+@Resolver(() => Synthesis)
+export class SynthesisResolver {
+  constructor(private readonly service: SynthesisService) {}
+
+  @Authorized()
+  @Mutation(() => Synthesis, { description: 'Queue text to be spoken with one of your voices or inline settings; it starts as QUEUED.' })
+  synthesize(@Args() { text, voiceId, ...settings }: SynthesizeArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
+    return this.service.request(ctx.principal!.userId, { text, voiceId, ...settings });
+  }
+
+  @Authorized()
+  @Query(() => Synthesis, { description: 'One of your syntheses.' })
+  synthesis(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
+    return this.service.get(ctx.principal!.userId, id);
+  }
+
+  @Authorized()
+  @Query(() => SynthesisAudioType, { description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.' })
+  async synthesisAudio(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisAudioType> {
+    return withEtag(await this.service.audio(ctx.principal!.userId, id));
+  }
+
+  @FieldResolver(() => SynthesisAudioType, { nullable: true, description: 'Null until it has succeeded.' })
+  audio(@Root() synthesis: Synthesis): SynthesisAudioType | null {
+    const audio = this.service.audioOf(synthesis);
+    return audio && withEtag(audio);
+  }
+
+  @FieldResolver(() => UserReference, { description: 'Resolved by the auth subgraph through the gateway.' })
+  owner(@Root() synthesis: Synthesis): UserReference {
+    return { id: synthesis.ownerId };
+  }
+}
+
+@Resolver(() => SynthesisAudioType)
+export class SynthesisAudioResolver {
+  constructor(private readonly service: SynthesisService) {}
+
+  @FieldResolver(() => String, { description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time).' })
+  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs): Promise<string> {
+    return (await this.service.readAudio(audio, offset, length)).toString('base64');
+  }
+}

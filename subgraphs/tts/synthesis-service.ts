@@ -1,0 +1,138 @@
+// Speech synthesis requests: checked and queued here, rendered by the synthesis worker,
+// read back (state and audio) by their owner, and deleted with their audio when they expire.
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource } from 'typeorm';
+import { In, LessThan } from 'typeorm';
+import { AppError, validationError } from '../../lib/errors';
+import { inTransaction } from '../../lib/database';
+import type { AudioStore } from './audio/audio-store';
+import { WAV_CONTENT_TYPE } from './audio/wav';
+import type { SpeechEngine } from './engine/speech-engine';
+import { Synthesis, SynthesisState } from './entities/synthesis';
+import { checkVoiceSettings, VoiceSettings } from './voice-settings';
+import type { VoiceService } from './voice-service';
+
+export const MAX_TEXT_CHARACTERS = 10_000;
+/** The most bytes one read of the audio returns (base64 in GraphQL answers). */
+export const MAX_AUDIO_READ_BYTES = 1024 * 1024;
+
+export interface SynthesisRequest {
+  text: string;
+  voiceId?: string | null;
+  baseVoice?: string | null;
+  voiceBlend?: string | null;
+  language?: string | null;
+  speed?: number | null;
+}
+
+export interface SynthesisAudio {
+  synthesisId: string;
+  contentType: string;
+  bytes: number;
+  key: string;
+}
+
+export class SynthesisService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly engine: SpeechEngine,
+    private readonly voices: VoiceService,
+    private readonly store: AudioStore,
+  ) {}
+
+  /** Queues the job; the voice's settings are copied in now. */
+  async request(ownerId: string, input: SynthesisRequest): Promise<Synthesis> {
+    const problems: Record<string, string[]> = {};
+    const characters = [...input.text].length;
+    if (!input.text.trim()) problems.text = ['must contain something to say'];
+    else if (characters > MAX_TEXT_CHARACTERS) problems.text = [`must be at most ${MAX_TEXT_CHARACTERS} characters (it has ${characters})`];
+    const inline = input.baseVoice != null || input.voiceBlend != null || input.language != null || input.speed != null;
+    if (input.voiceId && inline) problems.voiceId = ['give voice_id or inline settings (base_voice, voice_blend, language, speed), not both'];
+    else if (!input.voiceId && input.baseVoice == null) problems.voiceId = ['voice_id, or base_voice with the other inline settings, is required'];
+    if (Object.keys(problems).length) throw validationError(problems);
+
+    let settings: VoiceSettings;
+    if (input.voiceId) {
+      const { baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, input.voiceId);
+      settings = { baseVoice, voiceBlend, language, speed };
+    } else {
+      settings = await checkVoiceSettings(this.engine, { ...input, baseVoice: input.baseVoice! });
+    }
+    const synthesis = this.dataSource.manager.create(Synthesis, {
+      id: uuidv7(),
+      ownerId,
+      state: SynthesisState.QUEUED,
+      voiceId: input.voiceId ?? null,
+      ...settings,
+      text: input.text,
+      characters,
+      durationMs: null,
+      error: null,
+      attempts: 0,
+      workerId: null,
+      leaseUntil: null,
+      audioKey: null,
+      audioBytes: null,
+      createdAt: new Date(),
+      startedAt: null,
+      finishedAt: null,
+    });
+    // A transaction, so that the commit wakes this process's workers at once.
+    await inTransaction(this.dataSource, (m) => m.insert(Synthesis, synthesis));
+    return synthesis;
+  }
+
+  /** Another user's synthesis is `not_found`, exactly like an unknown id. */
+  async get(ownerId: string, id: string): Promise<Synthesis> {
+    const synthesis = await this.dataSource.manager.findOneBy(Synthesis, { id, ownerId });
+    if (!synthesis) throw new AppError('not_found', 'No such synthesis.');
+    return synthesis;
+  }
+
+  /** The audio of a succeeded synthesis, or null. */
+  audioOf(synthesis: Synthesis): SynthesisAudio | null {
+    if (synthesis.state !== SynthesisState.SUCCEEDED || !synthesis.audioKey) return null;
+    return { synthesisId: synthesis.id, contentType: WAV_CONTENT_TYPE, bytes: synthesis.audioBytes ?? 0, key: synthesis.audioKey };
+  }
+
+  /** Like audioOf, but says why there is none: `conflict` while it is not done, `not_found` once it is gone. */
+  async audio(ownerId: string, id: string): Promise<SynthesisAudio> {
+    const synthesis = await this.get(ownerId, id);
+    const audio = this.audioOf(synthesis);
+    if (!audio) {
+      const why = synthesis.state === SynthesisState.FAILED ? 'it failed, so it has no audio' : `it is ${synthesis.state}; the audio is there once it has succeeded`;
+      throw new AppError('conflict', `The synthesis has no audio: ${why}.`, { state: synthesis.state });
+    }
+    return audio;
+  }
+
+  async readAudio(audio: SynthesisAudio, offset: number, length: number): Promise<Buffer> {
+    const problems: Record<string, string[]> = {};
+    if (offset > audio.bytes) problems.offset = [`is past the end of the audio (${audio.bytes} bytes)`];
+    if (length > MAX_AUDIO_READ_BYTES) problems.length = [`must be at most ${MAX_AUDIO_READ_BYTES}`];
+    if (Object.keys(problems).length) throw validationError(problems);
+    const bytes = await this.store.read(audio.key, offset, length);
+    if (!bytes) throw new AppError('not_found', 'The audio has expired.');
+    return bytes;
+  }
+
+  /**
+   * Deletes syntheses that finished before `before`, with their audio: the audio first, so a
+   * row never outlives its file for long and a crash in between leaves nothing behind.
+   */
+  async prune(before: Date, batch = 500): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const expired = await this.dataSource.manager.find(Synthesis, {
+        select: { id: true, audioKey: true },
+        where: { finishedAt: LessThan(before) },
+        take: batch,
+      });
+      if (!expired.length) return total;
+      for (const s of expired) if (s.audioKey) await this.store.delete(s.audioKey);
+      await this.dataSource.manager.delete(Synthesis, { id: In(expired.map((s) => s.id)) });
+      total += expired.length;
+      if (expired.length < batch) return total;
+    }
+  }
+}

@@ -1,0 +1,179 @@
+// Renders queued syntheses. Jobs are rows; a worker takes one with a conditional UPDATE that
+// only one worker can win, holds it under a lease it renews while the engine works, and
+// finishes it only while it still holds it (worker id and attempt number fence out a worker
+// that lost its lease). A job whose worker died is taken again once the lease has ended.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { DataSource, EntityManager } from 'typeorm';
+import { LessThan } from 'typeorm';
+import { affectedRows, inTransaction } from '../../lib/database';
+import type { Logger } from '../../lib/logger';
+import { recordEvent } from '../../lib/outbox';
+import { Poller, startPoller } from '../../lib/poller';
+import type { AudioStore } from './audio/audio-store';
+import { durationMs, encodeWav } from './audio/wav';
+import type { SpeechEngine } from './engine/speech-engine';
+import { Synthesis, SynthesisState } from './entities/synthesis';
+
+export interface SynthesisWorkerOptions {
+  dataSource: DataSource;
+  engine: SpeechEngine;
+  store: AudioStore;
+  logger: Logger;
+  /** Jobs rendered at once. */
+  concurrency: number;
+  leaseSeconds: number;
+  maxAttempts: number;
+  pollMs: number;
+  /** How long stop() lets running jobs finish before handing them back to the queue. */
+  stopGraceMs?: number;
+}
+
+/** What synthesis.* events carry. */
+const eventData = (s: Synthesis) => ({
+  synthesis_id: s.id, state: s.state, voice_id: s.voiceId, characters: s.characters, duration_ms: s.durationMs, error: s.error,
+});
+
+/** The fence: the row is still this worker's, at this attempt, running. */
+const held = (job: Synthesis) => ({ id: job.id, workerId: job.workerId!, attempts: job.attempts, state: SynthesisState.RUNNING });
+
+export class SynthesisWorker {
+  readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private readonly running = new Map<string, Promise<void>>();
+  /** Jobs handed back by stop(): their engine call may still fail, which is not the job's fault. */
+  private readonly released = new Set<string>();
+  private poller?: Poller;
+  private stopping = false;
+
+  constructor(private readonly options: SynthesisWorkerOptions) {}
+
+  start(): void {
+    const { pollMs, dataSource, logger } = this.options;
+    // Polls for jobs of other processes; a commit in this process (a new job, a finished one) wakes it at once.
+    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, work: () => this.fill(), wakeOn: dataSource, logger });
+  }
+
+  /** Takes jobs while it has room. */
+  private async fill(): Promise<void> {
+    while (!this.stopping && this.running.size < this.options.concurrency) {
+      const job = await this.claimNext();
+      if (!job) return;
+      this.running.set(job.id, this.run(job).finally(() => this.running.delete(job.id)));
+    }
+  }
+
+  /** The oldest job that is queued, or running under an ended lease; null when there is none to win. */
+  async claimNext(): Promise<Synthesis | null> {
+    const { manager } = this.options.dataSource;
+    const now = new Date();
+    const candidates = await manager.find(Synthesis, {
+      select: { id: true, state: true, attempts: true },
+      where: [{ state: SynthesisState.QUEUED }, { state: SynthesisState.RUNNING, leaseUntil: LessThan(now) }],
+      order: { id: 'ASC' },
+      take: 20,
+    });
+    for (const seen of candidates) {
+      const abandoned = seen.state === SynthesisState.RUNNING;
+      if (abandoned && seen.attempts >= this.options.maxAttempts) {
+        await this.giveUp(seen, now);
+        continue;
+      }
+      // Compare-and-set on (state, attempts): of workers that saw the same row, one changes it.
+      const result = await manager.update(
+        Synthesis,
+        { id: seen.id, state: seen.state, attempts: seen.attempts, ...(abandoned ? { leaseUntil: LessThan(now) } : {}) },
+        { state: SynthesisState.RUNNING, workerId: this.id, attempts: seen.attempts + 1, leaseUntil: this.leaseEnd(), startedAt: now },
+      );
+      if (affectedRows(result) === 1) {
+        if (abandoned) this.options.logger.warn({ synthesisId: seen.id, attempt: seen.attempts + 1 }, 'synthesis taken again after its worker stopped renewing');
+        return manager.findOneByOrFail(Synthesis, { id: seen.id });
+      }
+    }
+    return null;
+  }
+
+  private leaseEnd(): Date {
+    return new Date(Date.now() + this.options.leaseSeconds * 1000);
+  }
+
+  private async run(job: Synthesis): Promise<void> {
+    const { engine, store, logger, leaseSeconds } = this.options;
+    const renewal = setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3);
+    try {
+      const audio = await engine.synthesize(job);
+      if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
+      const wav = encodeWav(audio);
+      const key = `${job.id}.wav`;
+      await store.put(key, wav);
+      // finish() commits, which wakes the poller to take the next job.
+      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: durationMs(audio), audioKey: key, audioBytes: wav.length });
+      // The audio stays: whoever holds the job now writes the same key.
+      if (!done) logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
+    } catch (err) {
+      if (this.released.has(job.id)) return;
+      logger.warn({ err, synthesisId: job.id }, 'synthesis failed');
+      await this.finish(job, { state: SynthesisState.FAILED, error: String((err as Error)?.message ?? err).slice(0, 500) }).catch((e) =>
+        logger.error({ err: e, synthesisId: job.id }, 'could not record the failure; the job is taken again when its lease ends'),
+      );
+    } finally {
+      clearInterval(renewal);
+      this.released.delete(job.id);
+    }
+  }
+
+  /** Records the outcome and its event in one transaction, if the job is still this worker's. */
+  private finish(job: Synthesis, outcome: Partial<Synthesis>): Promise<boolean> {
+    return inTransaction(this.options.dataSource, async (m) => {
+      const finished = { ...outcome, finishedAt: new Date(), leaseUntil: null, workerId: null };
+      if (affectedRows(await m.update(Synthesis, held(job), finished)) !== 1) return false;
+      await this.recordOutcome(m, { ...job, ...finished } as Synthesis);
+      return true;
+    });
+  }
+
+  private recordOutcome(m: EntityManager, s: Synthesis) {
+    return recordEvent(m, { type: `synthesis.${s.state}`, userId: s.ownerId, resourceId: s.id, data: eventData(s) });
+  }
+
+  private async renew(job: Synthesis): Promise<void> {
+    try {
+      const result = await this.options.dataSource.manager.update(Synthesis, held(job), { leaseUntil: this.leaseEnd() });
+      if (affectedRows(result) !== 1) this.options.logger.warn({ synthesisId: job.id }, 'synthesis lease lost');
+    } catch (err) {
+      this.options.logger.warn({ err, synthesisId: job.id }, 'synthesis lease not renewed; retrying');
+    }
+  }
+
+  /** A job whose workers kept dying is failed rather than taken forever. */
+  private giveUp(seen: Synthesis, now: Date): Promise<boolean> {
+    return inTransaction(this.options.dataSource, async (m) => {
+      const error = `The synthesis was interrupted ${seen.attempts} times (its worker stopped) and is not tried again.`;
+      const failed = { state: SynthesisState.FAILED, error, finishedAt: now, leaseUntil: null, workerId: null };
+      const result = await m.update(Synthesis, { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }, failed);
+      if (affectedRows(result) !== 1) return false;
+      await this.recordOutcome(m, { ...(await m.findOneByOrFail(Synthesis, { id: seen.id })) });
+      return true;
+    });
+  }
+
+  /**
+   * Takes no more jobs, lets running ones finish for a while, then hands the rest back to the
+   * queue (without counting the attempt), so another worker starts them at once.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.poller?.stop();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.stopGraceMs ?? 10_000).unref());
+    await Promise.race([Promise.all(this.running.values()), grace]);
+    for (const id of this.running.keys()) {
+      this.released.add(id);
+      await this.options.dataSource.manager
+        .createQueryBuilder()
+        .update(Synthesis)
+        .set({ state: SynthesisState.QUEUED, workerId: null, leaseUntil: null, attempts: () => 'attempts - 1' })
+        .where({ id, workerId: this.id, state: SynthesisState.RUNNING })
+        .execute()
+        .catch((err) => this.options.logger.warn({ err, synthesisId: id }, 'could not hand the job back; it is taken again when its lease ends'));
+    }
+  }
+}
