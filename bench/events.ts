@@ -7,15 +7,15 @@ const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const VOICES = Number(process.env.BENCH_EVENTS ?? 20);
 
 interface Subscriber {
-  /** Voice id → when its frame arrived (ms, performance.now()). */
+  /** Resource id → when its frame arrived (ms, performance.now()). */
   arrivals: Map<string, number>;
   close(): void;
 }
 
-function subscribe(url: string, token: string): Promise<Subscriber> {
+export function subscribe(url: string, token: string, types = 'voice.created'): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
     const arrivals = new Map<string, number>();
-    const req = http.get(`${url}/api/v1/events?types=voice.created`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
+    const req = http.get(`${url}/api/v1/events?types=${types}`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
       let buffered = '';
       res.setEncoding('utf8');
@@ -35,7 +35,7 @@ function subscribe(url: string, token: string): Promise<Subscriber> {
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 export async function run(): Promise<void> {
   const server = await startBenchServer(benchEnv('mysql'));

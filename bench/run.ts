@@ -5,6 +5,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   auth: () => import('./auth'),
   tts: () => import('./tts'),
   events: () => import('./events'),
+  synthesis: () => import('./synthesis'),
   distributed: () => import('./distributed'),
 };
 

@@ -1,12 +1,14 @@
 // `npm run start:worker [-- <name> ...]`: the background work of subgraphs (rendering speech
-// for tts) in a process of its own, with no HTTP port. Several may run against one database:
-// each job is taken by one of them. Default: every subgraph that has background work.
+// for tts) in a process of its own. Several may run against one database: each job is taken
+// by one of them. Its HTTP port serves only /health/live and /health/ready.
+// Default: every subgraph that has background work.
 import 'reflect-metadata';
 import type { Config } from '../lib/config';
 import { EventLog } from '../lib/event-log';
-import { runService } from '../lib/http-server';
+import { createBaseApp } from '../lib/http-app';
+import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
-import { BackgroundWork, startSubgraphWorker } from '../lib/subgraph';
+import { startSubgraphWorker } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
 
@@ -15,11 +17,18 @@ export async function startWorker(config: Config, names: string[]) {
   const definitions = names.length ? selectSubgraphs(names) : selectSubgraphs(config.SUBGRAPHS).filter((d) => d.worker);
   const events = await EventLog.open(config, logger);
   const keys = loadKeys(config);
-  const works: BackgroundWork[] = [];
+  const works: Awaited<ReturnType<typeof startSubgraphWorker>>[] = [];
   for (const definition of definitions) works.push(await startSubgraphWorker(definition, { config, logger, keys, events }));
-  logger.info({ subgraphs: definitions.map((d) => d.name) }, 'worker ready');
+  const app = createBaseApp({
+    config,
+    logger,
+    checks: async () => Object.fromEntries(await Promise.all(works.map(async (w) => [w.name, (await w.ready()) ? 'up' : 'down'] as const))),
+  });
+  const http = await listen(app, config.PORT, config.HOST);
+  logger.info({ url: http.url, subgraphs: works.map((w) => w.name) }, 'worker ready');
   return {
     async close() {
+      await http.close();
       for (const work of works) await work.stop();
       await events.close();
     },

@@ -151,12 +151,14 @@ export async function startSubgraph(
 export async function startSubgraphWorker(
   definition: SubgraphDefinition,
   deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog },
-): Promise<BackgroundWork> {
+): Promise<BackgroundWork & { name: string; ready(): Promise<boolean> }> {
   if (!definition.worker) throw new Error(`The ${definition.name} subgraph has no background work.`);
   const { logger, dataSource, relay, close } = await openSubgraphData(definition, deps);
   const work = await definition.worker({ ...deps, logger, dataSource });
   relay.start();
   return {
+    name: definition.name,
+    ready: () => pingDatabase(dataSource),
     async stop() {
       await work.stop();
       await close();

@@ -42,6 +42,7 @@ export class SynthesisWorker {
   private readonly running = new Map<string, Promise<void>>();
   /** Jobs handed back by stop(): their engine call may still fail, which is not the job's fault. */
   private readonly released = new Set<string>();
+  private readonly renewals = new Map<string, NodeJS.Timeout>();
   private poller?: Poller;
   private stopping = false;
 
@@ -98,7 +99,7 @@ export class SynthesisWorker {
 
   private async run(job: Synthesis): Promise<void> {
     const { engine, store, logger, leaseSeconds } = this.options;
-    const renewal = setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3);
+    this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
     try {
       const audio = await engine.synthesize(job);
       if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
@@ -116,7 +117,8 @@ export class SynthesisWorker {
         logger.error({ err: e, synthesisId: job.id }, 'could not record the failure; the job is taken again when its lease ends'),
       );
     } finally {
-      clearInterval(renewal);
+      clearInterval(this.renewals.get(job.id));
+      this.renewals.delete(job.id);
       this.released.delete(job.id);
     }
   }
@@ -167,6 +169,7 @@ export class SynthesisWorker {
     await Promise.race([Promise.all(this.running.values()), grace]);
     for (const id of this.running.keys()) {
       this.released.add(id);
+      clearInterval(this.renewals.get(id));
       await this.options.dataSource.manager
         .createQueryBuilder()
         .update(Synthesis)

@@ -1,0 +1,206 @@
+// The synthesis job table under workers, on SQLite and on MySQL: each job runs exactly once
+// however many workers compete, a job whose worker died is taken again after its lease, one
+// that keeps killing workers is failed, and stop() hands unfinished jobs back. The engine is
+// a stand-in that counts its calls (the real one is exercised in synthesis.test.ts); the
+// database is real.
+import fs from 'node:fs';
+import path from 'node:path';
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource } from 'typeorm';
+import { loadConfig } from '../../lib/config';
+import { openDatabase } from '../../lib/database';
+import { createLogger } from '../../lib/logger';
+import { OutboxEvent } from '../../lib/outbox';
+import { ttsSubgraph } from '../../subgraphs/tts';
+import { DiskAudioStore } from '../../subgraphs/tts/audio/audio-store';
+import type { SpeechAudio, SpeechEngine, SpeechRequest } from '../../subgraphs/tts/engine/speech-engine';
+import { Synthesis, SynthesisState } from '../../subgraphs/tts/entities/synthesis';
+import { SynthesisService } from '../../subgraphs/tts/synthesis-service';
+import { SynthesisWorker, SynthesisWorkerOptions } from '../../subgraphs/tts/synthesis-worker';
+import { VoiceService } from '../../subgraphs/tts/voice-service';
+import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
+
+const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
+const logger = createLogger(config);
+const store = new DiskAudioStore(config.audioDir);
+const open = () => openDatabase(config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
+let db: DataSource;
+const extra: DataSource[] = [];
+
+beforeAll(async () => {
+  db = await open();
+});
+afterAll(async () => {
+  for (const d of [db, ...extra]) if (d?.isInitialized) await d.destroy();
+  await cleanupDatabases(config);
+});
+beforeEach(async () => {
+  await db.manager.clear(Synthesis);
+  await db.manager.clear(OutboxEvent);
+});
+
+/** Counts calls per text; `hold` keeps a call pending until released (a worker mid-job). */
+class CountingEngine implements SpeechEngine {
+  readonly name = 'stand-in';
+  readonly defaultLanguage = 'en-us';
+  readonly calls = new Map<string, number>();
+  constructor(private readonly behaviour: (r: SpeechRequest) => Promise<SpeechAudio> = async () => ({ sampleRate: 8000, samples: new Int16Array(800).fill(1000) })) {}
+  baseVoices = async () => [];
+  languages = async () => ['en-us'];
+  async synthesize(request: SpeechRequest): Promise<SpeechAudio> {
+    this.calls.set(request.text, (this.calls.get(request.text) ?? 0) + 1);
+    await new Promise((r) => setTimeout(r, Math.random() * 5));
+    return this.behaviour(request);
+  }
+  stop = async () => {};
+}
+
+async function queue(count: number, fields: Partial<Synthesis> = {}): Promise<Synthesis[]> {
+  const rows = Array.from({ length: count }, (_, i) =>
+    db.manager.create(Synthesis, {
+      id: uuidv7(), ownerId: uuidv7(), state: SynthesisState.QUEUED, voiceId: null, baseVoice: 'f3', voiceBlend: null, language: 'en-us', speed: 1,
+      text: `job ${i} ${uuidv7()}`, characters: 10, durationMs: null, error: null, attempts: 0, workerId: null, leaseUntil: null,
+      audioKey: null, audioBytes: null, createdAt: new Date(), startedAt: null, finishedAt: null, ...fields,
+    }),
+  );
+  await db.manager.insert(Synthesis, rows);
+  return rows;
+}
+
+const workers: SynthesisWorker[] = [];
+function worker(engine: SpeechEngine, options: Partial<SynthesisWorkerOptions> = {}): SynthesisWorker {
+  const w = new SynthesisWorker({ dataSource: db, engine, store, logger, concurrency: 2, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, ...options });
+  workers.push(w);
+  return w;
+}
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.stop();
+});
+
+async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const allFinished = (ids: string[]) => until(async () => {
+  const rows = await db.manager.findBy(Synthesis, {});
+  return rows.filter((r) => ids.includes(r.id)).every((r) => r.state === SynthesisState.SUCCEEDED || r.state === SynthesisState.FAILED) && rows;
+});
+
+describe('claiming', () => {
+  it('gives a job to exactly one of many workers racing for it', async () => {
+    // On MySQL each worker has a connection pool of its own, as separate processes would.
+    const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
+    extra.push(...sources.filter((s) => s !== db));
+    for (let round = 0; round < 5; round++) {
+      const [job] = await queue(1);
+      const racers = sources.map((dataSource) => new SynthesisWorker({ dataSource, engine: new CountingEngine(), store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20 }));
+      const won = (await Promise.all([...racers, ...racers].map((r) => r.claimNext()))).filter(Boolean);
+      expect(won).toHaveLength(1);
+      expect(won[0]).toMatchObject({ id: job.id, state: 'running', attempts: 1, workerId: expect.any(String) });
+      await db.manager.clear(Synthesis);
+    }
+  });
+
+  it('runs each of 60 jobs exactly once across four running workers', async () => {
+    const engine = new CountingEngine();
+    const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
+    extra.push(...sources.filter((s) => s !== db));
+    const jobs = await queue(60);
+    for (const dataSource of sources) worker(engine, { dataSource, concurrency: 3 }).start();
+    const rows = await allFinished(jobs.map((j) => j.id));
+    expect(rows.every((r) => r.state === SynthesisState.SUCCEEDED && r.attempts === 1 && r.durationMs === 100)).toBe(true);
+    for (const job of jobs) expect(engine.calls.get(job.text)).toBe(1);
+    const events = await db.manager.findBy(OutboxEvent, { type: 'synthesis.succeeded' });
+    expect(events.map((e) => e.resourceId).sort()).toEqual(jobs.map((j) => j.id).sort());
+    for (const job of jobs) expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(true);
+  });
+});
+
+describe('workers that die', () => {
+  it('takes a job again once the lease of its dead worker has ended, and runs it to the end', async () => {
+    const [job] = await queue(1);
+    // A worker takes the job and dies: it never renews the lease nor finishes.
+    const dead = new SynthesisWorker({ dataSource: db, engine: new CountingEngine(), store, logger, concurrency: 1, leaseSeconds: 2, maxAttempts: 3, pollMs: 20 });
+    expect((await dead.claimNext())?.id).toBe(job.id);
+    const engine = new CountingEngine();
+    worker(engine).start();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(engine.calls.size).toBe(0); // the lease still holds
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'succeeded', attempts: 2, workerId: null, leaseUntil: null });
+    expect(engine.calls.get(job.text)).toBe(1);
+  });
+
+  it('fails a job that has been taken the most times, with a synthesis.failed event', async () => {
+    const [job] = await queue(1, { state: SynthesisState.RUNNING, attempts: 3, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) });
+    const engine = new CountingEngine();
+    worker(engine).start();
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted 3 times') });
+    expect(engine.calls.size).toBe(0);
+    expect(await db.manager.findBy(OutboxEvent, { type: 'synthesis.failed', resourceId: job.id })).toHaveLength(1);
+  });
+
+  it('keeps renewing the lease of a long job, so no other worker takes it', async () => {
+    const [job] = await queue(1);
+    let release!: () => void;
+    const slow = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(8) }))));
+    worker(slow, { leaseSeconds: 2 }).start();
+    await until(() => Promise.resolve(slow.calls.size > 0));
+    const rival = new CountingEngine();
+    worker(rival, { leaseSeconds: 2 }).start();
+    await new Promise((r) => setTimeout(r, 3500)); // past the first lease
+    expect(rival.calls.size).toBe(0);
+    release();
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'succeeded', attempts: 1 });
+  });
+});
+
+describe('outcomes', () => {
+  it('fails a job the engine cannot render, saying why, with a synthesis.failed event', async () => {
+    const [job] = await queue(1);
+    worker(new CountingEngine(async () => { throw new Error('speech engine: no such voice'); })).start();
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'failed', error: 'speech engine: no such voice', attempts: 1 });
+    const [event] = await db.manager.findBy(OutboxEvent, { resourceId: job.id });
+    expect(event.type).toBe('synthesis.failed');
+    expect(JSON.parse(event.payload)).toMatchObject({ state: 'failed', error: 'speech engine: no such voice' });
+  });
+
+  it('stop() hands an unfinished job back to the queue without counting the attempt', async () => {
+    const [job] = await queue(1);
+    const hanging = new CountingEngine(() => new Promise(() => {}));
+    const w = new SynthesisWorker({ dataSource: db, engine: hanging, store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, stopGraceMs: 100 });
+    w.start();
+    await until(() => Promise.resolve(hanging.calls.size > 0));
+    await w.stop();
+    expect(await db.manager.findOneBy(Synthesis, { id: job.id })).toMatchObject({ state: 'queued', attempts: 0, workerId: null });
+  });
+});
+
+describe('retention', () => {
+  it('deletes syntheses that finished before the cut-off, with their audio, and keeps the rest', async () => {
+    const old = new Date(Date.now() - 3600_000);
+    const [expired] = await queue(1, { state: SynthesisState.SUCCEEDED, finishedAt: old, audioKey: 'expired.wav', audioBytes: 4 });
+    const [expiredFailed] = await queue(1, { state: SynthesisState.FAILED, finishedAt: old, error: 'x' });
+    const [recent] = await queue(1, { state: SynthesisState.SUCCEEDED, finishedAt: new Date(), audioKey: 'recent.wav', audioBytes: 4 });
+    const [waiting] = await queue(1);
+    await store.put('expired.wav', Buffer.from('RIFF'));
+    await store.put('recent.wav', Buffer.from('RIFF'));
+    const service = new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store);
+    expect(await service.prune(new Date(Date.now() - 60_000))).toBe(2);
+    const left = (await db.manager.findBy(Synthesis, {})).map((s) => s.id).sort();
+    expect(left).toEqual([recent.id, waiting.id].sort());
+    expect(left).not.toContain(expired.id);
+    expect(left).not.toContain(expiredFailed.id);
+    expect(await store.size('expired.wav')).toBeNull();
+    expect(await store.size('recent.wav')).toBe(4);
+  });
+});
