@@ -64,7 +64,27 @@ export async function run(): Promise<void> {
         await burst(server.url, token, Array.from({ length: concurrency }, () => SENTENCE)); // loads the engine threads
 
         // Throughput: long texts back to back; characters over the time the workers were busy.
+        // Meanwhile a request now and then shows whether rendering holds up the event loop.
+        const read = async () => {
+          const at = performance.now();
+          await fetch(`${server.url}/api/v1/auth/session`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer());
+          return performance.now() - at;
+        };
+        const idleReads: number[] = [];
+        for (let i = 0; i < 200; i++) idleReads.push(await read());
+        idleReads.sort((a, b) => a - b);
+        let rendering = true;
+        const reads: number[] = [];
+        const reader = (async () => {
+          while (rendering) {
+            reads.push(await read());
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        })();
         const long = await burst(server.url, token, Array.from({ length: THROUGHPUT_JOBS }, () => PARAGRAPH.repeat(4)));
+        rendering = false;
+        await reader;
+        reads.sort((a, b) => a - b);
         const chars = long.jobs.reduce((sum, j) => sum + j.characters, 0);
         const busyMs = Math.max(...long.jobs.map((j) => Date.parse(j.finished_at))) - Math.min(...long.jobs.map((j) => Date.parse(j.started_at)));
         const audioMs = long.jobs.reduce((sum, j) => sum + j.duration_ms, 0);
@@ -78,6 +98,7 @@ export async function run(): Promise<void> {
           workers: concurrency,
           'chars/s': Math.round((chars / busyMs) * 1000),
           'audio s per s': (audioMs / busyMs).toFixed(1),
+          'read p99 ms idle / rendering': `${Math.round(percentile(idleReads, 99))} / ${Math.round(percentile(reads, 99))}`,
           [`${LATENCY_JOBS} jobs: p50 ms`]: percentile(queuedToDone, 50),
           'p99 ms': percentile(queuedToDone, 99),
           'p99 seen by client ms': Math.round(percentile(observed, 99)),
