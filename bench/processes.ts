@@ -87,6 +87,7 @@ export async function startProcess(name: string, script: string, args: string[],
 
 export interface DistributedLayout {
   subgraphs: ServiceProcess[];
+  workers: ServiceProcess[];
   gateways: ServiceProcess[];
   facades: ServiceProcess[];
   all: ServiceProcess[];
@@ -97,8 +98,10 @@ export interface DistributedLayout {
  * The distributed layout as processes: the supergraph composed ahead of time (`npm run
  * compose`), each subgraph its own process, then `gateways` gateways and `facades` facades;
  * each facade spreads its requests over every gateway, starting its turn at a different one.
+ * With `workers`, speech is rendered by that many `start:worker` processes instead of the tts
+ * subgraph's own.
  */
-export async function startDistributed(env: Record<string, string>, counts = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
+export async function startDistributed(env: Record<string, string>, counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
   const composed = spawnSync(process.execPath, [path.join(BIN, 'compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
   if (composed.status !== 0) throw new Error(composed.stderr);
@@ -107,8 +110,11 @@ export async function startDistributed(env: Record<string, string>, counts = { g
   const stop = () => Promise.all(all.map((p) => p.kill())).then(() => undefined);
   try {
     const subgraphs: ServiceProcess[] = [];
-    for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], env));
+    const rendering: Record<string, string> = counts.workers ? { SYNTHESIS_CONCURRENCY: '0' } : {};
+    for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], { ...env, ...rendering }));
     all.push(...subgraphs);
+    const workers = await Promise.all(Array.from({ length: counts.workers ?? 0 }, (_, i) => startProcess(`worker ${i + 1}`, 'worker.js', [], env)));
+    all.push(...workers);
     const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
     const gateways = await Promise.all(
       Array.from({ length: counts.gateways }, (_, i) => startProcess(`gateway ${i + 1}`, 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph })),
@@ -119,7 +125,7 @@ export async function startDistributed(env: Record<string, string>, counts = { g
       Array.from({ length: counts.facades }, (_, i) => startProcess(`facade ${i + 1}`, 'facade.js', [], { ...env, GATEWAY_URL: inTurnFrom(i) })),
     );
     all.push(...facades);
-    return { subgraphs, gateways, facades, all, stop };
+    return { subgraphs, workers, gateways, facades, all, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,5 +1,5 @@
-// The distributed layout as real processes on one MySQL: each subgraph, two gateways and two
-// facades. The login → session → voice create → delete → events flow alternates between the
+// The distributed layout as real processes on one MySQL: each subgraph, a synthesis worker, two
+// gateways and two facades. The login → session → voice create → delete → events flow alternates between the
 // facades; one gateway and one facade are killed mid-run; the rest keep answering and
 // nothing that was acknowledged is lost.
 import crypto from 'node:crypto';
@@ -19,7 +19,7 @@ onMysql('distributed mode as separate processes', () => {
   let events: OpenStream | undefined;
 
   beforeAll(async () => {
-    layout = await startDistributed(env, { gateways: 2, facades: 2 });
+    layout = await startDistributed(env, { gateways: 2, facades: 2, workers: 1 });
   }, 120_000);
 
   afterAll(async () => {
@@ -71,6 +71,16 @@ onMysql('distributed mode as separate processes', () => {
       await events.waitFor((f) => f.event === 'voice.created' && f.data.id === id);
       await events.waitFor((f) => f.event === 'voice.deleted' && f.data.id === id);
     }
+
+    // Speech: requested through one facade, rendered by the worker process (the tts subgraph
+    // runs with SYNTHESIS_CONCURRENCY=0), downloaded in a
+    // byte range through the other facade (pieces over the gateway's HTTP hop).
+    const synthesis = await via(0).post('/api/v1/tts/syntheses', { text: 'Rendered by a worker of its own.', base_voice: 'f2' }, { token });
+    expect(synthesis.status).toBe(202);
+    await events.waitFor((f) => f.event === 'synthesis.succeeded' && f.data.id === synthesis.body.id, 1, 20_000);
+    const audio = await fetch(`${facades[1].url}/api/v1/tts/syntheses/${synthesis.body.id}/audio`, { headers: { authorization: `Bearer ${token}`, range: 'bytes=0-11' } });
+    expect(audio.status).toBe(206);
+    expect(Buffer.from(await audio.arrayBuffer()).toString('latin1')).toMatch(/^RIFF....WAVE$/s);
 
     // Traffic through both facades while gateway 1 and facade 1 die without warning. A
     // request caught in a dying process may fail (it was never acknowledged); none may 500.
