@@ -100,9 +100,11 @@ export class SynthesisWorker {
   private async run(job: Synthesis): Promise<void> {
     const { engine, store, logger, leaseSeconds } = this.options;
     this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
+    let stage = 'render';
     try {
       const audio = await engine.synthesize(job);
       if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
+      stage = 'store';
       const wav = encodeWav(audio);
       const key = `${job.id}.wav`;
       await store.put(key, wav);
@@ -112,8 +114,10 @@ export class SynthesisWorker {
       if (!done) logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
     } catch (err) {
       if (this.released.has(job.id)) return;
-      logger.warn({ err, synthesisId: job.id }, 'synthesis failed');
-      await this.finish(job, { state: SynthesisState.FAILED, error: String((err as Error)?.message ?? err).slice(0, 500) }).catch((e) =>
+      logger.warn({ err, synthesisId: job.id, stage }, 'synthesis failed');
+      // The engine's reasons are about the request; storage and database errors are ours, and stay in the log.
+      const error = stage === 'render' ? String((err as Error)?.message ?? err).slice(0, 500) : 'The audio could not be stored; request the synthesis again.';
+      await this.finish(job, { state: SynthesisState.FAILED, error }).catch((e) =>
         logger.error({ err: e, synthesisId: job.id }, 'could not record the failure; the job is taken again when its lease ends'),
       );
     } finally {

@@ -174,6 +174,14 @@ describe('outcomes', () => {
     expect(JSON.parse(event.payload)).toMatchObject({ state: 'failed', error: 'speech engine: no such voice' });
   });
 
+  it('fails a job whose audio cannot be stored without showing the storage error to its owner', async () => {
+    const [job] = await queue(1);
+    const full = { ...store, put: async () => { throw new Error('ENOSPC: no space left on device, open /srv/secret/audio'); } } as unknown as DiskAudioStore;
+    worker(new CountingEngine(), { store: full }).start();
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'failed', error: 'The audio could not be stored; request the synthesis again.' });
+  });
+
   it('stop() hands an unfinished job back to the queue without counting the attempt', async () => {
     const [job] = await queue(1);
     const hanging = new CountingEngine(() => new Promise(() => {}));
