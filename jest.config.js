@@ -5,10 +5,11 @@ const base = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
-  testTimeout: 60_000,
 };
 
 module.exports = {
+  // A global option: jest ignores it inside a project.
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'sqlite', setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
     { ...base, displayName: 'mysql', setupFiles: ['<rootDir>/test/setup/mysql.ts'] },

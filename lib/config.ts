@@ -61,6 +61,11 @@ const schema = z.object({
   SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
   /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
   SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
+  /**
+   * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
+   * last at most ~25 minutes at the slowest speed, but numbers and symbols expand far more.
+   */
+  SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(1800),
   /** Finished syntheses and their audio are deleted this long after they finished. */
   SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
 

@@ -144,7 +144,8 @@ export const routes: RouteSpec[] = [
     description: 'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
       'Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice\'s settings are ' +
       'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. eSpeak NG speaks ' +
-      '80 to 450 words per minute (175 at speed 1.0): speeds below 0.46 or above 2.57 are spoken at that limit.',
+      '80 to 450 words per minute (175 at speed 1.0): speeds below 0.46 or above 2.57 are spoken at that limit. A job whose audio would ' +
+      'last more than 30 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason.',
     body: SynthesisRequest,
     operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
       result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,

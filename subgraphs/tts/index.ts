@@ -25,6 +25,7 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
     leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,
     maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS,
     pollMs: config.SYNTHESIS_POLL_MS,
+    maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS,
   });
 }
 

@@ -26,10 +26,10 @@ async function synthesize(body: Record<string, unknown>, as = token): Promise<st
   return res.body.id;
 }
 
-async function finished(id: string, as = token, timeoutMs = 30_000): Promise<Record<string, any>> {
+async function finished(id: string, as = token, timeoutMs = 30_000, url = server.url): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await http.get(`/api/v1/tts/syntheses/${id}`, { token: as });
+    const res = await api(url).get(`/api/v1/tts/syntheses/${id}`, { token: as });
     expect(res.status).toBe(200);
     if (res.body.state === 'succeeded' || res.body.state === 'failed') return res.body;
     if (Date.now() > deadline) throw new Error(`synthesis ${id} still ${res.body.state}`);
@@ -110,6 +110,20 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
     expect(b).toBeLessThan(f * 0.95);
   });
 
+  it('fails a job whose audio would run past SYNTHESIS_MAX_AUDIO_SECONDS, saying so', async () => {
+    const long = await startTestServer({ SYNTHESIS_MAX_AUDIO_SECONDS: '10' });
+    try {
+      const owner = (await login(long.url, ADMIN)).access_token;
+      const res = await api(long.url).post('/api/v1/tts/syntheses', { text: 'one two three four five six seven eight nine ten. '.repeat(10), base_voice: 'f3' }, { token: owner });
+      expect(res.status).toBe(202);
+      const done = await finished(res.body.id, owner, 30_000, long.url);
+      expect(done).toMatchObject({ state: 'failed', error: expect.stringContaining('more than 10 seconds'), duration_ms: null });
+      expect((await api(long.url).get(`/api/v1/tts/syntheses/${res.body.id}/audio`, { token: owner })).body).toMatchObject({ error: 'conflict', details: { state: 'failed' } });
+    } finally {
+      await long.close();
+    }
+  });
+
   it('speaks other languages', async () => {
     const wav = await speak({ text: 'Guten Morgen, wie geht es Ihnen heute?', base_voice: 'f1', language: 'de' });
     expect(rms(wav.samples)).toBeGreaterThan(500);
@@ -142,8 +156,9 @@ describe('bad requests', () => {
     await problem({ base_voice: 'f3' }, 400, 'text');
   });
 
-  it('counts characters, not UTF-16 units: 10,000 emoji are allowed', async () => {
-    const res = await http.post('/api/v1/tts/syntheses', { text: '🙂'.repeat(10_000), base_voice: 'f3' }, { token });
+  it('counts characters, not UTF-16 units: 10,000 characters with an emoji (10,001 units) are allowed', async () => {
+    // Mostly spaces, so that the job is quick to render.
+    const res = await http.post('/api/v1/tts/syntheses', { text: `🙂${' '.repeat(9_998)}a`, base_voice: 'f3' }, { token });
     expect(res.status).toBe(202);
     expect((await http.get(`/api/v1/tts/syntheses/${res.body.id}`, { token })).body.characters).toBe(10_000);
   });
@@ -244,7 +259,7 @@ describe('GET /api/v1/tts/syntheses/{id}/audio', () => {
   });
 
   it('is a conflict while the synthesis is not done, naming its state; 404 when unknown', async () => {
-    const busy = await synthesize({ text: 'word '.repeat(1500), base_voice: 'f3', speed: 0.5 });
+    const busy = await synthesize({ text: 'word '.repeat(400), base_voice: 'f3', speed: 0.5 });
     const res = await http.get(`/api/v1/tts/syntheses/${busy}/audio`, { token });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'conflict', details: { state: expect.stringMatching(/^(queued|running)$/) } });

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { blendVariantFiles, parseBlend } from './blend';
-import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechRequest } from './speech-engine';
+import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechLimits, SpeechRequest } from './speech-engine';
 
 interface Catalog {
   languages: string[];
@@ -62,7 +62,7 @@ function espeakThread() {
   }
 
   const written = new Set<string>();
-  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number }) {
+  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; maxSeconds: number }) {
     const { m, speaker } = await loading;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
       m.FS.writeFile(`${VARIANTS}/${args.variant}`, args.variantFile);
@@ -73,12 +73,14 @@ function espeakThread() {
     if (status !== 0) throw new Error(`voice "${args.voice}+${args.variant}" was refused (${status})`);
     speaker.set_rate(args.wpm);
     const chunks: Int16Array[] = [];
+    const maxSamples = args.maxSeconds * speaker.get_samplerate();
     let length = 0;
     speaker.synthesize(args.text, (samples: Int16Array) => {
       chunks.push(samples);
       length += samples.length;
-      return 0; // go on
+      return length > maxSamples; // true stops the engine
     });
+    if (length > maxSamples) throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
     const samples = new Int16Array(length);
     let at = 0;
     for (const c of chunks) {
@@ -193,7 +195,7 @@ export class EspeakEngine implements SpeechEngine {
     return this.voices;
   }
 
-  async synthesize(request: SpeechRequest): Promise<SpeechAudio> {
+  async synthesize(request: SpeechRequest, limits: SpeechLimits = { maxSeconds: 1800 }): Promise<SpeechAudio> {
     const { languageVoices, variants } = await this.loadCatalog();
     const voice = languageVoices[request.language];
     if (!voice) throw new Error(`"${request.language}" is not a language of the speech engine`);
@@ -215,7 +217,7 @@ export class EspeakEngine implements SpeechEngine {
       throw new Error(`"${variant}" is not a base voice of the speech engine`);
     }
     return this.thread().call<SpeechAudio>('synthesize', {
-      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed),
+      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), maxSeconds: limits.maxSeconds,
     });
   }
 

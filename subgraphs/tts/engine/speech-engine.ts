@@ -23,6 +23,11 @@ export interface SpeechRequest {
   speed: number;
 }
 
+/** How much audio one request may produce: rendering stops there and the request fails. */
+export interface SpeechLimits {
+  maxSeconds: number;
+}
+
 /** Mono 16-bit PCM. */
 export interface SpeechAudio {
   sampleRate: number;
@@ -38,6 +43,6 @@ export interface SpeechEngine {
   /** The language used when a voice names none. */
   readonly defaultLanguage: string;
   /** Renders speech off the event loop; several calls may run at once. */
-  synthesize(request: SpeechRequest): Promise<SpeechAudio>;
+  synthesize(request: SpeechRequest, limits?: SpeechLimits): Promise<SpeechAudio>;
   stop(): Promise<void>;
 }
