@@ -6,6 +6,8 @@ import { onCommit } from './database';
 import type { Logger } from './logger';
 
 export interface Poller {
+  /** Runs the work at once (or once more right after the current run). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export function startPoller(options: { intervalMs: number; work: () => Promise<v
   timer = setTimeout(tick, 0);
 
   return {
+    wake: () => setImmediate(tick),
     async stop() {
       stopped = true;
       stopListening?.();

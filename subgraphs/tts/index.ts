@@ -38,9 +38,9 @@ export const ttsSubgraph: SubgraphDefinition = {
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
     const store = new DiskAudioStore(config.audioDir);
     const voices = new VoiceService(dataSource, engine);
-    const syntheses = new SynthesisService(dataSource, engine, voices, store);
     // In-process rendering unless this process leaves it to worker processes.
     const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
+    const syntheses = new SynthesisService(dataSource, engine, voices, store, () => worker?.wake());
     let retention: { stop(): Promise<void> } | undefined;
     return {
       resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses)],

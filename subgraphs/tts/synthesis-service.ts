@@ -4,7 +4,6 @@ import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import { AppError, validationError } from '../../lib/errors';
-import { inTransaction } from '../../lib/database';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
@@ -38,6 +37,8 @@ export class SynthesisService {
     private readonly engine: SpeechEngine,
     private readonly voices: VoiceService,
     private readonly store: AudioStore,
+    /** Told after a job is queued: this process's worker, so that it need not wait for its next poll. */
+    private readonly onQueued: () => void = () => {},
   ) {}
 
   /** Queues the job; the voice's settings are copied in now. */
@@ -77,8 +78,8 @@ export class SynthesisService {
       startedAt: null,
       finishedAt: null,
     });
-    // A transaction, so that the commit wakes this process's workers at once.
-    await inTransaction(this.dataSource, (m) => m.insert(Synthesis, synthesis));
+    await this.dataSource.manager.insert(Synthesis, synthesis);
+    this.onQueued();
     return synthesis;
   }
 

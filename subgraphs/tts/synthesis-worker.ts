@@ -51,9 +51,14 @@ export class SynthesisWorker {
   constructor(private readonly options: SynthesisWorkerOptions) {}
 
   start(): void {
-    const { pollMs, dataSource, logger } = this.options;
-    // Polls for jobs of other processes; a commit in this process (a new job, a finished one) wakes it at once.
-    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, work: () => this.fill(), wakeOn: dataSource, logger });
+    const { pollMs, logger } = this.options;
+    // Polls for jobs queued by other processes; wake() (a job queued here, a job done) looks at once.
+    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, work: () => this.fill(), logger });
+  }
+
+  /** Looks for jobs now: called when this process queues one. */
+  wake(): void {
+    this.poller?.wake();
   }
 
   /** Takes jobs while it has room. */
@@ -110,7 +115,6 @@ export class SynthesisWorker {
       const wav = encodeWav(audio);
       const key = `${job.id}.wav`;
       await store.put(key, wav);
-      // finish() commits, which wakes the poller to take the next job.
       const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: durationMs(audio), audioKey: key, audioBytes: wav.length });
       // The audio stays: whoever holds the job now writes the same key.
       if (!done) logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
@@ -126,6 +130,7 @@ export class SynthesisWorker {
       clearInterval(this.renewals.get(job.id));
       this.renewals.delete(job.id);
       this.released.delete(job.id);
+      this.wake(); // room for the next job
     }
   }
 
