@@ -124,9 +124,12 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
     }
   });
 
-  it('speaks other languages', async () => {
-    const wav = await speak({ text: 'Guten Morgen, wie geht es Ihnen heute?', base_voice: 'f1', language: 'de' });
-    expect(rms(wav.samples)).toBeGreaterThan(500);
+  it('follows the language: the same letters are pronounced as the language says', async () => {
+    // "WWW" is "double-u double-u double-u" in English and "we we we" in German.
+    const text = 'WWW. WWW. WWW.';
+    const [english, german] = await Promise.all([speak({ text, base_voice: 'f1', language: 'en-us' }), speak({ text, base_voice: 'f1', language: 'de' })]);
+    expect(rms(german.samples)).toBeGreaterThan(500);
+    expect(seconds(english) / seconds(german)).toBeGreaterThan(1.3);
   });
 
   it('tells the caller on the event stream', async () => {
