@@ -2,14 +2,15 @@
 // each subgraph its own process, all over HTTP) and through the one-process server, in one
 // run on MySQL.
 import type autocannon from 'autocannon';
-import { benchEnv, load, LoadResult, postJson, printTable, startBenchServer } from './harness';
+import { benchEnv, load, LoadResult, postJson, printTable, removeBenchData, startBenchServer } from './harness';
 import { startDistributed } from './processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 
 export async function run(): Promise<void> {
   const oneProcess = await startBenchServer(benchEnv('mysql'));
-  const distributed = await startDistributed(benchEnv('mysql'));
+  const distributedEnv = benchEnv('mysql');
+  const distributed = await startDistributed(distributedEnv);
   try {
     const rows: Record<string, LoadResult[]> = { reads: [], creates: [] };
     for (const [layout, url] of [['one process', oneProcess.url], ['distributed', distributed.facades[0].url]] as const) {
@@ -32,5 +33,6 @@ export async function run(): Promise<void> {
   } finally {
     await oneProcess.stop();
     await distributed.stop();
+    await removeBenchData(distributedEnv);
   }
 }

@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { loadConfig } from '../lib/config';
+import { dropPrefixedDatabases } from '../lib/database';
 
 export interface BenchServer {
   url: string;
@@ -34,6 +36,13 @@ export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> =
   };
 }
 
+/** Removes what a benchmark's server made: its MySQL databases and its data folder. */
+export async function removeBenchData(env: Record<string, string>): Promise<void> {
+  const config = loadConfig(env);
+  await dropPrefixedDatabases(config);
+  fs.rmSync(config.dataDir, { recursive: true, force: true });
+}
+
 export async function startBenchServer(env: Record<string, string>): Promise<BenchServer> {
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, 'server.js')], {
@@ -59,11 +68,14 @@ export async function startBenchServer(env: Record<string, string>): Promise<Ben
       const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
     },
-    stop: () =>
-      new Promise((resolve) => {
+    /** Stops the server, then removes its databases and data folder. */
+    async stop() {
+      await new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
-      }),
+      });
+      await removeBenchData(env);
+    },
   };
 }
 

@@ -43,12 +43,18 @@ async function createMysqlDatabase(config: Config, name: string): Promise<void> 
   }
 }
 
-/** Drops a subgraph's MySQL database (tests) or removes nothing on SQLite (its files go with DATA_DIR). */
-export async function dropDatabase(config: Config, name: string): Promise<void> {
+/**
+ * Drops every MySQL database of the configured prefix (`<prefix>_<subgraph>`, `<prefix>_events`):
+ * for tests and benchmarks that made their own. Nothing to do on SQLite: its files go with DATA_DIR.
+ */
+export async function dropPrefixedDatabases(config: Config): Promise<void> {
   if (!isMysql(config)) return;
+  const prefix = new URL(config.DATABASE_URL).pathname.slice(1);
+  if (!prefix) throw new Error('refusing to drop databases without a prefix in DATABASE_URL');
   const conn = await serverConnection(config);
   try {
-    await conn.query('DROP DATABASE IF EXISTS ??', [mysqlDatabaseName(config, name)]);
+    const [rows] = await conn.query('SHOW DATABASES LIKE ?', [`${prefix}\\_%`]);
+    for (const row of rows as Record<string, string>[]) await conn.query('DROP DATABASE IF EXISTS ??', [Object.values(row)[0]]);
   } finally {
     await conn.end();
   }

@@ -4,9 +4,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import mysql from 'mysql2/promise';
 import { startServer } from '../../bin/all-in-one';
 import { Config, loadConfig } from '../../lib/config';
+import { dropPrefixedDatabases } from '../../lib/database';
 
 export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'mysql';
 export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
@@ -52,16 +52,6 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
 
 /** Drops the MySQL databases of a test's prefix, and its data folder. */
 export async function cleanupDatabases(config: Config): Promise<void> {
-  if (config.DATABASE_URL.startsWith('mysql://')) {
-    const url = new URL(config.DATABASE_URL);
-    const prefix = url.pathname.slice(1);
-    const conn = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: url.username, password: url.password });
-    try {
-      const [rows] = await conn.query('SHOW DATABASES LIKE ?', [`${prefix}\\_%`]);
-      for (const row of rows as Record<string, string>[]) await conn.query('DROP DATABASE IF EXISTS ??', [Object.values(row)[0]]);
-    } finally {
-      await conn.end();
-    }
-  }
+  await dropPrefixedDatabases(config);
   fs.rmSync(config.dataDir, { recursive: true, force: true });
 }
