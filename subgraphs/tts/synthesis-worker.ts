@@ -25,8 +25,8 @@ export interface SynthesisWorkerOptions {
   leaseSeconds: number;
   maxAttempts: number;
   pollMs: number;
-  /** Longest audio a job may produce. */
-  maxAudioSeconds?: number;
+  /** Longest audio a job may produce (SYNTHESIS_MAX_AUDIO_SECONDS). */
+  maxAudioSeconds: number;
   /** How long stop() lets running jobs finish before handing them back to the queue. */
   stopGraceMs?: number;
 }
@@ -109,7 +109,7 @@ export class SynthesisWorker {
     this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
     let stage = 'render';
     try {
-      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds ?? 1800 });
+      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds });
       if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
       stage = 'store';
       const wav = encodeWav(audio);

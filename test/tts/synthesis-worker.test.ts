@@ -67,9 +67,12 @@ async function queue(count: number, fields: Partial<Synthesis> = {}): Promise<Sy
   return rows;
 }
 
+/** The settings every worker here has unless a test says otherwise. */
+const settings = { store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS };
+
 const workers: SynthesisWorker[] = [];
 function worker(engine: SpeechEngine, options: Partial<SynthesisWorkerOptions> = {}): SynthesisWorker {
-  const w = new SynthesisWorker({ dataSource: db, engine, store, logger, concurrency: 2, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, ...options });
+  const w = new SynthesisWorker({ ...settings, dataSource: db, engine, concurrency: 2, ...options });
   workers.push(w);
   return w;
 }
@@ -99,7 +102,7 @@ describe('claiming', () => {
     extra.push(...sources.filter((s) => s !== db));
     for (let round = 0; round < 5; round++) {
       const [job] = await queue(1);
-      const racers = sources.map((dataSource) => new SynthesisWorker({ dataSource, engine: new CountingEngine(), store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20 }));
+      const racers = sources.map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
       const won = (await Promise.all([...racers, ...racers].map((r) => r.claimNext()))).filter(Boolean);
       expect(won).toHaveLength(1);
       expect(won[0]).toMatchObject({ id: job.id, state: 'running', attempts: 1, workerId: expect.any(String) });
@@ -126,7 +129,7 @@ describe('workers that die', () => {
   it('takes a job again once the lease of its dead worker has ended, and runs it to the end', async () => {
     const [job] = await queue(1);
     // A worker takes the job and dies: it never renews the lease nor finishes.
-    const dead = new SynthesisWorker({ dataSource: db, engine: new CountingEngine(), store, logger, concurrency: 1, leaseSeconds: 2, maxAttempts: 3, pollMs: 20 });
+    const dead = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine(), leaseSeconds: 2 });
     expect((await dead.claimNext())?.id).toBe(job.id);
     const engine = new CountingEngine();
     worker(engine).start();
@@ -185,7 +188,7 @@ describe('outcomes', () => {
   it('stop() hands an unfinished job back to the queue without counting the attempt', async () => {
     const [job] = await queue(1);
     const hanging = new CountingEngine(() => new Promise(() => {}));
-    const w = new SynthesisWorker({ dataSource: db, engine: hanging, store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, stopGraceMs: 100 });
+    const w = new SynthesisWorker({ ...settings, dataSource: db, engine: hanging, stopGraceMs: 100 });
     w.start();
     await until(() => Promise.resolve(hanging.calls.size > 0));
     await w.stop();

@@ -149,7 +149,7 @@ export class EspeakEngine implements SpeechEngine {
   readonly name = 'eSpeak NG';
   readonly defaultLanguage = 'en-us';
   private readonly threads: EngineThread[] = [];
-  private catalog?: Promise<Catalog>;
+  private catalog?: Promise<Catalog & { variantFiles: Map<string, string> }>;
   private voices?: Promise<BaseVoice[]>;
 
   /** `threads`: how many texts may be rendered at once (each thread holds its own engine). */
@@ -169,8 +169,11 @@ export class EspeakEngine implements SpeechEngine {
     return this.threads.reduce((a, b) => (b.load < a.load ? b : a));
   }
 
-  private loadCatalog(): Promise<Catalog> {
-    this.catalog ??= this.thread().call<Catalog>('catalog').catch((err) => {
+  /** The catalog, with each variant's file text by lower-cased name (what blends are made of). */
+  private loadCatalog() {
+    this.catalog ??= this.thread().call<Catalog>('catalog').then(
+      (catalog) => ({ ...catalog, variantFiles: new Map(catalog.variants.map((v) => [v.name.toLowerCase(), v.text])) }),
+    ).catch((err) => {
       this.catalog = this.voices = undefined; // try again on the next request
       throw err;
     });
@@ -195,11 +198,10 @@ export class EspeakEngine implements SpeechEngine {
     return this.voices;
   }
 
-  async synthesize(request: SpeechRequest, limits: SpeechLimits = { maxSeconds: 1800 }): Promise<SpeechAudio> {
-    const { languageVoices, variants } = await this.loadCatalog();
+  async synthesize(request: SpeechRequest, limits: SpeechLimits): Promise<SpeechAudio> {
+    const { languageVoices, variantFiles: files } = await this.loadCatalog();
     const voice = languageVoices[request.language];
     if (!voice) throw new Error(`"${request.language}" is not a language of the speech engine`);
-    const files = new Map(variants.map((v) => [v.name.toLowerCase(), v.text]));
     let variant = request.baseVoice;
     let variantFile: string | undefined;
     if (request.voiceBlend) {

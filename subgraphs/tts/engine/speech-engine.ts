@@ -43,6 +43,6 @@ export interface SpeechEngine {
   /** The language used when a voice names none. */
   readonly defaultLanguage: string;
   /** Renders speech off the event loop; several calls may run at once. */
-  synthesize(request: SpeechRequest, limits?: SpeechLimits): Promise<SpeechAudio>;
+  synthesize(request: SpeechRequest, limits: SpeechLimits): Promise<SpeechAudio>;
   stop(): Promise<void>;
 }
