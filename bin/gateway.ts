@@ -29,6 +29,7 @@ export async function startGatewayServer(config: Config) {
   const app = createBaseApp({
     config,
     logger,
+    browsers: true,
     checks: async () => ({ ...(await gateway.checks()), events: (await pingDatabase(log.dataSource)) ? 'up' : 'down' }),
   });
   app.use(events.router);

@@ -79,9 +79,24 @@ const schema = z.object({
   /** Which subgraphs this process runs or composes; empty: all of subgraphs/index.ts. */
   SUBGRAPHS: csv.default([]),
   SUPERGRAPH_PATH: z.string().optional(),
+
+  /** `production` turns the GraphQL explorer off unless GRAPHQL_EXPLORER says otherwise. */
+  NODE_ENV: z.string().default('development'),
+  /**
+   * Browser origins (scheme://host[:port], exact) allowed to call /api/v1, /graphql and
+   * /graphql/stream from scripts. Empty: no CORS headers at all.
+   */
+  CORS_ORIGINS: csv.pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be origins like https://app.example.com, comma-separated'))).default([]),
+  /** How long a browser may cache a CORS preflight answer. */
+  CORS_MAX_AGE_SECONDS: int(0, 86_400).default(600),
+  /** GraphiQL at GET /graphql for browsers; default on outside production. */
+  GRAPHQL_EXPLORER: bool.optional(),
+  /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
+  STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
 });
 
 export type Config = z.infer<typeof schema> & {
+  graphqlExplorer: boolean;
   dataDir: string;
   audioDir: string;
   subgraphUrls: Record<string, string>;
@@ -117,5 +132,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subgraphUrls[name] = url;
   }
   const dataDir = path.resolve(cfg.DATA_DIR);
-  return { ...cfg, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
+  const graphqlExplorer = cfg.GRAPHQL_EXPLORER ?? cfg.NODE_ENV !== 'production';
+  return { ...cfg, graphqlExplorer, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
 }

@@ -2,6 +2,7 @@
 // JSON access logs, the proxy setting, and the two health endpoints.
 import express, { Express, Request, Response } from 'express';
 import { pinoHttp } from 'pino-http';
+import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-context';
@@ -15,17 +16,19 @@ function trustProxy(value: string): boolean | number | string {
 }
 
 export interface BaseAppOptions {
-  config: Pick<Config, 'TRUST_PROXY'>;
+  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS'>;
   logger: Logger;
   /** Readiness: every entry must be `up` for a 200. */
   checks: () => Promise<Checks>;
   /** Where else the health endpoints are served besides the root (the facade: /api/v1). */
   healthPrefixes?: string[];
+  /** Serves browsers (the facade, the gateway): CORS for CORS_ORIGINS on the API paths. */
+  browsers?: boolean;
 }
 
 export const HEALTH_PATHS = ['/health/live', '/health/ready'];
 
-export function createBaseApp({ config, logger, checks, healthPrefixes = [] }: BaseAppOptions): Express {
+export function createBaseApp({ config, logger, checks, healthPrefixes = [], browsers = false }: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(config.TRUST_PROXY));
@@ -35,9 +38,12 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [] }: B
     const id = requestIdFrom(req.headers);
     req.headers[REQUEST_ID_HEADER] = id;
     res.setHeader('X-Request-Id', id);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+  app.use(securityHeaders());
+  const cors = browsers ? corsMiddleware(config) : undefined;
+  // Before every route, so that a preflight (OPTIONS) is answered here.
+  if (cors) app.use(CORS_PATHS, cors);
   app.use(
     pinoHttp({
       logger,

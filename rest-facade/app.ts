@@ -32,13 +32,14 @@ const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}
 export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
   const routes = options.routes ?? defaultRoutes;
-  const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX] });
+  const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX], browsers: true });
 
   // ---- documentation ---------------------------------------------------------------------
   const openapi = openApiDocument(routes);
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
+  // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-  app.use(`${API_PREFIX}/docs/assets`, express.static(swaggerUi, { index: false }));
+  for (const file of DOCS_ASSETS) app.get(`${API_PREFIX}/docs/assets/${file}`, (_req, res) => res.sendFile(path.join(swaggerUi, file)));
   app.get(`${API_PREFIX}/docs/init.js`, (_req, res) =>
     res.type('application/javascript').send(`window.ui = SwaggerUIBundle({ url: '${API_PREFIX}/openapi.json', dom_id: '#docs' });`),
   );
@@ -48,6 +49,10 @@ export function createFacadeApp(options: FacadeOptions): Express {
 <body><div id="docs"></div><script src="${API_PREFIX}/docs/assets/swagger-ui-bundle.js"></script>
 <script src="${API_PREFIX}/docs/init.js"></script></body></html>`),
   );
+  // Where to start: the docs, the explorer, health and the OpenAPI document.
+  const index = indexHandler(config);
+  app.get('/', index);
+  app.get(API_PREFIX, index);
 
   options.mount?.(app);
 
@@ -67,7 +72,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   // ---- fallbacks -------------------------------------------------------------------------
   const known = [
     ...routes.map((r) => ({ pattern: pathPattern(`${API_PREFIX}${r.path}`), method: r.method.toUpperCase() })),
-    ...[...HEALTH_PATHS, ...HEALTH_PATHS.map((p) => API_PREFIX + p), `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`]
+    ...[...HEALTH_PATHS, ...HEALTH_PATHS.map((p) => API_PREFIX + p), `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`, '/', API_PREFIX]
       .map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
   ];
   app.use((req, res) => {
@@ -85,6 +90,32 @@ export function createFacadeApp(options: FacadeOptions): Express {
     sendError(res, 'internal_error');
   });
   return app;
+}
+
+const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
+
+/** GET / and GET /api/v1: links to everything a newcomer looks for; HTML for browsers, JSON otherwise. */
+function indexHandler(config: Config) {
+  const links: Record<string, string> = {
+    docs: `${API_PREFIX}/docs`,
+    openapi: `${API_PREFIX}/openapi.json`,
+    graphql: '/graphql',
+    graphql_stream: '/graphql/stream',
+    ...(config.graphqlExplorer ? { graphql_explorer: '/graphql' } : {}),
+    events: `${API_PREFIX}/events`,
+    health_live: '/health/live',
+    health_ready: '/health/ready',
+    jwks: '/.well-known/jwks.json',
+  };
+  const body = { name: 'Federated auth & voice API', version: 'v1', links };
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>${body.name}</title></head><body><h1>${body.name}</h1><ul>
+${Object.entries(links).map(([name, href]) => `<li><a href="${href}">${name.replace(/_/g, ' ')}</a>: <code>${href}</code></li>`).join('\n')}
+</ul></body></html>`;
+  return (req: Request, res: Response) => {
+    res.vary('Accept');
+    if (req.accepts(['json', 'html']) === 'html') return void res.type('html').send(html);
+    res.json(body);
+  };
 }
 
 /** The checks every route makes before its operation runs: the token is there, the input valid. */
