@@ -36,6 +36,9 @@ export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> =
   };
 }
 
+/** BENCH_CPU_PROF=<folder>: every server process writes a V8 CPU profile there when it exits. */
+export const profileArgs = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+
 /** Removes what a benchmark's server made: its MySQL databases and its data folder. */
 export async function removeBenchData(env: Record<string, string>): Promise<void> {
   const config = loadConfig(env);
@@ -43,9 +46,13 @@ export async function removeBenchData(env: Record<string, string>): Promise<void
   fs.rmSync(config.dataDir, { recursive: true, force: true });
 }
 
-export async function startBenchServer(env: Record<string, string>): Promise<BenchServer> {
+/**
+ * A bench server process (default: the one-process server with the baselines) that prints
+ * "READY <url>". `ownsData: false` leaves the databases and data folder to whoever made them.
+ */
+export async function startBenchServer(env: Record<string, string>, { script = 'server.js', ownsData = true } = {}): Promise<BenchServer> {
   const started = process.hrtime.bigint();
-  const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, 'server.js')], {
+  const child: ChildProcess = spawn(process.execPath, [...profileArgs(), path.join(__dirname, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -74,10 +81,24 @@ export async function startBenchServer(env: Record<string, string>): Promise<Ben
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       });
-      await removeBenchData(env);
+      if (ownsData) await removeBenchData(env);
     },
   };
 }
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export function cpuMs(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks.
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
 export interface LoadResult {
   name: string;

@@ -7,6 +7,8 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   events: () => import('./events'),
   synthesis: () => import('./synthesis'),
   distributed: () => import('./distributed'),
+  ceiling: () => import('./ceiling'),
+  gateways: () => import('./gateways'),
 };
 
 async function main() {
