@@ -13,7 +13,7 @@ import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
 import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
-import type { Headers } from '../lib/request-context';
+import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
 import { DocumentCache } from './data-sources';
 import type { Principal, TokenVerifier } from '../lib/tokens';
@@ -155,10 +155,23 @@ export async function createEventsService(options: {
     },
   });
 
-  /** The caller, by token, and only while the session has not been revoked. */
+  /** The caller, by token or stream ticket, and only while the session has not been revoked. */
   async function principalOf(headers: Headers): Promise<Principal> {
-    const principal = await verifier.verifyRequest({ headers });
+    const ticket = headerValue(headers, STREAM_TICKET_HEADER);
+    const principal = !headerValue(headers, 'authorization') && ticket ? await spend(ticket) : await verifier.verifyRequest({ headers });
     if (await log.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
+    return principal;
+  }
+
+  /** A stream ticket opens one stream: the first to show it spends it, on any instance. */
+  async function spend(ticket: string): Promise<Principal> {
+    const principal = await verifier.verifyToken(ticket, 'stream').catch(() => {
+      throw new AppError('unauthorized', 'The stream ticket is invalid or has expired; ask for a new one.');
+    });
+    // Remembered for 10 minutes, longer than any ticket lives (STREAM_TICKET_TTL_SECONDS ≤ 300).
+    if (!(await log.spendTicket(principal.tokenId, new Date(Date.now() + 10 * 60_000)))) {
+      throw new AppError('unauthorized', 'The stream ticket has been used already; ask for a new one.');
+    }
     return principal;
   }
 
@@ -220,6 +233,8 @@ export async function createEventsService(options: {
 
   const router = express.Router();
   router.use('/graphql/stream', express.json(), (req, res) => {
+    // A browser's EventSource cannot send a header: its ticket comes in the URL.
+    if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
     handler(req, res).catch((err) => {
       logger.error({ err }, 'graphql-sse handler failed');
       if (!res.headersSent) res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });

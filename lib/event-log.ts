@@ -4,7 +4,7 @@
 // outbox rows here. Streams read the log by sequence number.
 import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table } from 'typeorm';
 import type { Config } from './config';
-import { columns, inTransaction, openDatabase } from './database';
+import { columns, inTransaction, isUniqueViolation, openDatabase } from './database';
 import type { Logger } from './logger';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
@@ -40,6 +40,32 @@ export class EventSequence {
   prunedThrough!: number;
 }
 
+/**
+ * Stream tickets already used: a ticket opens one stream, on whichever instance it is shown.
+ * Kept until the ticket would have expired anyway.
+ */
+@Entity('spent_stream_tickets')
+export class SpentStreamTicket {
+  @PrimaryColumn({ name: 'ticket_id', type: 'varchar', length: 36 })
+  ticketId!: string;
+
+  @Column({ name: 'expires_at', type: 'datetime' })
+  expiresAt!: Date;
+}
+
+export class CreateSpentStreamTickets1736000000000 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const c = columns(queryRunner);
+    await queryRunner.createTable(
+      new Table({ name: 'spent_stream_tickets', columns: [c.uuid('ticket_id', { isPrimary: true }), c.timestamp('expires_at')], indices: [{ columnNames: ['expires_at'] }] }),
+    );
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.dropTable('spent_stream_tickets');
+  }
+}
+
 export class CreateEventLog1734000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const c = columns(queryRunner);
@@ -69,7 +95,11 @@ export class EventLog {
   static async open(config: Config, logger?: Logger): Promise<EventLog> {
     const dataSource = await openDatabase(
       config,
-      { name: EVENTS_DATABASE, entities: [LoggedEvent, EventSequence], migrations: [CreateEventLog1734000000000] },
+      {
+        name: EVENTS_DATABASE,
+        entities: [LoggedEvent, EventSequence, SpentStreamTicket],
+        migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000],
+      },
       logger,
     );
     return new EventLog(dataSource);
@@ -119,6 +149,17 @@ export class EventLog {
     return this.dataSource.manager.exists(LoggedEvent, { where: { resourceId: sessionId, type: 'session.revoked' } });
   }
 
+  /** Marks a stream ticket used; false when it already was (by this or any other instance). */
+  async spendTicket(ticketId: string, expiresAt: Date): Promise<boolean> {
+    try {
+      await this.dataSource.manager.insert(SpentStreamTicket, { ticketId, expiresAt });
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
   async position(): Promise<{ lastSeq: number; prunedThrough: number }> {
     const row = await this.dataSource.manager.findOneByOrFail(EventSequence, { id: 1 });
     return { lastSeq: row.lastSeq, prunedThrough: row.prunedThrough };
@@ -138,6 +179,11 @@ export class EventLog {
       await m.query('UPDATE event_sequence SET pruned_through = ? WHERE id = 1 AND pruned_through < ?', [through, through]);
       return result.affected ?? 0;
     });
+  }
+
+  /** Forgets used stream tickets that have expired (they are refused by their expiry now). */
+  async pruneSpentTickets(now = new Date()): Promise<void> {
+    await this.dataSource.manager.createQueryBuilder().delete().from(SpentStreamTicket).where('expires_at < :now', { now }).execute();
   }
 
   async close(): Promise<void> {
@@ -181,7 +227,7 @@ export class OutboxRelay {
 /** Prunes events older than the retention now and then (any instance may; it is idempotent). */
 export function startPruning(log: EventLog, retentionSeconds: number, logger?: Logger, everyMs = 10 * 60_000): () => void {
   const prune = () =>
-    log.prune(new Date(Date.now() - retentionSeconds * 1000)).then(
+    Promise.all([log.prune(new Date(Date.now() - retentionSeconds * 1000)), log.pruneSpentTickets()]).then(([n]) => n).then(
       (n) => n && logger?.info({ pruned: n }, 'old events pruned'),
       (err) => logger?.warn({ err }, 'event pruning failed; retrying later'),
     );

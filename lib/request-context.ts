@@ -4,6 +4,8 @@ import crypto from 'node:crypto';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 export const CLIENT_IP_HEADER = 'x-forwarded-for';
+/** How a stream ticket (from `?ticket=`) travels from the facade to the event stream. */
+export const STREAM_TICKET_HEADER = 'x-stream-ticket';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -19,10 +21,11 @@ export function requestIdFrom(headers: Headers): string {
 }
 
 /** The headers a hop passes on to the next one. */
-export function forwardedHeaders(ctx: { requestId: string; clientIp: string; authorization?: string }): Record<string, string> {
+export function forwardedHeaders(ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string }): Record<string, string> {
   return {
     [REQUEST_ID_HEADER]: ctx.requestId,
     [CLIENT_IP_HEADER]: ctx.clientIp,
     ...(ctx.authorization ? { authorization: ctx.authorization } : {}),
+    ...(ctx.streamTicket ? { [STREAM_TICKET_HEADER]: ctx.streamTicket } : {}),
   };
 }

@@ -9,7 +9,8 @@ import type { Request } from 'express';
 import type { Config } from './config';
 import { AppError } from './errors';
 
-export type TokenType = 'access' | 'refresh';
+/** `stream`: a ticket that opens one event stream (browsers' EventSource cannot send a header). */
+export type TokenType = 'access' | 'refresh' | 'stream';
 
 /** Who the caller is, as proven by a verified token. */
 export interface Principal {
@@ -81,11 +82,11 @@ export class TokenSigner {
     this.privateKey = crypto.createPrivateKey(keys.privateKey);
   }
 
-  sign(claims: { userId: string; sessionId: string; roles: string[] }, typ: TokenType, ttlSeconds: number): SignedToken {
+  sign(claims: { userId: string; sessionId: string; roles: string[] }, typ: TokenType, ttlSeconds: number, extra: Record<string, unknown> = {}): SignedToken {
     const tokenId = crypto.randomUUID();
     const nowSeconds = Math.floor(Date.now() / 1000);
     const token = jwt.sign(
-      { sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
+      { ...extra, sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
       this.privateKey,
       {
         algorithm: ALGORITHM,
@@ -121,20 +122,23 @@ export class TokenVerifier {
           issuer,
         },
         (payload: Record<string, unknown>, done: (err: unknown, user?: Principal | false) => void) => {
-          const { sub, sid, jti, exp, roles } = payload;
+          const { sub, sid, jti, exp, roles, sxp } = payload;
           if (payload.typ !== typ || typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
             return done(null, false);
           }
+          // A stream ticket expires soon, but the stream it opens lasts as long as the access
+          // token that asked for it (`sxp`).
+          if (typ === 'stream' && typeof sxp !== 'number') return done(null, false);
           done(null, {
             userId: sub,
             sessionId: sid,
             tokenId: jti,
             roles: Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [],
-            expiresAt: new Date(exp * 1000),
+            expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),
           });
         },
       );
-    this.strategies = { access: make('access'), refresh: make('refresh') };
+    this.strategies = { access: make('access'), refresh: make('refresh'), stream: make('stream') };
   }
 
   /** The principal of the request's `Authorization: Bearer` token; throws `unauthorized`. */

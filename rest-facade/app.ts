@@ -6,7 +6,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS } from '../lib/http-app';
-import { REQUEST_ID_HEADER } from '../lib/request-context';
+import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { openApiDocument } from './openapi';
 import type { RouteInput, RouteSpec } from './route-spec';
@@ -120,7 +120,8 @@ ${Object.entries(links).map(([name, href]) => `<li><a href="${href}">${name.repl
 
 /** The checks every route makes before its operation runs: the token is there, the input valid. */
 function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidator>, req: Request, res: Response): RouteInput | undefined {
-  if (route.auth && !req.headers.authorization) {
+  // A stream may be opened with a ticket in the URL instead (browsers' EventSource sends no header).
+  if (route.auth && !req.headers.authorization && !(route.stream && typeof req.query.ticket === 'string')) {
     sendError(res, 'unauthorized', 'A Bearer access token is required.');
     return undefined;
   }
@@ -273,7 +274,11 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
       results = await graphql.subscribe({
         query: route.operation,
         variables: route.variables?.(input) ?? {},
-        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
+        headers: {
+          [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER],
+          authorization: req.headers.authorization,
+          [STREAM_TICKET_HEADER]: typeof input.query.ticket === 'string' ? input.query.ticket : undefined,
+        },
       });
     } catch (err) {
       req.log.error({ err }, 'gateway unreachable');

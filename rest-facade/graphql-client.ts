@@ -2,7 +2,7 @@
 // Either way the facade only ever sends GraphQL operations.
 import type { GraphQLFormattedError } from 'graphql';
 import type { Checks } from '../lib/http-app';
-import { forwardedHeaders, Headers, headerValue, requestIdFrom } from '../lib/request-context';
+import { forwardedHeaders, Headers, headerValue, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
 
 export interface GraphQLResult {
   data?: Record<string, any> | null;
@@ -62,7 +62,9 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
       const sent = {
         'content-type': 'application/json',
         accept: 'text/event-stream',
-        ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp: '', authorization: headerValue(headers, 'authorization') }),
+        ...forwardedHeaders({
+          requestId: requestIdFrom(headers), clientIp: '', authorization: headerValue(headers, 'authorization'), streamTicket: headerValue(headers, STREAM_TICKET_HEADER),
+        }),
       };
       return withGateway(async (gateway) => {
         const abort = new AbortController();

@@ -44,7 +44,7 @@ function operation(route: RouteSpec) {
     tags: [route.tag],
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
-    ...(route.auth ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+    ...(route.auth ? { security: route.stream ? [{ bearerAuth: [] }, { streamTicket: [] }] : [{ bearerAuth: [] }] } : { security: [] }),
     parameters: [
       ...(route.download ? [
         { name: 'Range', in: 'header', required: false, schema: { type: 'string', example: 'bytes=0-1023' }, description: 'One byte range' },
@@ -94,7 +94,10 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
     tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        streamTicket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'For browsers: a single-use ticket from POST /api/v1/auth/stream-ticket' },
+      },
       schemas: components,
     },
   };

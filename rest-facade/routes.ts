@@ -1,7 +1,7 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
 import type { RouteSpec } from './route-spec';
-import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, Synthesis, SynthesisRequest, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
+import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, StreamTicket, Synthesis, SynthesisRequest, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
 const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
@@ -63,6 +63,19 @@ export const routes: RouteSpec[] = [
     status: 200,
     response: Session,
     errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+
+  {
+    method: 'post', path: '/auth/stream-ticket', tag: 'Auth', auth: true,
+    summary: 'A ticket that opens an event stream without an Authorization header (browsers)',
+    description: "A browser's EventSource cannot send a header: open `GET /api/v1/events?ticket=…` (or `/graphql/stream?ticket=…&query=…`) " +
+      'with this ticket instead. It is valid for 30 s (STREAM_TICKET_TTL_SECONDS), opens one stream, and is bound to your session: the ' +
+      'stream ends when the session is revoked. A used or expired ticket answers 401. Location is the stream URL with the ticket.',
+    operation: `mutation StreamTicket { result: createStreamTicket { ticket expires_in: expiresIn } }`,
+    status: 202,
+    location: (r) => `/api/v1/events?ticket=${encodeURIComponent(r.ticket)}`,
+    response: StreamTicket,
+    errors: ['unauthorized'],
   },
 
   // ---- TTS --------------------------------------------------------------------------------
@@ -209,6 +222,10 @@ export const routes: RouteSpec[] = [
           scope: { type: 'string', enum: ['own', 'all'], default: 'own' },
           types: { type: 'string', maxLength: 1000, description: 'Only these event types, comma-separated', example: 'voice.created,voice.deleted' },
           last_event_id: { type: 'string', pattern: '^\\d{1,15}$', description: 'Like the Last-Event-ID header' },
+          ticket: {
+            type: 'string', maxLength: 4096, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+            description: 'A stream ticket (POST /api/v1/auth/stream-ticket), instead of the Authorization header',
+          },
         },
       },
     },

@@ -53,6 +53,15 @@ export const TokenSet: JsonSchema = {
   },
 };
 
+export const StreamTicket: JsonSchema = {
+  type: 'object',
+  required: ['ticket', 'expires_in'],
+  properties: {
+    ticket: { type: 'string', description: 'Single use; pass as `ticket` in the event stream URL' },
+    expires_in: { type: 'integer', description: 'Seconds left to open the stream with it', example: 30 },
+  },
+};
+
 export const Session: JsonSchema = {
   type: 'object',
   required: ['session_id', 'user_id', 'expires_at', 'created_at', 'last_activity_at', 'state'],
@@ -183,7 +192,7 @@ export const Health: JsonSchema = {
 };
 
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, Session, CreateVoiceRequest, Voice, VoicePage, SynthesisRequest, Synthesis, BaseVoice, BaseVoiceList, EventFrame, Health,
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, CreateVoiceRequest, Voice, VoicePage, SynthesisRequest, Synthesis, BaseVoice, BaseVoiceList, EventFrame, Health,
 };
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });

@@ -9,6 +9,7 @@ import { LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
 import { AuthResolver } from './resolvers/auth-resolver';
 import { SessionResolver } from './resolvers/session-resolver';
+import { StreamTicketResolver } from './resolvers/stream-ticket-resolver';
 
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
@@ -23,7 +24,7 @@ export const authSubgraph: SubgraphDefinition = {
       await LoginThrottle.create(config, dataSource),
     );
     return {
-      resolvers: [new AuthResolver(auth), new SessionResolver(auth)],
+      resolvers: [new AuthResolver(auth), new SessionResolver(auth), new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS)],
       // The caller's session must be live, not only its token well signed.
       checkPrincipal: async (principal, ctx) => {
         await auth.activeSession(principal, ctx);
