@@ -1,5 +1,6 @@
 // `npm run start:subgraph -- <name>`: one subgraph as its own HTTP service (distributed mode).
 // POST /graphql serves its Federation 2 schema to gateways; it verifies every token itself.
+import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
@@ -11,6 +12,7 @@ import { EventLog } from '../lib/event-log';
 import { createBaseApp } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
+import { operationMetricsPlugin } from '../lib/metrics';
 import { startSubgraph, SubgraphContext } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
@@ -27,7 +29,7 @@ export async function startSubgraphServer(config: Config, name: string) {
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
     // Traces are for Apollo's hosted studio, which is not used here.
-    plugins: [ApolloServerPluginInlineTraceDisabled()],
+    plugins: [ApolloServerPluginInlineTraceDisabled(), operationMetricsPlugin()],
   });
   await apollo.start();
 

@@ -5,6 +5,7 @@ import { GraphQLDataSource, GraphQLDataSourceProcessOptions, RemoteGraphQLDataSo
 import { DocumentNode, execute, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
 import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
+import { secondsSince, subgraphRequestDuration } from '../lib/metrics';
 import { forwardedHeaders } from '../lib/request-context';
 import type { RunningSubgraph } from '../lib/subgraph';
 
@@ -15,7 +16,28 @@ export interface GatewayContext {
   logger: Logger;
 }
 
+/** Times a subgraph fetch (graphql_subgraph_request_duration_seconds). */
+async function timed<T extends { errors?: readonly unknown[] }>(subgraph: string, fetch: () => Promise<T>): Promise<T> {
+  const start = process.hrtime.bigint();
+  let outcome = 'error';
+  try {
+    const response = await fetch();
+    if (!response.errors?.length) outcome = 'ok';
+    return response;
+  } finally {
+    subgraphRequestDuration.observe({ subgraph, outcome }, secondsSince(start));
+  }
+}
+
 export class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  constructor(config: ConstructorParameters<typeof RemoteGraphQLDataSource<GatewayContext>>[0], private readonly subgraphName: string) {
+    super(config);
+  }
+
+  override process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    return timed(this.subgraphName, () => super.process(options));
+  }
+
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     if (!context?.requestId) return; // schema loading and health checks carry no caller
     for (const [name, value] of Object.entries(forwardedHeaders(context as GatewayContext))) request.http?.headers.set(name, value);
@@ -51,7 +73,11 @@ export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
     this.documents = new DocumentCache(subgraph.schema);
   }
 
-  async process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
+  process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    return timed(this.subgraph.name, () => this.execute(options));
+  }
+
+  private async execute({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     const doc = this.documents.get(request.query!);
     const logger = context?.logger;
     if (!('kind' in doc)) return { errors: doc.map((e) => normalizeError(e.toJSON(), e, logger)) };

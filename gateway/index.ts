@@ -11,6 +11,7 @@ import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
+import { operationMetricsPlugin } from '../lib/metrics';
 import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
 import type { RunningSubgraph } from '../lib/subgraph';
 import { KeyMaterial, TokenVerifier } from '../lib/tokens';
@@ -123,7 +124,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const endpoint = byName.get(name);
       if (endpoint && 'local' in endpoint) return new InProcessDataSource(endpoint.local);
       // Addresses come from configuration, so one supergraph file serves every deployment.
-      return new ForwardingDataSource({ url: endpoint?.url ?? url });
+      return new ForwardingDataSource({ url: endpoint?.url ?? url }, name);
     },
   });
   const apollo = new ApolloServer<GatewayContext>({
@@ -133,6 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     introspection: true,
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
+    plugins: [operationMetricsPlugin()],
   });
   await apollo.start();
 

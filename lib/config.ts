@@ -21,6 +21,13 @@ const schema = z.object({
   DATABASE_POOL_SIZE: int(1, 500).default(10),
   MIGRATIONS_RUN: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Serve GET /metrics (Prometheus) on this port instead of the service's own. Either way it
+   * needs no token: keep it off the public network.
+   */
+  METRICS_PORT: int(0, 65535).optional(),
+  /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
   TRUST_PROXY: z.string().default('loopback'),
   /** Large enough for a synthesis text of 10,000 characters however they are escaped. */

@@ -5,6 +5,7 @@ import { DataSource, EntityManager, QueryRunner, TableColumnOptions } from 'type
 import mysql from 'mysql2/promise';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { watchPool } from './metrics';
 import { dataSourceOptions, DataSourceSpec, isMysql, mysqlDatabaseName } from '../ormconfig';
 
 export async function openDatabase(config: Config, spec: DataSourceSpec, logger?: Logger): Promise<DataSource> {
@@ -15,6 +16,7 @@ export async function openDatabase(config: Config, spec: DataSourceSpec, logger?
   }
   const dataSource = new DataSource(dataSourceOptions(config, spec));
   await dataSource.initialize();
+  watchPool(spec.name, dataSource);
   if (config.MIGRATIONS_RUN) {
     const ran = await dataSource.runMigrations({ transaction: 'each' });
     if (ran.length) logger?.info({ database: spec.name, migrations: ran.map((m) => m.name) }, 'migrations ran');

@@ -6,6 +6,7 @@ import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterfac
 import type { Config } from './config';
 import { columns, inTransaction, isUniqueViolation, openDatabase } from './database';
 import type { Logger } from './logger';
+import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
 
@@ -213,7 +214,11 @@ export class OutboxRelay {
     for (;;) {
       const batch = await this.outbox.manager.find(OutboxEvent, { order: { seq: 'ASC' }, take: 500 });
       if (!batch.length) return;
-      await this.log.append(this.source, batch);
+      const appended = await this.log.append(this.source, batch);
+      if (appended) {
+        const now = Date.now();
+        for (const e of batch) eventRelayLag.observe({ source: this.source }, Math.max(0, now - e.occurredAt.getTime()) / 1000);
+      }
       await this.outbox.manager.delete(OutboxEvent, { seq: In(batch.map((e) => e.seq)) });
       if (batch.length < 500) return;
     }

@@ -5,6 +5,7 @@
 import { AppError } from './errors';
 import type { EventLog, LoggedEvent } from './event-log';
 import type { Logger } from './logger';
+import { eventStreamConnections } from './metrics';
 import { Poller, startPoller } from './poller';
 
 export interface StreamEvent {
@@ -108,6 +109,7 @@ export class EventStream {
   subscribe(opts: SubscribeOptions): AsyncGenerator<StreamEvent> {
     const sub: Subscriber = { userId: opts.userId, queue: [], overflowed: false, closed: false };
     this.subscribers.add(sub);
+    eventStreamConnections.inc();
     const events = this.deliver(sub, opts);
     // A generator waiting for the next event would see return() only after that event
     // arrives; waking it first lets a consumer that leaves be forgotten at once.
@@ -150,7 +152,7 @@ export class EventStream {
         if (opts.endAfter?.(event)) return;
       }
     } finally {
-      this.subscribers.delete(sub);
+      if (this.subscribers.delete(sub)) eventStreamConnections.dec();
     }
   }
 }

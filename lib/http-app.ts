@@ -5,6 +5,7 @@ import { pinoHttp } from 'pino-http';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-context';
 
 export type Checks = Record<string, 'up' | 'down'>;
@@ -16,7 +17,7 @@ function trustProxy(value: string): boolean | number | string {
 }
 
 export interface BaseAppOptions {
-  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS'>;
+  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT'>;
   logger: Logger;
   /** Readiness: every entry must be `up` for a 200. */
   checks: () => Promise<Checks>;
@@ -28,6 +29,12 @@ export interface BaseAppOptions {
 
 export const HEALTH_PATHS = ['/health/live', '/health/ready'];
 
+/** The route template a request matched (never the raw path, which would make a label per id). */
+function routeLabel(req: Request): string {
+  if (req.route) return `${req.baseUrl}${req.route.path}`;
+  return req.baseUrl || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
+}
+
 export function createBaseApp({ config, logger, checks, healthPrefixes = [], browsers = false }: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -38,6 +45,10 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     const id = requestIdFrom(req.headers);
     req.headers[REQUEST_ID_HEADER] = id;
     res.setHeader('X-Request-Id', id);
+    const start = process.hrtime.bigint();
+    res.once('finish', () =>
+      httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, secondsSince(start)),
+    );
     next();
   });
   app.use(securityHeaders());
@@ -49,7 +60,7 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
       logger,
       genReqId: (req) => req.headers[REQUEST_ID_HEADER] as string,
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
+      autoLogging: { ignore: (req) => req.url === '/metrics' || (req.url?.startsWith('/health') ?? false) },
     }),
   );
 
@@ -59,6 +70,8 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     const ok = Object.values(result).every((v) => v === 'up');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: result });
   };
+  // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts).
+  if (config.METRICS_PORT === undefined) app.get('/metrics', metricsHandler);
   for (const prefix of ['', ...healthPrefixes]) {
     app.get(`${prefix}/health/live`, live);
     app.get(`${prefix}/health/ready`, ready);

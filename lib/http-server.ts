@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RequestListener } from 'node:http';
 import { Config, ConfigError, loadConfig } from './config';
+import { metricsHandler } from './metrics';
+import { stopTracing } from './tracing';
 
 export interface HttpServer {
   server: http.Server;
@@ -77,8 +79,16 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
     console.error(err instanceof ConfigError ? err.message : err);
     process.exit(2);
   }
+  // One metrics server per process, whatever the process serves (METRICS_PORT).
+  const metrics = config.METRICS_PORT === undefined ? undefined : http
+    .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
+    .listen(config.METRICS_PORT, config.HOST);
   start(config).then(
-    (service) => onShutdownSignal(() => service.close(), (m) => console.error(m)),
+    (service) => onShutdownSignal(async () => {
+      metrics?.close();
+      await service.close();
+      await stopTracing();
+    }, (m) => console.error(m)),
     (err) => {
       console.error('failed to start:', err);
       process.exit(1);

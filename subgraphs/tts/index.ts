@@ -1,16 +1,18 @@
 // The TTS subgraph: voices on the speech engine's base voices, and speech rendered with them.
 // Owns the `tts` database; meets the auth subgraph only through `owner: User` and events.
+import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from '../../lib/metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { startPoller } from '../../lib/poller';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
 import { AudioStore, DiskAudioStore } from './audio/audio-store';
 import { EspeakEngine } from './engine/espeak';
 import type { SpeechEngine } from './engine/speech-engine';
-import { Synthesis } from './entities/synthesis';
+import { Synthesis, SynthesisState } from './entities/synthesis';
 import { UserReference } from './entities/user-reference';
 import { Voice } from './entities/voice';
 import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
 import { CreateSynthesesTable1734000000000 } from './migrations/1734000000000-CreateSynthesesTable';
+import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000-AddSynthesisTraceParent';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -18,6 +20,23 @@ import { SynthesisWorker } from './synthesis-worker';
 import { VoiceService } from './voice-service';
 
 const RETENTION_EVERY_MS = 10 * 60_000;
+
+/** The queue as the tts database holds it, read when /metrics is scraped. Returns the removal. */
+function reportQueue({ dataSource }: SubgraphDeps): () => void {
+  const removeJobs = addSynthesisJobsSource(async () => {
+    const rows: { state: string; n: string | number }[] = await dataSource
+      .createQueryBuilder(Synthesis, 's').select('s.state', 'state').addSelect('COUNT(*)', 'n').groupBy('s.state').getRawMany();
+    return rows.map((r) => ({ labels: { state: r.state }, value: Number(r.n) }));
+  });
+  const removeAge = addSynthesisQueueAgeSource(async () => {
+    const oldest = await dataSource.manager.findOne(Synthesis, { select: { id: true, createdAt: true }, where: { state: SynthesisState.QUEUED }, order: { id: 'ASC' } });
+    return [{ labels: {}, value: oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0 }];
+  });
+  return () => {
+    removeJobs();
+    removeAge();
+  };
+}
 
 function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: SpeechEngine, store: AudioStore, concurrency: number) {
   return new SynthesisWorker({
@@ -32,7 +51,7 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
   entities: [Voice, Synthesis, OutboxEvent],
-  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000],
+  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000],
   create(deps) {
     const { config, dataSource, logger } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
@@ -42,6 +61,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
     const syntheses = new SynthesisService(dataSource, engine, voices, store, () => worker?.wake());
     let retention: { stop(): Promise<void> } | undefined;
+    let stopReporting: (() => void) | undefined;
     return {
       resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses)],
       orphanedTypes: [UserReference],
@@ -58,6 +78,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       },
       async start() {
         worker?.start();
+        stopReporting = reportQueue(deps);
         // Any instance may prune: deleting what is already gone is harmless.
         retention = startPoller({
           name: 'synthesis retention',
@@ -70,6 +91,7 @@ export const ttsSubgraph: SubgraphDefinition = {
         });
       },
       async stop() {
+        stopReporting?.();
         await retention?.stop();
         await worker?.stop();
         await engine.stop();

@@ -10,6 +10,7 @@ import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import type { VoiceService } from './voice-service';
+import { currentTraceParent } from '../../lib/tracing';
 
 export const MAX_TEXT_CHARACTERS = 10_000;
 /** The most bytes one read of the audio returns (base64 in GraphQL answers). */
@@ -74,6 +75,7 @@ export class SynthesisService {
       leaseUntil: null,
       audioKey: null,
       audioBytes: null,
+      traceParent: currentTraceParent(),
       createdAt: new Date(),
       startedAt: null,
       finishedAt: null,

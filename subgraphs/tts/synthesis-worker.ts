@@ -8,6 +8,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { LessThan } from 'typeorm';
 import { affectedRows, inTransaction } from '../../lib/database';
 import type { Logger } from '../../lib/logger';
+import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
+import { inLinkedSpan } from '../../lib/tracing';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
 import type { AudioStore } from './audio/audio-store';
@@ -66,7 +68,9 @@ export class SynthesisWorker {
     while (!this.stopping && this.running.size < this.options.concurrency) {
       const job = await this.claimNext();
       if (!job) return;
-      this.running.set(job.id, this.run(job).finally(() => this.running.delete(job.id)));
+      const attributes = { 'synthesis.id': job.id, 'synthesis.attempt': job.attempts, 'synthesis.characters': job.characters };
+      const run = inLinkedSpan('synthesis.render', job.traceParent, attributes, () => this.run(job));
+      this.running.set(job.id, run.finally(() => this.running.delete(job.id)));
     }
   }
 
@@ -109,7 +113,12 @@ export class SynthesisWorker {
     this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
     let stage = 'render';
     try {
-      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds });
+      const renderStart = process.hrtime.bigint();
+      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds }).catch((err) => {
+        synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
+        throw err;
+      });
+      synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));
       if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
       stage = 'store';
       const wav = encodeWav(audio);

@@ -1,5 +1,7 @@
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { ArrayMaxSize, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
+import { AppError } from '../../../lib/errors';
+import { loginAttempts } from '../../../lib/metrics';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import { AuthService } from '../auth-service';
@@ -55,8 +57,17 @@ export class AuthResolver {
   constructor(private readonly auth: AuthService) {}
 
   @Mutation(() => TokenSet, { description: 'Log in with username and password; creates a session.' })
-  login(@Args() { username, password }: LoginArgs, @Ctx() ctx: SubgraphContext): Promise<TokenSet> {
-    return this.auth.login(username, password, ctx.clientIp);
+  async login(@Args() { username, password }: LoginArgs, @Ctx() ctx: SubgraphContext): Promise<TokenSet> {
+    try {
+      const tokens = await this.auth.login(username, password, ctx.clientIp);
+      loginAttempts.inc({ outcome: 'success' });
+      return tokens;
+    } catch (err) {
+      const code = err instanceof AppError ? err.code : undefined;
+      if (code === 'unauthorized') loginAttempts.inc({ outcome: 'failure' });
+      if (code === 'rate_limit_exceeded') loginAttempts.inc({ outcome: 'limited' });
+      throw err;
+    }
   }
 
   @Mutation(() => TokenSet, { description: 'Exchange a refresh token for a new token set (the old one is spent).' })

@@ -90,6 +90,10 @@ export class Synthesis {
   @Column({ name: 'audio_bytes', type: 'integer', nullable: true })
   audioBytes!: number | null;
 
+  /** The W3C traceparent of the request that queued it (tracing on), linked from the job's trace. */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })
+  traceParent!: string | null;
+
   @Field()
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;

@@ -1,0 +1,196 @@
+// Prometheus metrics: one registry per process, served at GET /metrics (lib/http-app.ts) or on
+// METRICS_PORT (lib/http-server.ts). Every label takes a bounded set of values: routes are
+// templates, never raw paths, and no user or resource id is ever a label.
+import type http from 'node:http';
+import type { ApolloServerPlugin } from '@apollo/server';
+import client from 'prom-client';
+import type { DataSource } from 'typeorm';
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry });
+
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export const httpRequestDuration = new client.Histogram({
+  name: 'http_server_request_duration_seconds',
+  help: 'HTTP requests served, by method, route template and status class.',
+  labelNames: ['method', 'route', 'status_class'] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const graphqlOperations = new client.Counter({
+  name: 'graphql_operations_total',
+  help: 'GraphQL operations executed, by operation name, type and outcome (ok or the first error code).',
+  labelNames: ['operation', 'type', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const graphqlOperationDuration = new client.Histogram({
+  name: 'graphql_operation_duration_seconds',
+  help: 'GraphQL operation duration, by operation name, type and outcome.',
+  labelNames: ['operation', 'type', 'outcome'] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const subgraphRequestDuration = new client.Histogram({
+  name: 'graphql_subgraph_request_duration_seconds',
+  help: 'Fetches the gateway made to a subgraph, by subgraph and outcome.',
+  labelNames: ['subgraph', 'outcome'] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [registry],
+});
+
+export const eventRelayLag = new client.Histogram({
+  name: 'event_relay_lag_seconds',
+  help: 'Time from an event\'s commit (in its subgraph\'s outbox) to its append to the event log.',
+  labelNames: ['source'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+export const eventStreamConnections = new client.Gauge({
+  name: 'event_stream_connections',
+  help: 'Event streams open in this process (REST and GraphQL).',
+  registers: [registry],
+});
+
+export const synthesisRenderSeconds = new client.Histogram({
+  name: 'synthesis_render_seconds',
+  help: 'Time the speech engine took to render one synthesis, by outcome.',
+  labelNames: ['outcome'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  registers: [registry],
+});
+
+export const loginAttempts = new client.Counter({
+  name: 'login_attempts_total',
+  help: 'Login attempts, by outcome: success, failure (wrong credentials) or limited (refused by the rate limit).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/**
+ * Gauges read at scrape time (queue depth, pool use): each source registers a function and
+ * removes it when it stops, so that a process running several (tests) reports the live ones.
+ */
+type Sample = { labels: Record<string, string>; value: number };
+function scrapedGauge(name: string, help: string, labelNames: string[]) {
+  const sources = new Set<() => Promise<Sample[]> | Sample[]>();
+  new client.Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const all = await Promise.all([...sources].map(async (read) => {
+        try {
+          return await read();
+        } catch {
+          return []; // a database that does not answer has no figure; readiness reports it
+        }
+      }));
+      for (const { labels, value } of all.flat()) this.set(labels, value);
+    },
+  });
+  return (read: () => Promise<Sample[]> | Sample[]) => {
+    sources.add(read);
+    return () => void sources.delete(read);
+  };
+}
+
+/** Syntheses by state, as the tts database holds them. */
+export const addSynthesisJobsSource = scrapedGauge('synthesis_jobs', 'Syntheses by state.', ['state']);
+/** Age of the oldest queued synthesis (0 when none is queued). */
+export const addSynthesisQueueAgeSource = scrapedGauge('synthesis_queue_oldest_age_seconds', 'Age of the oldest queued synthesis.', []);
+
+const addPoolInUseSource = scrapedGauge('db_pool_connections_in_use', 'Database connections taken from the pool, by database.', ['database']);
+const addPoolWaitingSource = scrapedGauge('db_pool_requests_waiting', 'Queries waiting for a free pool connection, by database.', ['database']);
+
+/** mysql2's pool keeps its counts in fields it does not document; read them defensively. */
+interface Mysql2Pool {
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
+}
+
+/** Reports a MySQL data source's pool (SQLite has one connection and no pool) until it is destroyed. */
+export function watchPool(database: string, dataSource: DataSource): void {
+  const count = (n?: { length: number }) => n?.length ?? 0;
+  const reader = (value: (pool: Mysql2Pool) => number) => {
+    const read = () => {
+      if (!dataSource.isInitialized) {
+        remove();
+        return [];
+      }
+      const pool = (dataSource.driver as unknown as { pool?: Mysql2Pool }).pool;
+      return pool ? [{ labels: { database }, value: value(pool) }] : [];
+    };
+    return read;
+  };
+  const removals = [
+    addPoolInUseSource(reader((p) => count(p._allConnections) - count(p._freeConnections))),
+    addPoolWaitingSource(reader((p) => count(p._connectionQueue))),
+  ];
+  const remove = () => removals.forEach((r) => r());
+}
+
+/**
+ * Operation names come from callers: the first few hundred distinct ones are labels, later
+ * ones count as `other`, so that a client inventing names cannot grow the series without end.
+ */
+const MAX_OPERATION_NAMES = 200;
+const operationNames = new Set<string>();
+export function operationLabel(name: string | null | undefined): string {
+  if (!name) return 'anonymous';
+  if (operationNames.has(name)) return name;
+  if (operationNames.size >= MAX_OPERATION_NAMES || !/^[_A-Za-z]\w{0,63}$/.test(name)) return 'other';
+  operationNames.add(name);
+  return name;
+}
+
+/** Records one GraphQL operation. */
+export function observeOperation(name: string | null | undefined, type: string | undefined, outcome: string, seconds: number): void {
+  const labels = { operation: operationLabel(name), type: type ?? 'unknown', outcome };
+  graphqlOperations.inc(labels);
+  graphqlOperationDuration.observe(labels, seconds);
+}
+
+/** Counts and times every operation an Apollo server (the gateway, a subgraph process) runs. */
+export function operationMetricsPlugin(): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      const start = process.hrtime.bigint();
+      return {
+        async willSendResponse({ operationName, operation, response }) {
+          const errors = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
+          const code = errors?.[0]?.extensions?.code;
+          observeOperation(operationName, operation?.operation, errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
+        },
+      };
+    },
+  };
+}
+
+/** Seconds since a `process.hrtime.bigint()` reading. */
+export const secondsSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+export async function metricsText(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}
+
+/** GET /metrics as a plain node:http handler (the METRICS_PORT server, and the apps). */
+export function metricsHandler(_req: http.IncomingMessage, res: http.ServerResponse): void {
+  metricsText().then(
+    ({ contentType, body }) => {
+      res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+      res.end(body);
+    },
+    () => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' });
+      res.end('metrics unavailable\n');
+    },
+  );
+}
