@@ -55,7 +55,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
   });
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ url: http.url, subgraphs: subgraphs.map((s) => s.name) }, 'ready');
+  logger.info({ address: http.address, url: http.url, subgraphs: subgraphs.map((s) => s.name) }, 'ready');
   return {
     url: http.url,
     async close() {

@@ -13,7 +13,7 @@ export async function startFacadeServer(config: Config) {
   const logger = createLogger(config).child({ service: 'facade' });
   const app = createFacadeApp({ config, logger, graphql: httpGraphQLClient(config.GATEWAY_URL) });
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ url: http.url, gateway: config.GATEWAY_URL }, 'facade ready');
+  logger.info({ address: http.address, url: http.url, gateway: config.GATEWAY_URL }, 'facade ready');
   return { url: http.url, close: () => http.close() };
 }
 

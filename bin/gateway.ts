@@ -37,7 +37,7 @@ export async function startGatewayServer(config: Config) {
   app.use(gateway.router);
   app.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ url: `${http.url}/graphql`, subgraphs: subgraphs.map((s) => s.name) }, 'gateway ready');
+  logger.info({ address: http.address, url: `${http.url}/graphql`, subgraphs: subgraphs.map((s) => s.name) }, 'gateway ready');
   return {
     url: http.url,
     async close() {

@@ -40,7 +40,7 @@ export async function startSubgraphServer(config: Config, name: string) {
     expressMiddleware(apollo, { context: ({ req }) => subgraph.createContext({ headers: req.headers, clientIp: req.ip ?? '' }) }),
   );
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ url: `${http.url}/graphql` }, 'subgraph ready');
+  logger.info({ address: http.address, url: `${http.url}/graphql` }, 'subgraph ready');
   return {
     url: http.url,
     async close() {

@@ -26,7 +26,7 @@ export async function startWorker(config: Config, names: string[]) {
     checks: async () => Object.fromEntries(await Promise.all(works.map(async (w) => [w.name, (await w.ready()) ? 'up' : 'down'] as const))),
   });
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ url: http.url, subgraphs: works.map((w) => w.name) }, 'worker ready');
+  logger.info({ address: http.address, url: http.url, subgraphs: works.map((w) => w.name) }, 'worker ready');
   return {
     async close() {
       await http.close();

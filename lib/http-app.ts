@@ -1,5 +1,6 @@
 // What every HTTP process here starts with (facade, gateway, subgraph): request ids,
 // JSON access logs, the proxy setting, and the two health endpoints.
+import type http from 'node:http';
 import express, { Express, Request, Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
@@ -35,6 +36,38 @@ function routeLabel(req: Request): string {
   return req.baseUrl || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
 }
 
+/**
+ * The request's line: method, route template, status, duration and, for a request that carried
+ * a token and was not refused, the user it names (every hop behind checks the signature). The
+ * request itself, headers included (Authorization redacted), only at debug; its URL never with a
+ * query string on /graphql, where GET requests carry operations and their variables.
+ */
+function requestLine(req: Request, res: http.ServerResponse, durationMs: number, logger: Logger) {
+  const userId = res.statusCode < 400 ? tokenSubject(req.headers.authorization) : undefined;
+  return {
+    method: req.method,
+    route: routeLabel(req),
+    status: res.statusCode,
+    duration_ms: durationMs,
+    ...(userId ? { user_id: userId } : {}),
+    ...(logger.isLevelEnabled('debug') ? { req: { method: req.method, url: loggedUrl(req), headers: req.headers, remoteAddress: req.ip } } : {}),
+  };
+}
+
+const loggedUrl = (req: Request) => (req.originalUrl.startsWith('/graphql') ? req.originalUrl.split('?')[0] : req.originalUrl);
+
+/** The `sub` a bearer JWT claims, read without verifying it: for log lines only. */
+function tokenSubject(authorization: string | undefined): string | undefined {
+  const payload = authorization?.startsWith('Bearer ') ? authorization.split('.')[1] : undefined;
+  if (!payload) return undefined;
+  try {
+    const sub = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sub;
+    return typeof sub === 'string' && sub.length <= 64 ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createBaseApp({ config, logger, checks, healthPrefixes = [], browsers = false }: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -59,6 +92,14 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     pinoHttp({
       logger,
       genReqId: (req) => req.headers[REQUEST_ID_HEADER] as string,
+      customAttributeKeys: { reqId: 'request_id' },
+      // One line per request, with the facts an operator reads (the whole request only at debug).
+      quietReqLogger: true,
+      quietResLogger: true,
+      customSuccessObject: (req, res, val) => requestLine(req as Request, res, val.responseTime as number, logger),
+      customErrorObject: (req, res, err, val) => ({ ...requestLine(req as Request, res, val.responseTime as number, logger), err }),
+      customSuccessMessage: () => 'request completed',
+      customErrorMessage: () => 'request failed',
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
       autoLogging: { ignore: (req) => req.url === '/metrics' || (req.url?.startsWith('/health') ?? false) },
     }),

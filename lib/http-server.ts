@@ -9,6 +9,8 @@ import { stopTracing } from './tracing';
 export interface HttpServer {
   server: http.Server;
   url: string;
+  /** The address and port actually bound (`0.0.0.0:8080`), for the ready line. */
+  address: string;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -31,11 +33,12 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
     });
     server.once('error', reject);
     server.listen(port, host, () => {
-      const { port: actual } = server.address() as AddressInfo;
+      const { port: actual, address: bound } = server.address() as AddressInfo;
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
       resolve({
         server,
         url: `http://${shownHost}:${actual}`,
+        address: bound.includes(':') ? `[${bound}]:${actual}` : `${bound}:${actual}`,
         close: (graceMs = 10_000) =>
           new Promise<void>((done) => {
             closing = true;

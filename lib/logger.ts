@@ -8,6 +8,6 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name?: string): 
   return pino({
     level: config.LOG_LEVEL,
     base: name ? { service: name } : undefined,
-    redact: ['req.headers.authorization', 'password', 'refresh_token', '*.password'],
+    redact: ['req.headers.authorization', 'req.headers.cookie', 'password', 'refresh_token', '*.password'],
   });
 }

@@ -168,7 +168,8 @@ export async function startSubgraphWorker(
 
 /** The subgraph's own database, and the relay that moves its outbox into the shared event log. */
 async function openSubgraphData(definition: SubgraphDefinition, deps: { config: Config; logger: Logger; events: EventLog }) {
-  const logger = deps.logger.child({ subgraph: definition.name });
+  // One key per fact: a subgraph process's logger already names it.
+  const logger = deps.logger.bindings().subgraph === definition.name ? deps.logger : deps.logger.child({ subgraph: definition.name });
   const dataSource = await openDatabase(
     deps.config,
     { name: definition.name, entities: definition.entities, migrations: definition.migrations },

@@ -43,17 +43,18 @@ export class AuthService {
     return createUser(this.dataSource, username, password, roles);
   }
 
-  /** Creates the configured bootstrap admin unless a user of that name exists. */
-  async ensureBootstrapUser(): Promise<void> {
+  /** Creates the configured bootstrap admin unless a user of that name exists; the new user, if it made one. */
+  async ensureBootstrapUser(): Promise<User | undefined> {
     const { AUTH_BOOTSTRAP_USERNAME: username, AUTH_BOOTSTRAP_PASSWORD: password } = this.config;
-    if (!username || !password) return;
+    if (!username || !password) return undefined;
     const exists = await this.dataSource.manager.existsBy(User, { usernameKey: usernameKey(username) });
-    if (exists) return;
+    if (exists) return undefined;
     try {
-      await this.createUser(username, password, ['admin']);
+      return await this.createUser(username, password, ['admin']);
     } catch (err) {
       // Another instance starting at the same moment created it.
       if (!(err instanceof AppError && err.code === 'conflict')) throw err;
+      return undefined;
     }
   }
 

@@ -15,7 +15,7 @@ export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
   entities: [User, Session, OutboxEvent],
   migrations: [CreateAuthTables1732000000000],
-  async create({ config, dataSource, keys }) {
+  async create({ config, dataSource, keys, logger }) {
     const auth = new AuthService(
       config,
       dataSource,
@@ -40,7 +40,10 @@ export const authSubgraph: SubgraphDefinition = {
             ctx.principal ? auth.sessionOf(ctx.principal, ref.id).catch(() => null) : null,
         },
       },
-      start: () => auth.ensureBootstrapUser(),
+      async start() {
+        const created = await auth.ensureBootstrapUser();
+        if (created) logger.info({ user_id: created.id, username: created.username, roles: created.roles }, 'bootstrap admin created');
+      },
     };
   },
 };

@@ -129,7 +129,9 @@ export class SynthesisWorker {
       if (!done) logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
     } catch (err) {
       if (this.released.has(job.id)) return;
-      logger.warn({ err, synthesisId: job.id, stage }, 'synthesis failed');
+      // A render refused for the request's sake (too long, no audio) is expected: its reason, no stack.
+      if (stage === 'render') logger.warn({ synthesisId: job.id, stage, reason: String((err as Error)?.message ?? err) }, 'synthesis failed');
+      else logger.error({ err, synthesisId: job.id, stage }, 'synthesis failed');
       // The engine's reasons are about the request; storage and database errors are ours, and stay in the log.
       const error = stage === 'render' ? String((err as Error)?.message ?? err).slice(0, 500) : 'The audio could not be stored; request the synthesis again.';
       await this.finish(job, { state: SynthesisState.FAILED, error }).catch((e) =>
