@@ -9,6 +9,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   distributed: () => import('./distributed'),
   ceiling: () => import('./ceiling'),
   gateways: () => import('./gateways'),
+  observability: () => import('./observability'),
 };
 
 async function main() {

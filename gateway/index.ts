@@ -134,7 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     introspection: true,
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
-    plugins: [operationMetricsPlugin()],
+    plugins: options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : [],
   });
   await apollo.start();
 

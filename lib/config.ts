@@ -26,6 +26,8 @@ const schema = z.object({
    * needs no token: keep it off the public network.
    */
   METRICS_PORT: int(0, 65535).optional(),
+  /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
+  METRICS_ENABLED: bool.default(true),
   /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */

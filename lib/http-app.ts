@@ -18,7 +18,7 @@ function trustProxy(value: string): boolean | number | string {
 }
 
 export interface BaseAppOptions {
-  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT'>;
+  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT' | 'METRICS_ENABLED'>;
   logger: Logger;
   /** Readiness: every entry must be `up` for a 200. */
   checks: () => Promise<Checks>;
@@ -78,10 +78,12 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     const id = requestIdFrom(req.headers);
     req.headers[REQUEST_ID_HEADER] = id;
     res.setHeader('X-Request-Id', id);
-    const start = process.hrtime.bigint();
-    res.once('finish', () =>
-      httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, secondsSince(start)),
-    );
+    if (config.METRICS_ENABLED) {
+      const start = process.hrtime.bigint();
+      res.once('finish', () =>
+        httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, secondsSince(start)),
+      );
+    }
     next();
   });
   app.use(securityHeaders());
@@ -112,7 +114,7 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: result });
   };
   // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts).
-  if (config.METRICS_PORT === undefined) app.get('/metrics', metricsHandler);
+  if (config.METRICS_ENABLED && config.METRICS_PORT === undefined) app.get('/metrics', metricsHandler);
   for (const prefix of ['', ...healthPrefixes]) {
     app.get(`${prefix}/health/live`, live);
     app.get(`${prefix}/health/ready`, ready);

@@ -83,7 +83,7 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
     process.exit(2);
   }
   // One metrics server per process, whatever the process serves (METRICS_PORT).
-  const metrics = config.METRICS_PORT === undefined ? undefined : http
+  const metrics = config.METRICS_PORT === undefined || !config.METRICS_ENABLED ? undefined : http
     .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
     .listen(config.METRICS_PORT, config.HOST);
   start(config).then(

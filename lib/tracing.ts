@@ -13,7 +13,7 @@ let provider: { shutdown(): Promise<void> } | undefined;
 
 /** `gateway`, `facade`, `subgraph-tts`, `worker`, `all-in-one`: from the entry point's file and argument. */
 function serviceName(): string {
-  const entry = path.basename(process.argv[1] ?? 'service', '.js');
+  const entry = path.basename(process.argv[1] ?? 'service', '.js').replace(/^server$/, 'all-in-one'); // bench/server.js
   return entry === 'subgraph' && process.argv[2] ? `subgraph-${process.argv[2]}` : entry;
 }
 
