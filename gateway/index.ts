@@ -138,12 +138,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   await apollo.start();
 
-  /** The gateway's own check of the token; each subgraph checks it again. */
+  /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
   async function contextFor(headers: Headers, clientIp: string): Promise<GatewayContext> {
     const requestId = requestIdFrom(headers);
     const authorization = headerValue(headers, 'authorization');
-    if (authorization) await verifier.verifyRequest({ headers: { authorization } });
-    return { requestId, clientIp, authorization, logger: logger.child({ requestId }) };
+    const principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
+    return { requestId, clientIp, authorization, principal, logger: logger.child({ requestId }) };
   }
 
   const router = express.Router();

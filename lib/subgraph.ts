@@ -67,7 +67,12 @@ export interface RunningSubgraph {
   name: string;
   schema: GraphQLSchema;
   dataSource: DataSource;
-  createContext(input: { headers: Headers; clientIp: string }): Promise<SubgraphContext>;
+  /**
+   * `verified`: the principal of the same `Authorization` header, already verified by this
+   * process (the gateway, in one process). It is a function argument, never a header, so no
+   * remote caller can supply it; requests over HTTP are always verified here.
+   */
+  createContext(input: { headers: Headers; clientIp: string; verified?: Principal }): Promise<SubgraphContext>;
   ready(): Promise<boolean>;
   stop(): Promise<void>;
 }
@@ -119,7 +124,7 @@ export async function startSubgraph(
     name: definition.name,
     schema,
     dataSource,
-    async createContext({ headers, clientIp }) {
+    async createContext({ headers, clientIp, verified }) {
       const requestId = requestIdFrom(headers);
       const ctx: SubgraphContext = {
         principal: null,
@@ -130,7 +135,7 @@ export async function startSubgraph(
       };
       if (hasBearer(headers)) {
         try {
-          const principal = await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } });
+          const principal = verified ?? (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
           await checkPrincipal(principal, ctx);
           ctx.principal = principal;
         } catch (err) {

@@ -2,6 +2,7 @@
 // Either way the facade only ever sends GraphQL operations.
 import type { GraphQLFormattedError } from 'graphql';
 import type { Checks } from '../lib/http-app';
+import { post } from '../lib/http-client';
 import { forwardedHeaders, Headers, headerValue, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
 
 export interface GraphQLResult {
@@ -18,8 +19,10 @@ export interface GraphQLClient {
 }
 
 /** No connection could be made: the request never reached that gateway, so another may safely take it. */
-const unreachable = (err: unknown) =>
-  ['ECONNREFUSED', 'EHOSTUNREACH'].includes(((err as { cause?: { code?: string } })?.cause?.code) ?? '');
+const unreachable = (err: unknown) => {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return ['ECONNREFUSED', 'EHOSTUNREACH'].includes(e?.code ?? e?.cause?.code ?? '');
+};
 
 /** How long a gateway that refused a connection is skipped. */
 const SKIP_MS = 2000;
@@ -53,10 +56,7 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
         'content-type': 'application/json',
         ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization') }),
       };
-      return withGateway(async (gateway) => {
-        const res = await fetch(gateway.graphql, { method: 'POST', headers: sent, body });
-        return (await res.json()) as GraphQLResult;
-      });
+      return withGateway(async (gateway) => JSON.parse((await post(gateway.graphql, sent, body)).body) as GraphQLResult);
     },
     subscribe({ query, variables, headers }) {
       const sent = {
