@@ -126,7 +126,7 @@ function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidat
     return undefined;
   }
   const input: RouteInput = { params: { ...req.params } as Record<string, string>, query: { ...req.query }, body: req.body, headers: req.headers };
-  const problems = validate(input);
+  const problems = validate(input) ?? route.check?.(input);
   if (problems) {
     sendError(res, 'validation_error', 'The request is invalid.', problems);
     return undefined;
@@ -166,6 +166,7 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     const data = result.data?.result;
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
+    if (route.etag) res.setHeader('ETag', route.etag(data));
     res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
   };
 }

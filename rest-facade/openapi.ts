@@ -21,7 +21,12 @@ function operation(route: RouteSpec) {
     [route.status]: {
       description: route.status === 202 ? 'Accepted' : route.stream ? 'An event stream (Server-Sent Events)' : route.download ? 'The whole file' : 'OK',
       content: { [mediaType]: { schema: schemaOrRef(route.response) } },
-      ...(route.location ? { headers: { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } } : {}),
+      ...(route.location || route.etag ? {
+        headers: {
+          ...(route.location ? { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } : {}),
+          ...(route.etag ? { ETag: { schema: { type: 'string', example: '"3"' }, description: 'The version, quoted: send it back as If-Match' } } : {}),
+        },
+      } : {}),
       ...(route.download ? { headers: { ETag: { schema: { type: 'string' } }, 'Accept-Ranges': { schema: { type: 'string', example: 'bytes' } } } } : {}),
     },
     ...(route.download
@@ -50,6 +55,7 @@ function operation(route: RouteSpec) {
         { name: 'Range', in: 'header', required: false, schema: { type: 'string', example: 'bytes=0-1023' }, description: 'One byte range' },
         { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag: Range applies only while it matches' },
       ] : []),
+      ...(route.headerParams ?? []).map(({ name, schema, description }) => ({ name, in: 'header', required: false, schema, description })),
       ...(route.stream ? [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event (sent by EventSource on reconnect)' }] : []),
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({

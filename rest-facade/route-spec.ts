@@ -21,6 +21,10 @@ export interface RouteSpec {
   params?: Record<string, JsonSchema>;
   query?: { schema: JsonSchema; required?: string[] };
   body?: JsonSchema;
+  /** Request headers the route reads, for the OpenAPI document (their checks go in `check`). */
+  headerParams?: { name: string; schema: JsonSchema; description: string }[];
+  /** Checks across parameters that the schemas cannot express (e.g. `?version` or `If-Match`). */
+  check?: (input: RouteInput) => Record<string, string[]> | null;
   /**
    * A subscription served as Server-Sent Events: each result becomes a frame (`frame` says how),
    * with a comment line now and then to keep idle connections open.
@@ -37,6 +41,8 @@ export interface RouteSpec {
   /** 202 for commands, 200 for queries. */
   status: 200 | 202;
   location?: (result: Record<string, any>, input: RouteInput) => string;
+  /** An ETag header for the answer (e.g. a voice's version, for If-Match). */
+  etag?: (result: Record<string, any>) => string;
   /** The body, when it is not the result itself (e.g. a list wrapped as `{ items }`). */
   present?: (result: any) => unknown;
   /** For commands acknowledged as `{ id, message }`: the message; `id` is `result.id`. */

@@ -1,12 +1,40 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
-import type { RouteSpec } from './route-spec';
-import { BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, StreamTicket, Synthesis, SynthesisRequest, TokenSet, uuidParam, Voice, VoicePage } from './schemas';
+import type { RouteInput, RouteSpec } from './route-spec';
+import {
+  BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage,
+  SynthesisRequest, TokenSet, UpdateVoiceRequest, uuidParam, Voice, VoicePage,
+} from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
 const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
 const SYNTHESIS_FIELDS = `id state voice_id: voiceId base_voice: baseVoice voice_blend: voiceBlend language speed characters duration_ms: durationMs error
   created_at: createdAt started_at: startedAt finished_at: finishedAt`;
+/** REST spells states in lower case; `error` is there only when it failed. */
+const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any>) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) });
+
+/** `If-Match: "3"` (or a bare 3): the version a conditional write expects; undefined when absent, NaN when malformed. */
+function ifMatchVersion(headers: RouteInput['headers']): number | undefined {
+  const value = headers['if-match'];
+  if (value === undefined) return undefined;
+  const m = /^\s*"?(\d{1,10})"?\s*$/.exec(Array.isArray(value) ? value.join(',') : value);
+  return m ? Number(m[1]) : NaN;
+}
+
+/** The expected version of a voice write: `?version=N` or `If-Match: "N"`, one of them, agreeing when both. */
+function checkVersion({ query, headers }: RouteInput): Record<string, string[]> | null {
+  const fromHeader = ifMatchVersion(headers);
+  if (fromHeader !== undefined && !(fromHeader >= 1 && fromHeader <= 2147483647)) return { if_match: ['must be a version in quotes, e.g. "3"'] };
+  if (query.version === undefined && fromHeader === undefined) return { version: ['is required (as ?version=N or If-Match: "N")'] };
+  if (query.version !== undefined && fromHeader !== undefined && query.version !== fromHeader) return { version: ['differs from If-Match'] };
+  return null;
+}
+
+/** The voice fields of a body that are there (null included): left-out ones must not reach GraphQL, where a missing variable would be null. */
+function present(body: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(names).filter(([rest]) => Object.prototype.hasOwnProperty.call(body, rest)).map(([rest, gql]) => [gql, body[rest]]));
+}
+
 const TOKEN_FIELDS = `access_token: accessToken refresh_token: refreshToken expires_in: expiresIn token_type: tokenType session_id: sessionId`;
 
 export const routes: RouteSpec[] = [
@@ -132,8 +160,36 @@ export const routes: RouteSpec[] = [
     operation: `query Voice($id: ID!) { result: voice(id: $id) { ${VOICE_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.voiceId }),
     status: 200,
+    etag: (r) => `"${r.version}"`,
     response: Voice,
     errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    method: 'patch', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    summary: 'Change a voice at the version you expect',
+    description: 'Any of name, description, base_voice, voice_blend, language, speed, each with the rules of creation; a field left out ' +
+      'stays as it is, and `description` or `voice_blend` set to null is cleared. Name the version you expect with `?version=N` or ' +
+      '`If-Match: "N"` (the ETag of GET); it must equal the stored version, else `conflict` with `details.current_version`. Of concurrent ' +
+      'updates at one version exactly one is accepted. The version goes up by 1 and a `voice.updated` event carries the changed fields ' +
+      '(`changed`, with their former values in `previous`). Syntheses already requested keep the settings they were requested with.',
+    params: { voiceId: uuidParam },
+    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Or If-Match' } } } },
+    headerParams: [{ name: 'If-Match', schema: { type: 'string', example: '"3"' }, description: 'The version you expect, quoted (the ETag of GET); instead of ?version' }],
+    check: checkVersion,
+    body: UpdateVoiceRequest,
+    operation: `mutation UpdateVoice($id: ID!, $version: Int!, $name: String, $description: String, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
+      result: updateVoice(id: $id, version: $version, name: $name, description: $description, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id version } }`,
+    variables: ({ params, query, headers, body }) => ({
+      id: params.voiceId,
+      version: query.version ?? ifMatchVersion(headers),
+      ...present(body, { name: 'name', description: 'description', base_voice: 'baseVoice', voice_blend: 'voiceBlend', language: 'language', speed: 'speed' }),
+    }),
+    status: 202,
+    ack: 'Voice updated.',
+    location: (r) => `/api/v1/tts/voices/${r.id}`,
+    etag: (r) => `"${r.version}"`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
   {
     method: 'delete', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
@@ -172,6 +228,29 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
+    method: 'get', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    summary: 'Your syntheses, newest first, a page at a time',
+    description: 'Paged like the voices (`limit` 1–100, default 20; `cursor` from `next_cursor`), newest first; `state` keeps only ' +
+      'syntheses in that state. Finished ones are listed until they expire (SYNTHESIS_RETENTION_SECONDS).',
+    query: {
+      schema: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+          state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' },
+        },
+      },
+    },
+    operation: `query Syntheses($first: Int!, $after: String, $state: SynthesisState) {
+      result: syntheses(first: $first, after: $after, state: $state) { items { ${SYNTHESIS_FIELDS} } next_cursor: nextCursor } }`,
+    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor, state: typeof query.state === 'string' ? query.state.toUpperCase() : undefined }),
+    status: 200,
+    present: ({ items, next_cursor }) => ({ items: items.map(presentSynthesis), next_cursor }),
+    response: SynthesisPage,
+    errors: ['validation_error', 'unauthorized'],
+  },
+  {
     method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
     summary: 'One of your syntheses: its state, and the length of its audio once done',
     description: 'state is queued, running, succeeded or failed; `error` is there only when it failed. Syntheses are deleted with their ' +
@@ -180,7 +259,7 @@ export const routes: RouteSpec[] = [
     operation: `query Synthesis($id: ID!) { result: synthesis(id: $id) { ${SYNTHESIS_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.synthesisId }),
     status: 200,
-    present: ({ id, state, error, ...synthesis }) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) }),
+    present: presentSynthesis,
     response: Synthesis,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
@@ -208,7 +287,10 @@ export const routes: RouteSpec[] = [
     method: 'get', path: '/events', tag: 'Events', auth: true,
     summary: 'Your events, as Server-Sent Events',
     description:
-      'A `text/event-stream` of your events (session.created, session.refreshed, session.revoked, voice.created, voice.deleted, synthesis.succeeded, synthesis.failed). ' +
+      'A `text/event-stream` of your events: session.created, session.refreshed, session.revoked, voice.created, voice.updated (with `changed`: ' +
+      'the changed fields, and `previous`: their former values), voice.deleted, and for each synthesis job synthesis.queued (committed with the ' +
+      'request), synthesis.started (each time a worker takes it, with `attempt`), then synthesis.succeeded or synthesis.failed ' +
+      '(or synthesis.canceled when cancelled); synthesis events carry synthesis_id, state, voice_id, characters, duration_ms and error. ' +
       'Each frame has `id:` (a growing position), `event:` (the type) and `data:` (JSON: `type`, `id` of the resource, `occurred_at`, ' +
       "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +

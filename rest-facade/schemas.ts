@@ -86,14 +86,30 @@ const VOICE_SETTINGS: Record<string, JsonSchema> = {
   speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal' },
 };
 
+const VOICE_NAME: JsonSchema = { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' };
+
 export const CreateVoiceRequest: JsonSchema = {
   type: 'object',
   required: ['name', 'base_voice'],
   additionalProperties: false,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' },
+    name: VOICE_NAME,
     description: { type: 'string', maxLength: 1000 },
     ...VOICE_SETTINGS,
+  },
+};
+
+export const UpdateVoiceRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
+    '`voice_blend` may be null to clear them.',
+  properties: {
+    name: VOICE_NAME,
+    description: { type: 'string', maxLength: 1000, nullable: true },
+    ...VOICE_SETTINGS,
+    voice_blend: { ...VOICE_SETTINGS.voice_blend, nullable: true },
   },
 };
 
@@ -136,12 +152,15 @@ export const SynthesisRequest: JsonSchema = {
   },
 };
 
+/** Every state a synthesis can be in, as REST spells them. */
+export const SYNTHESIS_STATES = ['queued', 'running', 'succeeded', 'failed'];
+
 export const Synthesis: JsonSchema = {
   type: 'object',
   required: ['id', 'state', 'voice_id', 'base_voice', 'voice_blend', 'language', 'speed', 'characters', 'duration_ms', 'created_at', 'started_at', 'finished_at'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    state: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+    state: { type: 'string', enum: SYNTHESIS_STATES },
     voice_id: { type: 'string', format: 'uuid', nullable: true, description: 'Null when requested with inline settings' },
     base_voice: { type: 'string' },
     voice_blend: { type: 'string', nullable: true },
@@ -153,6 +172,15 @@ export const Synthesis: JsonSchema = {
     created_at: { type: 'string', format: 'date-time' },
     started_at: { type: 'string', format: 'date-time', nullable: true },
     finished_at: { type: 'string', format: 'date-time', nullable: true },
+  },
+};
+
+export const SynthesisPage: JsonSchema = {
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: {
+    items: { type: 'array', items: { $ref: '#/components/schemas/Synthesis' } },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
   },
 };
 
@@ -192,7 +220,8 @@ export const Health: JsonSchema = {
 };
 
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, CreateVoiceRequest, Voice, VoicePage, SynthesisRequest, Synthesis, BaseVoice, BaseVoiceList, EventFrame, Health,
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
+  Synthesis, SynthesisPage, BaseVoice, BaseVoiceList, EventFrame, Health,
 };
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });

@@ -3,13 +3,15 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
+import { inTransaction } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
+import { recordEvent } from '../../lib/outbox';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
-import type { VoiceService } from './voice-service';
+import { decodeCursor, encodeCursor, VoiceService } from './voice-service';
 import { currentTraceParent } from '../../lib/tracing';
 
 export const MAX_TEXT_CHARACTERS = 10_000;
@@ -24,6 +26,16 @@ export interface SynthesisRequest {
   language?: string | null;
   speed?: number | null;
 }
+
+export interface SynthesisPage {
+  items: Synthesis[];
+  nextCursor: string | null;
+}
+
+/** What synthesis.* events carry. */
+export const synthesisEventData = (s: Synthesis) => ({
+  synthesis_id: s.id, state: s.state, voice_id: s.voiceId, characters: s.characters, duration_ms: s.durationMs, error: s.error,
+});
 
 export interface SynthesisAudio {
   synthesisId: string;
@@ -80,7 +92,14 @@ export class SynthesisService {
       startedAt: null,
       finishedAt: null,
     });
-    await this.dataSource.manager.insert(Synthesis, synthesis);
+    // The job and its synthesis.queued event commit together.
+    await inTransaction(this.dataSource, async (m) => {
+      await m.insert(Synthesis, synthesis);
+      await recordEvent(m, {
+        type: 'synthesis.queued', userId: ownerId, resourceId: synthesis.id,
+        data: { ...synthesisEventData(synthesis), base_voice: synthesis.baseVoice, voice_blend: synthesis.voiceBlend, language: synthesis.language, speed: synthesis.speed },
+      });
+    });
     this.onQueued();
     return synthesis;
   }
@@ -90,6 +109,18 @@ export class SynthesisService {
     const synthesis = await this.dataSource.manager.findOneBy(Synthesis, { id, ownerId });
     if (!synthesis) throw new AppError('not_found', 'No such synthesis.');
     return synthesis;
+  }
+
+  /** The owner's syntheses, newest first (ids are UUIDv7), `limit` at a time after the cursor; only those in `state` when given. */
+  async list(ownerId: string, limit: number, cursor?: string | null, state?: SynthesisState | null): Promise<SynthesisPage> {
+    const before = cursor ? decodeCursor(cursor) : undefined;
+    const rows = await this.dataSource.manager.find(Synthesis, {
+      where: { ownerId, ...(state ? { state } : {}), ...(before ? { id: LessThan(before) } : {}) },
+      order: { id: 'DESC' },
+      take: limit + 1,
+    });
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
   }
 
   /** The audio of a succeeded synthesis, or null. */

@@ -16,6 +16,7 @@ import type { AudioStore } from './audio/audio-store';
 import { durationMs, encodeWav } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
+import { synthesisEventData as eventData } from './synthesis-service';
 
 export interface SynthesisWorkerOptions {
   dataSource: DataSource;
@@ -33,10 +34,6 @@ export interface SynthesisWorkerOptions {
   stopGraceMs?: number;
 }
 
-/** What synthesis.* events carry. */
-const eventData = (s: Synthesis) => ({
-  synthesis_id: s.id, state: s.state, voice_id: s.voiceId, characters: s.characters, duration_ms: s.durationMs, error: s.error,
-});
 
 /** The fence: the row is still this worker's, at this attempt, running. */
 const held = (job: Synthesis) => ({ id: job.id, workerId: job.workerId!, attempts: job.attempts, state: SynthesisState.RUNNING });
@@ -90,15 +87,22 @@ export class SynthesisWorker {
         await this.giveUp(seen, now);
         continue;
       }
-      // Compare-and-set on (state, attempts): of workers that saw the same row, one changes it.
-      const result = await manager.update(
-        Synthesis,
-        { id: seen.id, state: seen.state, attempts: seen.attempts, ...(abandoned ? { leaseUntil: LessThan(now) } : {}) },
-        { state: SynthesisState.RUNNING, workerId: this.id, attempts: seen.attempts + 1, leaseUntil: this.leaseEnd(), startedAt: now },
-      );
-      if (affectedRows(result) === 1) {
+      // Compare-and-set on (state, attempts): of workers that saw the same row, one changes it,
+      // and only that one records synthesis.started (with the attempt) in the same transaction.
+      const job = await inTransaction(this.options.dataSource, async (m) => {
+        const result = await m.update(
+          Synthesis,
+          { id: seen.id, state: seen.state, attempts: seen.attempts, ...(abandoned ? { leaseUntil: LessThan(now) } : {}) },
+          { state: SynthesisState.RUNNING, workerId: this.id, attempts: seen.attempts + 1, leaseUntil: this.leaseEnd(), startedAt: now },
+        );
+        if (affectedRows(result) !== 1) return null;
+        const taken = await m.findOneByOrFail(Synthesis, { id: seen.id });
+        await recordEvent(m, { type: 'synthesis.started', userId: taken.ownerId, resourceId: taken.id, data: { ...eventData(taken), attempt: taken.attempts } });
+        return taken;
+      });
+      if (job) {
         if (abandoned) this.options.logger.warn({ synthesisId: seen.id, attempt: seen.attempts + 1 }, 'synthesis taken again after its worker stopped renewing');
-        return manager.findOneByOrFail(Synthesis, { id: seen.id });
+        return job;
       }
     }
     return null;

@@ -15,6 +15,19 @@ export interface NewVoice extends VoiceSettingsInput {
   description?: string | null;
 }
 
+/** What an update may change; a field left undefined stays as it is, null clears it. */
+export interface VoiceChanges {
+  name?: string;
+  description?: string | null;
+  baseVoice?: string;
+  voiceBlend?: string | null;
+  language?: string;
+  speed?: number;
+}
+
+/** The stored fields of a voice an update may change, by their REST (and event) names. */
+const CHANGEABLE = { name: 'name', description: 'description', baseVoice: 'base_voice', voiceBlend: 'voice_blend', language: 'language', speed: 'speed' } as const;
+
 export interface VoicePage {
   items: Voice[];
   nextCursor: string | null;
@@ -27,8 +40,8 @@ const eventData = (v: Voice) => ({
   voice_id: v.id, name: v.name, base_voice: v.baseVoice, voice_blend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version,
 });
 
-const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
-function decodeCursor(cursor: string): string {
+export const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
+export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
     throw validationError({ cursor: ['is not a cursor this service handed out'] });
@@ -89,6 +102,67 @@ export class VoiceService {
   }
 
   /**
+   * Optimistic locking like delete: the statement checks the version (`UPDATE … WHERE id AND
+   * owner AND version`), so of concurrent updates at one version exactly one changes the row.
+   * The changed fields are checked with create's rules, the settings as a whole against the
+   * catalog. The version goes up by one even when nothing differs (the command was accepted).
+   */
+  async update(ownerId: string, id: string, version: number, changes: VoiceChanges): Promise<Voice> {
+    const given = (Object.keys(CHANGEABLE) as (keyof VoiceChanges)[]).filter((k) => changes[k] !== undefined);
+    if (!given.length) throw validationError({ body: [`give at least one of ${Object.values(CHANGEABLE).join(', ')}`] });
+    const problems: Record<string, string[]> = {};
+    for (const k of ['name', 'baseVoice', 'language', 'speed'] as const) if (changes[k] === null) problems[k] = ['cannot be cleared (null)'];
+    if (Object.keys(problems).length) throw validationError(problems);
+
+    const voice = await this.get(ownerId, id);
+    if (voice.version !== version) throw this.stale(voice.version, version);
+    const settings = await checkVoiceSettings(this.engine, {
+      baseVoice: changes.baseVoice ?? voice.baseVoice,
+      voiceBlend: changes.voiceBlend !== undefined ? changes.voiceBlend : voice.voiceBlend,
+      language: changes.language ?? voice.language,
+      speed: changes.speed ?? voice.speed,
+    });
+    const name = changes.name !== undefined ? changes.name.trim() : voice.name;
+    const next: Partial<Voice> = {
+      name,
+      nameKey: name.toLowerCase(),
+      description: changes.description !== undefined ? changes.description : voice.description,
+      ...settings,
+      version: version + 1,
+      updatedAt: new Date(),
+    };
+    const changed: Record<string, unknown> = {};
+    const previous: Record<string, unknown> = {};
+    for (const [field, restName] of Object.entries(CHANGEABLE) as [keyof typeof CHANGEABLE, string][]) {
+      if (next[field] !== voice[field]) {
+        changed[restName] = next[field];
+        previous[restName] = voice[field];
+      }
+    }
+    const updated = { ...voice, ...next } as Voice;
+    let won: boolean;
+    try {
+      won = await inTransaction(this.dataSource, async (m) => {
+        const result = await m.update(Voice, { id, ownerId, version }, next);
+        if (affectedRows(result) !== 1) return false;
+        await recordEvent(m, { type: 'voice.updated', userId: ownerId, resourceId: id, data: { ...eventData(updated), changed, previous } });
+        return true;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('conflict', 'You have a voice with this name already.', { name: ['is taken by another of your voices'] });
+      throw err;
+    }
+    if (won) return updated;
+    const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
+    if (!current) throw new AppError('not_found', 'No such voice.');
+    throw this.stale(current.version, version);
+  }
+
+  private stale(current: number, expected: number): AppError {
+    return new AppError('conflict', `The voice is at version ${current}, not ${expected}.`, { currentVersion: current });
+  }
+
+  /**
    * Optimistic locking: the delete names the version, and the statement itself checks it
    * (`… WHERE id AND owner AND version`), so of concurrent deletes exactly one affects the row.
    */
@@ -104,6 +178,6 @@ export class VoiceService {
     // Lost: either the version was stale, or another delete got there first.
     const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
     if (!current) throw new AppError('not_found', 'No such voice.');
-    throw new AppError('conflict', `The voice is at version ${current.version}, not ${version}.`, { currentVersion: current.version });
+    throw this.stale(current.version, version);
   }
 }

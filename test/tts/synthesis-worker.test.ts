@@ -121,6 +121,10 @@ describe('claiming', () => {
     for (const job of jobs) expect(engine.calls.get(job.text)).toBe(1);
     const events = await db.manager.findBy(OutboxEvent, { type: 'synthesis.succeeded' });
     expect(events.map((e) => e.resourceId).sort()).toEqual(jobs.map((j) => j.id).sort());
+    // Only the worker that won a job records its start.
+    const started = await db.manager.findBy(OutboxEvent, { type: 'synthesis.started' });
+    expect(started.map((e) => e.resourceId).sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect(started.every((e) => JSON.parse(e.payload).attempt === 1)).toBe(true);
     for (const job of jobs) expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(true);
   });
 });
@@ -138,6 +142,8 @@ describe('workers that die', () => {
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'succeeded', attempts: 2, workerId: null, leaseUntil: null });
     expect(engine.calls.get(job.text)).toBe(1);
+    const started = await db.manager.find(OutboxEvent, { where: { type: 'synthesis.started', resourceId: job.id }, order: { seq: 'ASC' } });
+    expect(started.map((e) => JSON.parse(e.payload).attempt)).toEqual([1, 2]);
   });
 
   it('fails a job that has been taken the most times, with a synthesis.failed event', async () => {
@@ -172,8 +178,7 @@ describe('outcomes', () => {
     worker(new CountingEngine(async () => { throw new Error('speech engine: no such voice'); })).start();
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'failed', error: 'speech engine: no such voice', attempts: 1 });
-    const [event] = await db.manager.findBy(OutboxEvent, { resourceId: job.id });
-    expect(event.type).toBe('synthesis.failed');
+    const [event] = await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.failed' });
     expect(JSON.parse(event.payload)).toMatchObject({ state: 'failed', error: 'speech engine: no such voice' });
   });
 

@@ -1,9 +1,10 @@
 import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { SubgraphContext } from '../../../lib/subgraph';
-import { Synthesis } from '../entities/synthesis';
+import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../entities/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
+import { MAX_PAGE_SIZE } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
@@ -37,6 +38,29 @@ class AudioChunkArgs {
   length!: number;
 }
 
+@ArgsType()
+class SynthesesArgs {
+  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  first!: number;
+
+  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
+  @IsOptional()
+  @MaxLength(200)
+  after?: string | null;
+
+  @Field(() => SynthesisState, { nullable: true, description: 'Only syntheses in this state.' })
+  @IsOptional()
+  state?: SynthesisState | null;
+}
+
+@ObjectType({ description: "A page of the caller's syntheses, newest first." })
+class SynthesisPage {
+  @Field(() => [Synthesis]) items!: Synthesis[];
+  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
+}
+
 @ObjectType('SynthesisAudio', { description: 'The rendered speech: a WAV file (mono, 16-bit PCM).' })
 class SynthesisAudioType implements SynthesisAudio {
   synthesisId!: string;
@@ -63,6 +87,12 @@ export class SynthesisResolver {
   @Query(() => Synthesis, { description: 'One of your syntheses.' })
   synthesis(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.get(ctx.principal!.userId, id);
+  }
+
+  @Authorized()
+  @Query(() => SynthesisPage, { description: 'Your syntheses, newest first, a page at a time; only those in `state` when given.' })
+  syntheses(@Args() { first, after, state }: SynthesesArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisPage> {
+    return this.service.list(ctx.principal!.userId, first, after, state);
   }
 
   @Authorized()

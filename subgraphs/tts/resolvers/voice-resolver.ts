@@ -5,7 +5,7 @@ import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
 import { UserReference } from '../entities/user-reference';
 import { Voice } from '../entities/voice';
-import { MAX_PAGE_SIZE, VoiceService } from '../voice-service';
+import { MAX_PAGE_SIZE, VoiceChanges, VoiceService } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
@@ -31,6 +31,34 @@ class DeleteVoiceArgs extends VoiceIdArgs {
   @IsInt()
   @Min(1)
   version!: number;
+}
+
+@ArgsType()
+class UpdateVoiceArgs extends VoiceTuningArgs {
+  @Field(() => ID)
+  @IsUUID()
+  id!: string;
+
+  @Field(() => Int, { description: 'The version the caller expects the voice to have.' })
+  @IsInt()
+  @Min(1)
+  version!: number;
+
+  @Field(() => String, { nullable: true, description: 'Left out: unchanged.' })
+  @IsOptional()
+  @TrimmedLength(1, 100)
+  name?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Left out: unchanged; null: cleared.' })
+  @IsOptional()
+  @MaxLength(1000)
+  description?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Left out: unchanged.' })
+  @IsOptional()
+  @MinLength(1)
+  @MaxLength(64)
+  baseVoice?: string | null;
 }
 
 @ArgsType()
@@ -72,6 +100,16 @@ export class VoiceResolver {
   @Mutation(() => Voice, { description: 'Create a voice; `conflict` when you have one of that name already.' })
   createVoice(@Args() args: CreateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.create(ctx.principal!.userId, args);
+  }
+
+  @Authorized()
+  @Mutation(() => Voice, {
+    description: 'Change a voice at the given version (any of its fields; a left-out argument stays, a null voiceBlend or description is cleared); ' +
+      'its version goes up by 1. `conflict` (with currentVersion) when it has another version, or when the new name is taken.',
+  })
+  updateVoice(@Args() { id, version, ...changes }: UpdateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+    // type-graphql leaves arguments that were not given undefined; null is an explicit clear.
+    return this.service.update(ctx.principal!.userId, id, version, changes as VoiceChanges);
   }
 
   @Authorized()
