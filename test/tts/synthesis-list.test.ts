@@ -1,6 +1,6 @@
 // Listing syntheses (GET /api/v1/tts/syntheses and `syntheses`) and the job's events, on SQLite
-// and on MySQL. Rendering is left to no one here (SYNTHESIS_CONCURRENCY=0) until a test starts a
-// worker process, so the listing sees jobs in the states it puts them in.
+// and on MySQL. A second server that renders nothing (SYNTHESIS_CONCURRENCY=0) holds jobs queued
+// for the state filter.
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { openStream } from '../helpers/sse';
@@ -49,6 +49,7 @@ describe('GET /api/v1/tts/syntheses', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await synthesize(`Number ${i}.`, user.token));
     await synthesize('Not yours.', token);
+    for (const id of ids) await finished(id, user.token); // so that the list and GET see the same state
     const listed = await allPages(user.token);
     expect(listed.map((s) => s.id)).toEqual([...ids].reverse());
     const one = (await http.get(`/api/v1/tts/syntheses/${ids[0]}`, { token: user.token })).body;
