@@ -34,7 +34,6 @@ export interface SynthesisWorkerOptions {
   stopGraceMs?: number;
 }
 
-
 /** The fence: the row is still this worker's, at this attempt, running. */
 const held = (job: Synthesis) => ({ id: job.id, workerId: job.workerId!, attempts: job.attempts, state: SynthesisState.RUNNING });
 
