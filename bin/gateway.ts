@@ -22,10 +22,10 @@ export async function startGatewayServer(config: Config) {
   if (!subgraphs.length) throw new Error('SUBGRAPH_URLS is empty: name the subgraphs, e.g. auth=http://127.0.0.1:4001/graphql');
   const file = path.resolve(config.SUPERGRAPH_PATH ?? 'supergraph.graphql');
   // Without a composed file, compose from the running subgraphs (handy in development).
-  const gateway = await createGateway({ config, logger, keys, subgraphs, supergraphPath: fs.existsSync(file) ? file : undefined });
   // Subscriptions are served beside the supergraph, from the shared event log.
   const log = await EventLog.open(config, logger);
   const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
+  const gateway = await createGateway({ config, logger, keys, subgraphs, supergraphPath: fs.existsSync(file) ? file : undefined, beside: events });
 
   const app = createBaseApp({
     config,

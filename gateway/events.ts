@@ -3,7 +3,7 @@
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import express, { Router } from 'express';
-import { createSourceEventStream, DocumentNode, execute, ExecutionResult, GraphQLSchema } from 'graphql';
+import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import { Arg, Authorized, buildSchema, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
@@ -109,6 +109,7 @@ function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent
 export interface OperationRequest {
   query: string;
   variables?: Record<string, unknown>;
+  operationName?: string;
   headers: Headers;
 }
 
@@ -117,6 +118,10 @@ export interface EventsService {
   router: Router;
   /** A subscription run in this process: its results, or the errors that kept it from starting. */
   subscribe(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult>;
+  /** A query of this schema (eventStreamPosition), for /graphql/stream and the gateway's /graphql alike. */
+  query(request: OperationRequest): Promise<ExecutionResult>;
+  /** What /graphql/stream serves; the gateway shows it in /graphql's introspection too. */
+  schema: GraphQLSchema;
 }
 
 /** What a process that serves event streams runs: the poller, pruning, and the GraphQL service. */
@@ -218,13 +223,32 @@ export async function createEventsService(options: {
     return mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document, request.variables, event, contextValue));
   }
 
+  async function query(request: OperationRequest): Promise<ExecutionResult> {
+    const document = documents.get(request.query);
+    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    let principal: Principal;
+    try {
+      principal = await principalOf(request.headers);
+    } catch (err) {
+      return failed(err);
+    }
+    const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue: { principal, stream } });
+    return result.errors ? { ...result, errors: result.errors.map((e) => normalizeError(e.toJSON(), e, logger) as any) } : result;
+  }
+
+  const isQuery = (text: string, operationName?: string | null) => {
+    const document = documents.get(text);
+    return 'kind' in document && getOperationAST(document, operationName)?.operation === 'query';
+  };
+
   const handler = createHandler({
     schema,
     // Distinct connections only: every stream is one request with its own token.
     authenticate: () => null,
     onSubscribe: async (req, params) => {
-      const result = await run({ query: params.query as string, variables: params.variables ?? undefined, headers: req.raw.headers });
-      if (Symbol.asyncIterator in result) return result;
+      const request = { query: params.query as string, variables: params.variables ?? undefined, operationName: params.operationName ?? undefined, headers: req.raw.headers };
+      const result = isQuery(request.query, request.operationName) ? await query(request) : await run(request);
+      if (Symbol.asyncIterator in result || result.data) return result;
       // Errors before the stream starts are plain HTTP errors with the GraphQL error body.
       const code = (result.errors?.[0]?.extensions?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
       return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers: { 'content-type': 'application/json' } }];
@@ -240,5 +264,5 @@ export async function createEventsService(options: {
       if (!res.headersSent) res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
     });
   });
-  return { router, subscribe: run };
+  return { router, subscribe: run, query, schema };
 }

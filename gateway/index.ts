@@ -15,7 +15,10 @@ import { operationMetricsPlugin } from '../lib/metrics';
 import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
 import type { RunningSubgraph } from '../lib/subgraph';
 import { KeyMaterial, TokenVerifier } from '../lib/tokens';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { withSchemaBeside, ServedBeside } from './beside';
 import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
+import { explorer } from './explorer';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
@@ -31,6 +34,8 @@ export interface GatewayOptions {
    * changes. Without it the gateway composes the subgraphs it is handed at start.
    */
   supergraphPath?: string;
+  /** What is served beside the supergraph (the event stream's schema), shown in /graphql's schema too. */
+  beside?: ServedBeside;
 }
 
 export interface OperationRequest {
@@ -128,7 +133,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
   });
   const apollo = new ApolloServer<GatewayContext>({
-    gateway,
+    gateway: options.beside ? withSchemaBeside(gateway, options.beside) : gateway,
+    // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
+    plugins: [ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
     introspection: true,
@@ -147,6 +154,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   const router = express.Router();
+  if (options.config.graphqlExplorer) router.use(explorer());
   router.use(
     '/graphql',
     express.json({ limit: options.config.BODY_LIMIT_BYTES }),
