@@ -134,14 +134,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const apollo = new ApolloServer<GatewayContext>({
     gateway: options.beside ? withSchemaBeside(gateway, options.beside) : gateway,
-    // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
-    plugins: [ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
     introspection: true,
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
-    plugins: options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : [],
+    // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
+    plugins: [...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []), ApolloServerPluginLandingPageDisabled()],
   });
   await apollo.start();
 
