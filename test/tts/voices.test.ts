@@ -1,19 +1,25 @@
 // The TTS voices through the REST facade and GraphQL, on SQLite and on MySQL.
 import { api, createUserAndLogin, ISO_DATE, login, UUID } from '../helpers/http';
+import { EventLog, loggedFor, openLog, untilLogged } from '../helpers/event-log';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
 let token: string;
 let userId: string;
+let log: EventLog;
 
 beforeAll(async () => {
   server = await startTestServer();
+  log = await openLog(server.config);
   http = api(server.url);
   token = (await login(server.url, ADMIN)).access_token;
   userId = (await http.get('/api/v1/auth/session', { token })).body.user_id;
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await log?.close();
+  await server.close();
+});
 
 let counter = 0;
 const uniqueName = (prefix = 'voice') => `${prefix} ${++counter}`;
@@ -183,6 +189,13 @@ describe('DELETE /api/v1/tts/voices/{id}', () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
     expect(statuses.filter((s) => s !== 202 && s !== 404 && s !== 409)).toEqual([]);
+    expect((await http.get(`/api/v1/tts/voices/${id}`, { token })).status).toBe(404);
+    // A voice written after the deletes is relayed after their events: then count them.
+    const sentinel = await createVoice({ name: uniqueName('sentinel'), base_voice: 'm4' });
+    await untilLogged(log, sentinel, 'voice.created');
+    const deleted = await loggedFor(log, id, 'voice.deleted');
+    expect(deleted).toHaveLength(1);
+    expect(JSON.parse(deleted[0].payload)).toMatchObject({ voice_id: id, version: 1 });
   });
 });
 

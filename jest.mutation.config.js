@@ -1,0 +1,20 @@
+// `npm run test:mutation` (Stryker): the test files of the modules whose rules are mutated,
+// on SQLite only, so that one run fits in about 20 minutes on a small machine.
+const { projects, ...global } = require('./jest.config');
+
+module.exports = {
+  ...global,
+  ...projects.find((p) => p.displayName === 'sqlite'),
+  testMatch: [
+    '<rootDir>/test/tts/voices.test.ts',
+    '<rootDir>/test/tts/voice-service.test.ts',
+    '<rootDir>/test/tts/synthesis-worker.test.ts',
+    '<rootDir>/test/auth/login.test.ts',
+    '<rootDir>/test/auth/rate-limit.test.ts',
+    '<rootDir>/test/auth/tokens.test.ts',
+    '<rootDir>/test/events/event-stream.test.ts',
+    '<rootDir>/test/events/stream.test.ts',
+    '<rootDir>/test/facade/conventions.test.ts',
+    '<rootDir>/test/lib/config.test.ts',
+  ],
+};
