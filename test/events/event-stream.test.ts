@@ -5,6 +5,7 @@ import { EventStream } from '../../lib/event-stream';
 import { loadConfig } from '../../lib/config';
 import { OutboxEvent } from '../../lib/outbox';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
+import { until } from '../helpers/wait';
 
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
 let log: EventLog;
@@ -43,12 +44,63 @@ describe('EventStream', () => {
       const first = events.next(); // starts the subscription; nothing is read after this
       await log.append('t', [outboxRow(user, 0)]);
       expect((await first).value.resourceId).toBe('r0');
-      await log.append('t', Array.from({ length: 50 }, (_, i) => outboxRow(user, i + 1)));
-      await new Promise((r) => setTimeout(r, 200));
+      const appended = await log.append('t', Array.from({ length: 50 }, (_, i) => outboxRow(user, i + 1)));
+      // Waits for the poll to have read all 50 (its head), not for a time.
+      const { lastSeq } = await log.position();
+      await until(() => (stream as unknown as { head: number }).head >= lastSeq, 'the poll to read the 50 events');
+      expect(appended).toBe(50);
       const delivered = [];
       for await (const e of events) delivered.push(e.resourceId);
       // What the buffer held, then the end: the client resumes from the last one it got.
       expect(delivered).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+      expect(stream.subscriberCount).toBe(0);
+    } finally {
+      await stream.stop();
+    }
+  });
+
+  it('hands over from replay to live with no duplicate: events queued live during the replay are skipped', async () => {
+    const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
+    await stream.start();
+    try {
+      const user = crypto.randomUUID();
+      const after = (await log.position()).lastSeq;
+      // Registered now; its replay from the log starts only at its first next().
+      const resumed = stream.subscribe({ userId: user, after });
+      const live = stream.subscribe({ userId: user });
+      const liveFirst = live.next();
+      await log.append('t', [0, 1, 2].map((n) => outboxRow(user, n)));
+      // The poll that gave `live` these events queued them for `resumed` too.
+      expect((await liveFirst).value.resourceId).toBe('r0');
+      expect((await live.next()).value.resourceId).toBe('r1');
+      expect((await live.next()).value.resourceId).toBe('r2');
+      const got: string[] = [];
+      for (let i = 0; i < 3; i++) got.push((await resumed.next()).value.resourceId);
+      expect(got).toEqual(['r0', 'r1', 'r2']); // from the log
+      await log.append('t', [outboxRow(user, 3)]);
+      // Next comes the live r3, not r0–r2 again from the queue.
+      expect((await resumed.next()).value.resourceId).toBe('r3');
+      await live.return(undefined);
+      await resumed.return(undefined);
+    } finally {
+      await stream.stop();
+    }
+  });
+
+  it('replays from the position asked for, only the subscriber\'s events and types, and ends after endAfter', async () => {
+    const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
+    await stream.start();
+    try {
+      const user = crypto.randomUUID();
+      const after = (await log.position()).lastSeq;
+      const rows = [0, 1, 2, 3].map((n) => outboxRow(user, n));
+      rows[1].type = 'test.other';
+      await log.append('t', [rows[0], outboxRow(crypto.randomUUID(), 9), ...rows.slice(1)]);
+      const fromSecond = stream.subscribe({ userId: user, after: after + 1, types: ['test.happened'], endAfter: (e) => e.resourceId === 'r2' });
+      const got = [];
+      for await (const e of fromSecond) got.push([e.resourceId, e.seq, e.data]);
+      // r0 is at after+1 (skipped by the position), r9 is another user's, r1 another type; r3 after the end.
+      expect(got).toEqual([['r2', after + 4, { n: 2 }]]);
       expect(stream.subscriberCount).toBe(0);
     } finally {
       await stream.stop();
@@ -61,7 +113,6 @@ describe('EventStream', () => {
     try {
       const events = stream.subscribe({ userId: crypto.randomUUID() });
       const pending = events.next();
-      await new Promise((r) => setTimeout(r, 50));
       expect(stream.subscriberCount).toBe(1);
       await events.return(undefined);
       expect((await pending).done).toBe(true);

@@ -4,6 +4,7 @@
 // a stand-in that counts its calls (the real one is exercised in synthesis.test.ts); the
 // database is real.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
@@ -19,6 +20,7 @@ import { SynthesisService } from '../../subgraphs/tts/synthesis-service';
 import { SynthesisWorker, SynthesisWorkerOptions } from '../../subgraphs/tts/synthesis-worker';
 import { VoiceService } from '../../subgraphs/tts/voice-service';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
+import { until } from '../helpers/wait';
 
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
 const logger = createLogger(config);
@@ -80,18 +82,35 @@ afterEach(async () => {
   for (const w of workers.splice(0)) await w.stop();
 });
 
-async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/**
+ * Holds each racer after its look for candidates until all `racers` have looked, so that they
+ * all saw the same rows and race on the claim itself. `between` runs once, when all have
+ * looked and before any claims (another writer acting in that moment).
+ */
+function allLookFirst(sources: DataSource[], racers: number, between: () => Promise<unknown> = async () => {}) {
+  let looked = 0;
+  let release!: () => void;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  const spies = [...new Set(sources)].map((source) => {
+    const find = source.manager.find.bind(source.manager);
+    return jest.spyOn(source.manager, 'find').mockImplementation(async (...args: Parameters<typeof find>) => {
+      const rows = await find(...args);
+      if (++looked === racers) await between().then(release);
+      await all;
+      return rows;
+    });
+  });
+  return () => spies.forEach((s) => s.mockRestore());
 }
 
+/** The real file functions, for spies that watch them. */
+const realWriteFile = fsp.writeFile;
+const realRename = fsp.rename;
+
+const row = (id: string) => db.manager.findOneByOrFail(Synthesis, { id });
+
 const allFinished = (ids: string[]) => until(async () => {
-  const rows = await db.manager.findBy(Synthesis, {});
+  const rows: Synthesis[] = await db.manager.findBy(Synthesis, {});
   return rows.filter((r) => ids.includes(r.id)).every((r) => r.state === SynthesisState.SUCCEEDED || r.state === SynthesisState.FAILED) && rows;
 });
 
@@ -100,14 +119,37 @@ describe('claiming', () => {
     // On MySQL each worker has a connection pool of its own, as separate processes would.
     const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
     extra.push(...sources.filter((s) => s !== db));
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < 3; round++) {
       const [job] = await queue(1);
-      const racers = sources.map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
-      const won = (await Promise.all([...racers, ...racers].map((r) => r.claimNext()))).filter(Boolean);
-      expect(won).toHaveLength(1);
-      expect(won[0]).toMatchObject({ id: job.id, state: 'running', attempts: 1, workerId: expect.any(String) });
+      const racers = [...sources, ...sources].map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
+      // Every racer has seen the job queued before any claims it: only the compare-and-set decides.
+      const restore = allLookFirst(sources, racers.length);
+      const won = await Promise.all(racers.map((r) => r.claimNext())).finally(restore);
+      expect(won.filter(Boolean)).toHaveLength(1);
+      const winner = won.find(Boolean)!;
+      expect(winner).toMatchObject({ id: job.id, state: 'running', attempts: 1 });
+      expect(winner.workerId).toBe(racers[won.indexOf(winner)].id);
       await db.manager.clear(Synthesis);
     }
+  });
+
+  it('gives an abandoned job to exactly one racer, and none takes a job whose lease was renewed after it looked', async () => {
+    const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 2 }, open)) : [db, db];
+    extra.push(...sources.filter((s) => s !== db));
+    const racers = () => [...sources, ...sources].map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
+    const abandoned = { state: SynthesisState.RUNNING, attempts: 1, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) };
+
+    const [job] = await queue(1, abandoned);
+    let restore = allLookFirst(sources, 4);
+    const won = (await Promise.all(racers().map((r) => r.claimNext())).finally(restore)).filter(Boolean);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ id: job.id, attempts: 2 });
+
+    // Its worker was slow, not dead: it renews the lease after the racers looked.
+    const [renewed] = await queue(1, abandoned);
+    restore = allLookFirst(sources, 4, () => db.manager.update(Synthesis, { id: renewed.id }, { leaseUntil: new Date(Date.now() + 60_000) }));
+    expect((await Promise.all(racers().map((r) => r.claimNext())).finally(restore)).filter(Boolean)).toEqual([]);
+    expect(await row(renewed.id)).toMatchObject({ workerId: 'gone', attempts: 1 });
   });
 
   it('runs each of 60 jobs exactly once across four running workers', async () => {
@@ -133,12 +175,19 @@ describe('workers that die', () => {
   it('takes a job again once the lease of its dead worker has ended, and runs it to the end', async () => {
     const [job] = await queue(1);
     // A worker takes the job and dies: it never renews the lease nor finishes.
-    const dead = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine(), leaseSeconds: 2 });
+    const dead = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine(), leaseSeconds: 30 });
+    const before = Date.now();
     expect((await dead.claimNext())?.id).toBe(job.id);
+    const lease = (await row(job.id)).leaseUntil!.getTime();
+    expect(lease).toBeGreaterThanOrEqual(before + 30_000 - 1000);
+    expect(lease).toBeLessThanOrEqual(Date.now() + 30_000 + 1000);
+    // While the lease holds, nobody takes it.
+    const rival = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() });
+    expect(await rival.claimNext()).toBeNull();
+    // The lease ends (moved into the past rather than waited for).
+    await db.manager.update(Synthesis, { id: job.id }, { leaseUntil: new Date(Date.now() - 1) });
     const engine = new CountingEngine();
     worker(engine).start();
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(engine.calls.size).toBe(0); // the lease still holds
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'succeeded', attempts: 2, workerId: null, leaseUntil: null });
     expect(engine.calls.get(job.text)).toBe(1);
@@ -160,15 +209,17 @@ describe('workers that die', () => {
     const [job] = await queue(1);
     let release!: () => void;
     const slow = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(8) }))));
-    worker(slow, { leaseSeconds: 2 }).start();
+    worker(slow, { leaseSeconds: 3 }).start();
     await until(() => Promise.resolve(slow.calls.size > 0));
+    const firstEnd = (await row(job.id)).leaseUntil!.getTime();
+    // Past the end of the first lease, the row holds a later one: it was renewed.
+    await until(async () => Date.now() > firstEnd && (await row(job.id)).leaseUntil!.getTime() > Date.now(), 'a renewed lease past the first one', 10_000);
     const rival = new CountingEngine();
-    worker(rival, { leaseSeconds: 2 }).start();
-    await new Promise((r) => setTimeout(r, 3500)); // past the first lease
-    expect(rival.calls.size).toBe(0);
+    expect(await new SynthesisWorker({ ...settings, dataSource: db, engine: rival }).claimNext()).toBeNull();
     release();
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'succeeded', attempts: 1 });
+    expect(rival.calls.size).toBe(0);
   });
 });
 
@@ -188,6 +239,71 @@ describe('outcomes', () => {
     worker(new CountingEngine(), { store: full }).start();
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'failed', error: 'The audio could not be stored; request the synthesis again.' });
+  });
+
+  it('writes the audio under a temporary name and renames it before the job is marked succeeded', async () => {
+    const [job] = await queue(1);
+    const file = path.join(config.audioDir, `${job.id}.wav`);
+    const writes: string[] = [];
+    const renames: { from: string; to: string; state: string; existed: boolean }[] = [];
+    const writeFile = jest.spyOn(fsp, 'writeFile').mockImplementation(async (...args: any[]) => {
+      writes.push(String(args[0]));
+      return realWriteFile(...(args as Parameters<typeof fsp.writeFile>));
+    });
+    const rename = jest.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
+      renames.push({ from: String(from), to: String(to), state: (await row(job.id)).state, existed: fs.existsSync(String(to)) });
+      return realRename(from, to);
+    });
+    try {
+      worker(new CountingEngine()).start();
+      const [done] = await allFinished([job.id]);
+      expect(done).toMatchObject({ state: 'succeeded', audioKey: `${job.id}.wav`, audioBytes: 44 + 1600 });
+    } finally {
+      writeFile.mockRestore();
+      rename.mockRestore();
+    }
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).not.toBe(file);
+    expect(path.dirname(writes[0])).toBe(config.audioDir);
+    // Renamed onto its key while the job was still running: a reader never sees half a file.
+    expect(renames).toEqual([{ from: writes[0], to: file, state: 'running', existed: false }]);
+    expect(fs.statSync(file).size).toBe(44 + 1600);
+    expect(fs.existsSync(writes[0])).toBe(false);
+  });
+
+  it('leaves no file behind when the audio cannot be written', async () => {
+    const dir = path.join(config.audioDir, 'failing');
+    const disk = new DiskAudioStore(dir);
+    const writeFile = jest.spyOn(fsp, 'writeFile').mockImplementationOnce(async (file) => {
+      await realWriteFile(file as string, 'half a wav');
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    });
+    try {
+      await expect(disk.put('k.wav', Buffer.alloc(100))).rejects.toThrow('ENOSPC');
+    } finally {
+      writeFile.mockRestore();
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(await disk.size('k.wav')).toBeNull();
+  });
+
+  it('stop() lets a running job finish within the grace period', async () => {
+    const [job] = await queue(1);
+    let release!: () => void;
+    const slow = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(7) }))));
+    const w = new SynthesisWorker({ ...settings, dataSource: db, engine: slow, stopGraceMs: 30_000 });
+    w.start();
+    await until(() => Promise.resolve(slow.calls.size > 0));
+    let stopped = false;
+    const stopping = w.stop().then(() => (stopped = true));
+    // stop() waits for the job rather than handing it back at once.
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    expect(await row(job.id)).toMatchObject({ state: 'running' });
+    release();
+    await stopping;
+    expect(await row(job.id)).toMatchObject({ state: 'succeeded', attempts: 1, workerId: null });
+    expect(await db.manager.findBy(OutboxEvent, { type: 'synthesis.succeeded', resourceId: job.id })).toHaveLength(1);
   });
 
   it('stop() hands an unfinished job back to the queue without counting the attempt', async () => {
