@@ -152,3 +152,25 @@ export function isUniqueViolation(err: unknown): boolean {
   const code = e?.driverError?.code ?? e?.code;
   return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
+
+/**
+ * A read of one row by primary key as fixed, parameterised SQL, hydrated into the entity
+ * (dates and transformers applied by the driver as TypeORM does). For the reads every request
+ * makes: TypeORM's findOneBy builds and escapes its SQL anew on each call, which was the
+ * largest single cost of a session read in the CPU profile.
+ */
+export function rowReader<T extends object>(dataSource: DataSource, entity: new () => T): (id: string | number) => Promise<T | null> {
+  const meta = dataSource.getMetadata(entity);
+  const { driver } = dataSource;
+  const [key] = meta.primaryColumns;
+  const columns = meta.columns.filter((c) => !c.isVirtual);
+  const sql = `SELECT ${columns.map((c) => driver.escape(c.databaseName)).join(', ')} FROM ${driver.escape(meta.tableName)} WHERE ${driver.escape(key.databaseName)} = ?`;
+  return async (id) => {
+    const rows = (await dataSource.query(sql, [id])) as Record<string, unknown>[];
+    if (!rows.length) return null;
+    const row = rows[0];
+    const result = meta.create() as T;
+    for (const c of columns) c.setEntityValue(result, driver.prepareHydratedValue(row[c.databaseName], c));
+    return result;
+  };
+}

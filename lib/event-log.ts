@@ -90,6 +90,8 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
   }
 }
 
+const REVOKED_SQL = 'SELECT 1 FROM events WHERE resource_id = ? AND type = ? LIMIT 1';
+
 export class EventLog {
   private constructor(readonly dataSource: DataSource) {}
 
@@ -147,7 +149,9 @@ export class EventLog {
    * tokens of a revoked session. Kept at least as long as an access token lives (config).
    */
   async sessionRevoked(sessionId: string): Promise<boolean> {
-    return this.dataSource.manager.exists(LoggedEvent, { where: { resourceId: sessionId, type: 'session.revoked' } });
+    // Plain SQL: every request to a subgraph other than auth asks this (the resource_id index).
+    const rows = (await this.dataSource.query(REVOKED_SQL, [sessionId, 'session.revoked'])) as unknown[];
+    return rows.length > 0;
   }
 
   /** Marks a stream ticket used; false when it already was (by this or any other instance). */

@@ -141,22 +141,55 @@ export class TokenVerifier {
     this.strategies = { access: make('access'), refresh: make('refresh'), stream: make('stream') };
   }
 
+  /**
+   * Access tokens already verified by this process, by their exact text, until they expire. A
+   * client sends the same token with each request for its whole life, and the RSA check was the
+   * largest cost of verifying it; the signature of a given text cannot become valid or invalid
+   * later, and expiry is checked again on every hit. Revocation is not this class's business
+   * (each subgraph checks the session on every request).
+   */
+  private readonly verified = new Map<string, Principal>();
+
   /** The principal of the request's `Authorization: Bearer` token; throws `unauthorized`. */
   verifyRequest(req: HeaderSource, typ: TokenType = 'access'): Promise<Principal> {
+    const token = typ === 'access' ? bearerToken(req.headers.authorization) : undefined;
+    if (token) {
+      const known = this.verified.get(token);
+      if (known && Date.now() < known.expiresAt.getTime()) return Promise.resolve(known);
+      if (known) this.verified.delete(token);
+    }
     const strategy = this.strategies[typ];
     return new Promise((resolve, reject) => {
       // passport's own way of running a strategy: an instance whose actions we supply.
       const run = Object.create(strategy) as JwtStrategy & Record<string, unknown>;
-      run.success = (user: Principal) => resolve(user);
+      run.success = (user: Principal) => {
+        if (token) this.remember(token, user);
+        resolve(user);
+      };
       run.fail = () => reject(new AppError('unauthorized', 'The token is missing, invalid or expired.'));
       run.error = () => reject(new AppError('unauthorized', 'The token is missing, invalid or expired.'));
       run.authenticate(req as unknown as Request, {});
     });
   }
 
+  private remember(token: string, principal: Principal): void {
+    // Oldest first out: a Map iterates in insertion order.
+    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, Object.freeze(principal));
+  }
+
   verifyToken(token: string, typ: TokenType): Promise<Principal> {
     return this.verifyRequest({ headers: { authorization: `Bearer ${token}` } }, typ);
   }
+}
+
+/** How many verified access tokens a process remembers (a few MiB at most). */
+const VERIFIED_TOKENS_KEPT = 5000;
+
+/** The token of `Authorization: Bearer <token>`, read as passport-jwt reads it. */
+function bearerToken(header: string | string[] | undefined): string | undefined {
+  const m = typeof header === 'string' ? /(\S+)\s+(\S+)/.exec(header) : null;
+  return m && m[1].toLowerCase() === 'bearer' ? m[2] : undefined;
 }
 
 export function hasBearer(headers: HeaderSource['headers']): boolean {

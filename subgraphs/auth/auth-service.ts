@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
-import { affectedRows, inTransaction } from '../../lib/database';
+import { affectedRows, inTransaction, rowReader } from '../../lib/database';
 import { AppError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import type { SubgraphContext } from '../../lib/subgraph';
@@ -28,6 +28,8 @@ const BAD_CREDENTIALS = 'The username or password is wrong.';
 
 export class AuthService {
   private decoy?: Promise<string>;
+  /** A session by id as plain SQL: every authenticated request reads one. */
+  private readonly readSession = rowReader(this.dataSource, Session);
 
   constructor(
     private readonly config: Config,
@@ -166,7 +168,7 @@ export class AuthService {
   }
 
   private async loadActiveSession(principal: Principal): Promise<Session> {
-    const session = await this.dataSource.manager.findOneBy(Session, { id: principal.sessionId });
+    const session = await this.readSession(principal.sessionId);
     if (!session || session.userId !== principal.userId || session.state !== SessionState.active) {
       throw new AppError('unauthorized', 'The session has ended.');
     }
@@ -181,7 +183,7 @@ export class AuthService {
 
   /** A session of the caller; another user's is `not_found`, as if it did not exist. */
   async sessionOf(principal: Principal, sessionId: string): Promise<Session> {
-    const session = await this.dataSource.manager.findOneBy(Session, { id: sessionId });
+    const session = await this.readSession(sessionId);
     if (!session || session.userId !== principal.userId) {
       throw new AppError('not_found', 'No such session.');
     }

@@ -1,0 +1,44 @@
+// The verifier remembers access tokens it has verified (by their exact text) to spare the RSA
+// check on every request; remembering must never stretch a token's life or accept another text.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import jwt from 'jsonwebtoken';
+import { loadKeys, TokenSigner, TokenVerifier } from '../../lib/tokens';
+
+const keys = loadKeys({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'fav-keys-')) });
+const signer = new TokenSigner(keys, 'test-issuer');
+const claims = { userId: crypto.randomUUID(), sessionId: crypto.randomUUID(), roles: [] };
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+afterEach(() => jest.useRealTimers());
+
+it('refuses a remembered token once it has expired', async () => {
+  const verifier = new TokenVerifier(keys, 'test-issuer');
+  const { token, expiresAt } = signer.sign(claims, 'access', 60);
+  const first = await verifier.verifyRequest(bearer(token));
+  expect(first.sessionId).toBe(claims.sessionId);
+  expect((await verifier.verifyRequest(bearer(token))).tokenId).toBe(first.tokenId); // remembered
+
+  jest.useFakeTimers({ now: expiresAt.getTime(), doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+  await expect(verifier.verifyRequest(bearer(token))).rejects.toMatchObject({ code: 'unauthorized' });
+  jest.setSystemTime(expiresAt.getTime() - 1000); // and it was not remembered as valid again
+  await expect(verifier.verifyRequest(bearer(token))).resolves.toMatchObject({ tokenId: first.tokenId });
+});
+
+it('does not take a remembered token for one whose text differs, nor for another type', async () => {
+  const verifier = new TokenVerifier(keys, 'test-issuer');
+  const { token } = signer.sign(claims, 'access', 60);
+  await verifier.verifyRequest(bearer(token));
+  const [header, payload, signature] = token.split('.');
+  const tampered = `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BA' : 'AA'}`;
+  await expect(verifier.verifyRequest(bearer(tampered))).rejects.toMatchObject({ code: 'unauthorized' });
+  const other = jwt.sign({ sid: claims.sessionId, typ: 'access', roles: ['admin'] }, crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, {
+    algorithm: 'RS256', issuer: 'test-issuer', subject: claims.userId, jwtid: 'x', expiresIn: 60,
+  });
+  await expect(verifier.verifyRequest(bearer(other))).rejects.toMatchObject({ code: 'unauthorized' });
+  // An access token is not a refresh token, remembered or not.
+  await expect(verifier.verifyRequest(bearer(token), 'refresh')).rejects.toMatchObject({ code: 'unauthorized' });
+  await expect(verifier.verifyToken(token, 'refresh')).rejects.toMatchObject({ code: 'unauthorized' });
+});
