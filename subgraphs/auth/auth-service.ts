@@ -68,15 +68,20 @@ export class AuthService {
 
   async login(username: string, password: string, clientIp: string): Promise<TokenSet> {
     const key = usernameKey(username);
-    await this.throttle.beforeAttempt(key, clientIp);
-    const user = await this.dataSource.manager.findOneBy(User, { usernameKey: key });
-    // Unknown users are checked against a decoy hash: same answer, about the same time.
-    const ok = await verifyPassword(user?.passwordHash ?? (await (this.decoy ??= decoyHash())), password);
-    if (!user || !ok) {
-      await this.throttle.failed(key, clientIp);
-      throw new AppError('unauthorized', BAD_CREDENTIALS);
+    // Counted as a failure before the password is checked, given back when it is right.
+    const attempt = await this.throttle.attempt(key, clientIp);
+    let user: User | null;
+    let ok: boolean;
+    try {
+      user = await this.dataSource.manager.findOneBy(User, { usernameKey: key });
+      // Unknown users are checked against a decoy hash: same answer, about the same time.
+      ok = await verifyPassword(user?.passwordHash ?? (await (this.decoy ??= decoyHash())), password);
+    } catch (err) {
+      await attempt.abandoned().catch(() => undefined);
+      throw err;
     }
-    await this.throttle.succeeded(key, clientIp);
+    if (!user || !ok) throw new AppError('unauthorized', BAD_CREDENTIALS);
+    await attempt.succeeded();
 
     const sessionId = crypto.randomUUID();
     const { tokens, access, refresh } = this.issueTokens(user.id, sessionId, user.roles);

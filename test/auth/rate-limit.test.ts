@@ -1,38 +1,93 @@
-import { api } from '../helpers/http';
+// Login rate limits on a real server, with the default limits (5 failures per username and
+// address, 100 attempts per address, 15 minutes), on both rate-limit stores. Every test comes
+// from an address of its own (X-Forwarded-For, trusted from loopback) and uses names of its
+// own, so no test depends on counts another left behind.
+import argon2 from 'argon2';
+import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 
-const WRONG = { username: ADMIN.username, password: 'wrong password' };
+let nextAddress = 1;
+/** A client address no other test uses. */
+const freshAddress = () => `198.51.100.${nextAddress++}`;
 
-describe('login rate limits', () => {
+/** Calls of argon2.verify (they still verify), to count the passwords actually checked. */
+const verify = jest.spyOn(argon2, 'verify');
+const verifiedWith = (password: string) => verify.mock.calls.filter(([, p]) => p === password).length;
+
+function expectRetryAfter(res: { headers: Headers }) {
+  const seconds = Number(res.headers.get('retry-after'));
+  expect(Number.isInteger(seconds)).toBe(true);
+  expect(seconds).toBeGreaterThan(0);
+  expect(seconds).toBeLessThanOrEqual(900);
+}
+
+describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, default limits)', (store) => {
   let server: TestServer;
-  let http: ReturnType<typeof api>;
+  let adminToken: string;
   beforeAll(async () => {
-    server = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '3', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '12' });
-    http = api(server.url);
+    server = await startTestServer({ RATE_LIMIT_STORE: store });
+    adminToken = (await login(server.url, ADMIN)).access_token;
   });
   afterAll(() => server.close());
 
-  it('blocks a username + address after the allowed failures, with Retry-After; a success first clears the count', async () => {
-    for (let i = 0; i < 2; i++) expect((await http.post('/api/v1/auth/login', WRONG)).status).toBe(401);
-    expect((await http.post('/api/v1/auth/login', ADMIN)).status).toBe(202); // clears the failures
-    for (let i = 0; i < 3; i++) expect((await http.post('/api/v1/auth/login', WRONG)).status).toBe(401);
+  const attempt = (from: string, username: string, password: string) =>
+    api(server.url).post('/api/v1/auth/login', { username, password }, { headers: { 'x-forwarded-for': from } });
 
-    const blocked = await http.post('/api/v1/auth/login', ADMIN);
-    expect(blocked.status).toBe(429);
-    expect(blocked.body.error).toBe('rate_limit_exceeded');
-    const retryAfter = Number(blocked.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(900);
-    // The block is per username: another name from the same address is still judged normally.
-    expect((await http.post('/api/v1/auth/login', { username: 'someone-else', password: 'wrong password' })).status).toBe(401);
+  it('lets at most 5 of 40 concurrent wrong passwords for one username reach the password check', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, `racer-${store}`);
+    const from = freshAddress();
+    const wrong = `wrong password ${store} race`;
+    const answers = await Promise.all(Array.from({ length: 40 }, () => attempt(from, user.username, wrong)));
+
+    expect(verifiedWith(wrong)).toBe(5);
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(35);
+    for (const res of answers.filter((r) => r.status === 429)) {
+      expect(res.body.error).toBe('rate_limit_exceeded');
+      expectRetryAfter(res);
+    }
+    // Blocked even with the right password, and without checking it.
+    const before = verifiedWith(user.password);
+    const right = await attempt(from, user.username, user.password);
+    expect(right.status).toBe(429);
+    expect(verifiedWith(user.password)).toBe(before);
+    // The block is per username and address: from elsewhere the user still logs in.
+    expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(202);
   });
 
-  it('limits all attempts per client address', async () => {
-    // 7 attempts so far in this file; the limit is 12.
-    const results: number[] = [];
-    for (let i = 0; i < 6; i++) results.push((await http.post('/api/v1/auth/login', { username: `user${i}`, password: 'wrong password' })).status);
-    expect(results.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-    expect(results[5]).toBe(429);
+  it('clears the failures of a username when the right password comes', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, `forgetful-${store}`);
+    const from = freshAddress();
+    for (let i = 0; i < 4; i++) expect((await attempt(from, user.username, 'wrong password')).status).toBe(401);
+    expect((await attempt(from, user.username, user.password)).status).toBe(202);
+    // Five more failures are allowed again (not one), then the sixth attempt is refused.
+    for (let i = 0; i < 5; i++) expect((await attempt(from, user.username, 'wrong password')).status).toBe(401);
+    const blocked = await attempt(from, user.username, user.password);
+    expect(blocked.status).toBe(429);
+    expectRetryAfter(blocked);
+  });
+
+  it('counts failures of unknown usernames like those of known ones', async () => {
+    const from = freshAddress();
+    const wrong = `wrong password ${store} unknown`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => attempt(from, `nobody-${store}`, wrong)));
+    expect(answers.map((r) => r.status).filter((s) => s === 401)).toHaveLength(5);
+    expect(verifiedWith(wrong)).toBe(5);
+  });
+
+  it('allows 100 attempts per client address, whatever the usernames, and refuses the 101st with Retry-After', async () => {
+    const from = freshAddress();
+    const wrong = `wrong password ${store} address`;
+    const answers = await Promise.all(Array.from({ length: 101 }, (_, i) => attempt(from, `someone-${store}-${i}`, wrong)));
+    const refused = answers.filter((r) => r.status === 429);
+    expect(answers.filter((r) => r.status === 401)).toHaveLength(100);
+    expect(refused).toHaveLength(1);
+    expect(refused[0].body.error).toBe('rate_limit_exceeded');
+    expectRetryAfter(refused[0]);
+    expect(verifiedWith(wrong)).toBe(100);
+    // Another address is not affected.
+    expect((await attempt(freshAddress(), ADMIN.username, ADMIN.password)).status).toBe(202);
   });
 });
 
@@ -50,8 +105,11 @@ describe('login rate limits shared by two instances on one database', () => {
   });
 
   it('counts failures made through either instance', async () => {
-    expect((await api(a.url).post('/api/v1/auth/login', WRONG)).status).toBe(401);
-    expect((await api(b.url).post('/api/v1/auth/login', WRONG)).status).toBe(401);
-    expect((await api(a.url).post('/api/v1/auth/login', ADMIN)).status).toBe(429);
+    const from = freshAddress();
+    const post = (url: string, password: string) =>
+      api(url).post('/api/v1/auth/login', { username: ADMIN.username, password }, { headers: { 'x-forwarded-for': from } });
+    expect((await post(a.url, 'wrong password')).status).toBe(401);
+    expect((await post(b.url, 'wrong password')).status).toBe(401);
+    expect((await post(a.url, ADMIN.password)).status).toBe(429);
   });
 });
