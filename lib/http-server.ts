@@ -31,6 +31,19 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
       awaitingFirstRequest.delete(req.socket);
       res.once('finish', () => closing && req.socket.end());
     });
+    // A request the HTTP parser cannot read still gets the error object (Node's default: a bare 400).
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      // As Node's own handler: an answer only on a connection that has had none (bytes after a
+      // `Connection: close` request, say, must not get a second response).
+      if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') return void socket.destroy();
+      if (err.code === 'HPE_HEADER_OVERFLOW' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+        const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 408;
+        return void socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+      }
+      const body = JSON.stringify({ error: 'validation_error', message: 'The request could not be read: a bad request line, header or body framing.' });
+      const head = /^HEAD /.test(String((err as { rawPacket?: Buffer }).rawPacket ?? '')); // the answer to a HEAD has no body
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
+    });
     server.once('error', reject);
     server.listen(port, host, () => {
       const { port: actual, address: bound } = server.address() as AddressInfo;

@@ -6,10 +6,11 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS } from '../lib/http-app';
+import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { openApiDocument } from './openapi';
-import type { RouteInput, RouteSpec } from './route-spec';
+import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
 import { sendError, sendGraphQLError } from './errors';
 import { compileValidator } from './validation';
@@ -83,9 +84,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
     sendError(res, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(', ')}.`);
   });
   app.use((err: any, req: Request, res: Response, _next: NextFunction) => {
-    if (err?.type === 'entity.too.large') return sendError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
-    if (err?.type === 'entity.parse.failed') return sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
-    if (err?.type === 'charset.unsupported' || err?.type === 'encoding.unsupported') return sendError(res, 'unsupported_media_type');
+    if (clientMistake(err, req, res, config)) return;
     req.log?.error({ err }, 'unhandled error');
     sendError(res, 'internal_error');
   });
@@ -116,6 +115,41 @@ ${Object.entries(links).map(([name, href]) => `<li><a href="${href}">${name.repl
     if (req.accepts(['json', 'html']) === 'html') return void res.type('html').send(html);
     res.json(body);
   };
+}
+
+/** Encodings the JSON body parser inflates. */
+const CONTENT_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
+
+/**
+ * Errors raised by Express and its body parser for what the client sent: answered with the
+ * error object and a 4xx, never a 500. True when it was one of these and has been answered.
+ */
+function clientMistake(err: any, req: Request, res: Response, config: Config): boolean {
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase() || 'identity';
+  const status = Number(err?.status ?? err?.statusCode);
+  const encodingDetails = { content_encoding: [`must be one of ${CONTENT_ENCODINGS.join(', ')}, and the body encoded with it`] };
+  if (err?.type === 'entity.too.large') {
+    sendError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
+  } else if (err?.type === 'entity.parse.failed') {
+    sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
+  } else if (err?.type === 'charset.unsupported') {
+    sendError(res, 'unsupported_media_type', `The charset "${err.charset}" is not supported; send JSON in UTF-8.`, { content_type: ['charset must be utf-8'] });
+  } else if (err?.type === 'encoding.unsupported') {
+    sendError(res, 'unsupported_media_type', `Content-Encoding "${encoding}" is not supported.`, encodingDetails);
+  } else if (err instanceof URIError) {
+    // Express decodes path parameters with decodeURIComponent: %zz, a lone %, a cut-off or overlong UTF-8 sequence.
+    sendError(res, 'validation_error', 'The request path has malformed percent-encoding.', { path: ['%XX escapes must spell valid UTF-8'] });
+  } else if (status >= 400 && status < 500 && encoding !== 'identity' && /^(Z_|ERR_)/.test(String(err?.code ?? ''))) {
+    // A body that says it is gzip, deflate or br but is not.
+    sendError(res, 'unsupported_media_type', `The request body could not be decoded as Content-Encoding "${encoding}".`, encodingDetails);
+  } else if (status >= 400 && status < 500) {
+    // Anything else a parser refused (an aborted body, a wrong Content-Length, …).
+    const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status) ?? 'validation_error';
+    sendError(res, code, err?.expose && typeof err.message === 'string' ? err.message : DEFAULT_MESSAGES[code]);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 /** The checks every route makes before its operation runs: the token is there, the input valid. */
@@ -167,6 +201,7 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
     if (route.etag) res.setHeader('ETag', route.etag(data));
+    if (carriesCredentials(route)) res.set(NO_STORE_HEADERS);
     res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
   };
 }

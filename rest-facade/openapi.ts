@@ -1,6 +1,6 @@
 // The OpenAPI 3.0 document, written from the same route table that serves the requests.
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
-import type { RouteSpec } from './route-spec';
+import { carriesCredentials, NO_STORE_HEADERS, RouteSpec } from './route-spec';
 import { components, Health, JsonSchema } from './schemas';
 
 const names = new Map<JsonSchema, string>(Object.entries(components).map(([k, v]) => [v, k]));
@@ -40,6 +40,14 @@ function operation(route: RouteSpec) {
         }
       : {}),
   };
+  if (carriesCredentials(route)) {
+    // Tokens must not be kept by a browser or proxy cache.
+    const ok = responses[route.status] as { headers?: Record<string, unknown> };
+    ok.headers = {
+      ...ok.headers,
+      ...Object.fromEntries(Object.entries(NO_STORE_HEADERS).map(([name, value]) => [name, { schema: { type: 'string', enum: [value] }, description: 'The answer carries tokens: never stored' }])),
+    };
+  }
   const codes = [...route.errors, ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []), ...ALWAYS];
   for (const code of codes) {
     const status = String(ERROR_STATUS[code]);

@@ -1,6 +1,6 @@
 // The shape of one row of the route table.
 import type { ErrorCode } from '../lib/errors';
-import type { JsonSchema } from './schemas';
+import { JsonSchema, TokenSet } from './schemas';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -49,4 +49,15 @@ export interface RouteSpec {
   ack?: string;
   response: JsonSchema;
   errors: ErrorCode[];
+  /**
+   * The answer carries credentials, so no cache may keep it (`Cache-Control: no-store`). Defaults
+   * to true for every route answering a TokenSet: see carriesCredentials().
+   */
+  noStore?: boolean;
 }
+
+/** Whether a route's answer holds tokens: the one rule for `Cache-Control: no-store`, served and documented. */
+export const carriesCredentials = (route: RouteSpec): boolean => route.noStore ?? route.response === TokenSet;
+
+/** What answers with credentials are sent with. */
+export const NO_STORE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
