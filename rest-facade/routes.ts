@@ -103,6 +103,7 @@ export const routes: RouteSpec[] = [
     status: 202,
     location: (r) => `/api/v1/events?ticket=${encodeURIComponent(r.ticket)}`,
     response: StreamTicket,
+    noStore: true, // the ticket is a credential
     errors: ['unauthorized'],
   },
 

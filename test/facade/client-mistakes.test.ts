@@ -126,7 +126,7 @@ describe('requests that are not HTTP', () => {
 });
 
 describe('answers that carry tokens', () => {
-  it('login and refresh answer with Cache-Control: no-store and Pragma: no-cache', async () => {
+  it('login, refresh and stream tickets answer with Cache-Control: no-store and Pragma: no-cache', async () => {
     const http = api(server.url);
     const logged = await http.post('/api/v1/auth/login', ADMIN);
     expect(logged.status).toBe(202);
@@ -136,6 +136,9 @@ describe('answers that carry tokens', () => {
     expect(refreshed.status).toBe(202);
     expect(refreshed.headers.get('cache-control')).toBe('no-store');
     expect(refreshed.headers.get('pragma')).toBe('no-cache');
+    const ticket = await http.post('/api/v1/auth/stream-ticket', undefined, { token: refreshed.body.access_token });
+    expect(ticket.status).toBe(202);
+    expect(ticket.headers.get('cache-control')).toBe('no-store');
   });
 
   it('the OpenAPI document says so for every answer that carries tokens, and only for those', async () => {
@@ -145,13 +148,13 @@ describe('answers that carry tokens', () => {
       for (const [method, op] of Object.entries<any>(ops)) {
         for (const [status, response] of Object.entries<any>(op.responses)) {
           const schema = response.content?.['application/json']?.schema;
-          const carriesTokens = schema?.$ref === '#/components/schemas/TokenSet';
-          expect(Boolean(response.headers?.['Cache-Control'])).toBe(carriesTokens);
-          if (carriesTokens) tokenAnswers.push(`${method} ${path} ${status}`);
+          const noStore = response.headers?.['Cache-Control']?.schema?.enum?.[0] === 'no-store';
+          if (schema?.$ref === '#/components/schemas/TokenSet') expect(noStore).toBe(true);
+          if (noStore) tokenAnswers.push(`${method} ${path} ${status}`);
         }
       }
     }
-    expect(tokenAnswers.sort()).toEqual(['post /api/v1/auth/login 202', 'post /api/v1/auth/refresh 202']);
+    expect(tokenAnswers.sort()).toEqual(['post /api/v1/auth/login 202', 'post /api/v1/auth/refresh 202', 'post /api/v1/auth/stream-ticket 202']);
   });
 
   it('GraphQL answers carry it too', async () => {
