@@ -251,7 +251,8 @@ export async function createEventsService(options: {
       if (Symbol.asyncIterator in result || result.data) return result;
       // Errors before the stream starts are plain HTTP errors with the GraphQL error body.
       const code = (result.errors?.[0]?.extensions?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
-      return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers: { 'content-type': 'application/json' } }];
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...(code === 'unauthorized' ? { 'www-authenticate': 'Bearer' } : {}) };
+      return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers }];
     },
   });
 

@@ -19,6 +19,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { withSchemaBeside, ServedBeside } from './beside';
 import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
+import { httpStatusPlugin } from './http-status';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
@@ -140,7 +141,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
     // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
-    plugins: [...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []), ApolloServerPluginLandingPageDisabled()],
+    plugins: [...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []), ApolloServerPluginLandingPageDisabled(), httpStatusPlugin()],
   });
   await apollo.start();
 
