@@ -83,7 +83,7 @@ const VOICE_SETTINGS: Record<string, JsonSchema> = {
     description: 'Base voice names joined by "+", each optionally weighted as name(weight), weight above 0 and at most 100; at most 8 parts',
   },
   language: { type: 'string', minLength: 1, maxLength: 35, description: 'A language tag of the engine (listed with each base voice); default en-us', example: 'en-us' },
-  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal' },
+  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays' },
 };
 
 const VOICE_NAME: JsonSchema = { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' };

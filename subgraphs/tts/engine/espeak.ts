@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { blendVariantFiles, parseBlend } from './blend';
 import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechLimits, SpeechRequest } from './speech-engine';
+import { timeStretch } from './time-stretch';
 
 interface Catalog {
   languages: string[];
@@ -22,6 +23,9 @@ export const MAX_WPM = 450;
 
 export const wordsPerMinute = (speed: number) => Math.min(MAX_WPM, Math.max(MIN_WPM, Math.round(NORMAL_WPM * speed)));
 
+/** How much faster than eSpeak NG's rendering the audio must play to reach `speed` (1 within the engine's range). */
+export const stretchTempo = (speed: number) => speed / (wordsPerMinute(speed) / NORMAL_WPM);
+
 /**
  * The worker's code. It runs in a thread of its own (outside any module loader of the
  * caller, so the engine's ES module is imported natively); it must use nothing from this file.
@@ -35,6 +39,9 @@ function espeakThread() {
     const m = await mod.default();
     return { m, speaker: new m.eSpeakNGWorker() };
   });
+  // SoundTouch's WSOLA, loaded when a speed first needs it; the stretch function is the source of time-stretch.ts, put beside this one.
+  let stretcher: Promise<any> | undefined;
+  const stretch = (globalThis as any).__timeStretch as typeof timeStretch;
 
   async function catalog() {
     const { m, speaker } = await loading;
@@ -62,7 +69,7 @@ function espeakThread() {
   }
 
   const written = new Set<string>();
-  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; maxSeconds: number }) {
+  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; maxSeconds: number }) {
     const { m, speaker } = await loading;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
       m.FS.writeFile(`${VARIANTS}/${args.variant}`, args.variantFile);
@@ -73,7 +80,8 @@ function espeakThread() {
     if (status !== 0) throw new Error(`voice "${args.voice}+${args.variant}" was refused (${status})`);
     speaker.set_rate(args.wpm);
     const chunks: Int16Array[] = [];
-    const maxSamples = args.maxSeconds * speaker.get_samplerate();
+    // The limit is on the audio as delivered: stretched by 1/tempo after rendering.
+    const maxSamples = args.maxSeconds * speaker.get_samplerate() * args.tempo;
     let length = 0;
     speaker.synthesize(args.text, (samples: Int16Array) => {
       chunks.push(samples);
@@ -81,11 +89,16 @@ function espeakThread() {
       return length > maxSamples; // true stops the engine
     });
     if (length > maxSamples) throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
-    const samples = new Int16Array(length);
+    let samples = new Int16Array(length) as Int16Array<ArrayBufferLike>;
     let at = 0;
     for (const c of chunks) {
       samples.set(c, at);
       at += c.length;
+    }
+    chunks.length = 0;
+    if (args.tempo !== 1) {
+      stretcher ??= importModule(workerData.soundtouchUrl).then((mod: any) => mod.Stretch);
+      samples = stretch(samples, speaker.get_samplerate(), args.tempo, await stretcher);
     }
     return { result: { sampleRate: speaker.get_samplerate(), samples }, transfer: [samples.buffer] };
   }
@@ -109,8 +122,9 @@ class EngineThread {
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   dead = false;
 
-  constructor(moduleUrl: string) {
-    this.worker = new Worker(`(${espeakThread.toString()})()`, { eval: true, workerData: { moduleUrl } });
+  constructor(moduleUrl: string, soundtouchUrl: string) {
+    const source = `globalThis.__timeStretch = ${timeStretch.toString()};\n(${espeakThread.toString()})()`;
+    this.worker = new Worker(source, { eval: true, workerData: { moduleUrl, soundtouchUrl } });
     this.worker.unref();
     this.worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
       const p = this.pending.get(id);
@@ -162,7 +176,7 @@ export class EspeakEngine implements SpeechEngine {
     if (idle) return idle;
     if (this.threads.length < Math.max(1, this.maxThreads)) {
       const moduleUrl = pathToFileURL(require.resolve('@echogarden/espeak-ng-emscripten')).href;
-      const thread = new EngineThread(moduleUrl);
+      const thread = new EngineThread(moduleUrl, pathToFileURL(require.resolve('soundtouchjs')).href);
       this.threads.push(thread);
       return thread;
     }
@@ -219,7 +233,7 @@ export class EspeakEngine implements SpeechEngine {
       throw new Error(`"${variant}" is not a base voice of the speech engine`);
     }
     return this.thread().call<SpeechAudio>('synthesize', {
-      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), maxSeconds: limits.maxSeconds,
+      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed), maxSeconds: limits.maxSeconds,
     });
   }
 
