@@ -72,9 +72,11 @@ const schema = z.object({
   SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
   /**
    * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
-   * last at most ~25 minutes at the slowest speed, but numbers and symbols expand far more.
+   * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
    */
-  SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(1800),
+  SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
+  /** How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for its synthesis to be rendered. */
+  SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
   /** Finished syntheses and their audio are deleted this long after they finished. */
   SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
 

@@ -10,6 +10,7 @@ import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { openApiDocument } from './openapi';
+import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
 import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
 import { sendError, sendGraphQLError } from './errors';
@@ -36,7 +37,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX], browsers: true });
 
   // ---- documentation ---------------------------------------------------------------------
-  const openapi = openApiDocument(routes);
+  const openapi = openApiDocument(routes, openAiSpeechOpenApi);
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
   // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -69,10 +70,13 @@ export function createFacadeApp(options: FacadeOptions): Express {
     api[route.method](route.path, handler);
   }
   app.use(API_PREFIX, api);
+  // The OpenAI-compatible speech endpoint: a compatibility surface beside /api/v1 (rest-facade/openai.ts).
+  app.use(OPENAI_SPEECH_PATH, openAiSpeechRouter(graphql, config));
 
   // ---- fallbacks -------------------------------------------------------------------------
   const known = [
     ...routes.map((r) => ({ pattern: pathPattern(`${API_PREFIX}${r.path}`), method: r.method.toUpperCase() })),
+    { pattern: pathPattern(OPENAI_SPEECH_PATH), method: 'POST' },
     ...[...HEALTH_PATHS, ...HEALTH_PATHS.map((p) => API_PREFIX + p), `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`, '/', API_PREFIX]
       .map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
   ];

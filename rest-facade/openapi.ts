@@ -105,7 +105,7 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
         'Request bodies are limited to 256 KiB by default (413 beyond). Unknown body fields are ignored.',
     },
     servers: [{ url: '/' }],
-    tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }],
+    tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }, { name: 'OpenAI compatibility' }],
     paths,
     components: {
       securitySchemes: {

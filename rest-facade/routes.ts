@@ -213,9 +213,10 @@ export const routes: RouteSpec[] = [
     summary: 'Speak a text with one of your voices (asynchronous)',
     description: 'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
       'Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice\'s settings are ' +
-      'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. eSpeak NG speaks ' +
-      '80 to 450 words per minute (175 at speed 1.0): speeds below 0.46 or above 2.57 are spoken at that limit. A job whose audio would ' +
-      'last more than 30 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason.',
+      'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. `speed` (0.25–4.0) is ' +
+      'the real speed of the audio: eSpeak NG speaks 80 to 450 words per minute (175 at speed 1.0), and speeds beyond that are rendered ' +
+      'at the nearest rate and time-stretched (WSOLA) with the pitch kept. A job whose audio would ' +
+      'last more than 60 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason.',
     body: SynthesisRequest,
     operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
       result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,

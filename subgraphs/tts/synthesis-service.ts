@@ -8,6 +8,7 @@ import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
+import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
@@ -44,6 +45,16 @@ export interface SynthesisAudio {
   key: string;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The text's problems: empty, only white space, or too long (counted in code points). */
+function textProblems(text: string): Record<string, string[]> {
+  const characters = [...text].length;
+  if (!text.trim()) return { text: ['must contain something to say'] };
+  if (characters > MAX_TEXT_CHARACTERS) return { text: [`must be at most ${MAX_TEXT_CHARACTERS} characters (it has ${characters})`] };
+  return {};
+}
+
 export class SynthesisService {
   constructor(
     private readonly dataSource: DataSource,
@@ -56,10 +67,7 @@ export class SynthesisService {
 
   /** Queues the job; the voice's settings are copied in now. */
   async request(ownerId: string, input: SynthesisRequest): Promise<Synthesis> {
-    const problems: Record<string, string[]> = {};
-    const characters = [...input.text].length;
-    if (!input.text.trim()) problems.text = ['must contain something to say'];
-    else if (characters > MAX_TEXT_CHARACTERS) problems.text = [`must be at most ${MAX_TEXT_CHARACTERS} characters (it has ${characters})`];
+    const problems = textProblems(input.text);
     const inline = input.baseVoice != null || input.voiceBlend != null || input.language != null || input.speed != null;
     if (input.voiceId && inline) problems.voiceId = ['give voice_id or inline settings (base_voice, voice_blend, language, speed), not both'];
     else if (!input.voiceId && input.baseVoice == null) problems.voiceId = ['voice_id, or base_voice with the other inline settings, is required'];
@@ -72,13 +80,46 @@ export class SynthesisService {
     } else {
       settings = await checkVoiceSettings(this.engine, { ...input, baseVoice: input.baseVoice! });
     }
+    return this.queue(ownerId, input.text, input.voiceId ?? null, settings);
+  }
+
+  /**
+   * The OpenAI-style request (`POST /v1/audio/speech`): `voice` is one of the owner's voice ids, a
+   * base voice name, or a blend expression (spoken with the blend, its heaviest part as the base
+   * voice); `speed`, when given, replaces a stored voice's speed. Queued like any synthesis.
+   */
+  async requestSpeech(ownerId: string, input: { text: string; voice: string; speed?: number | null }): Promise<Synthesis> {
+    const problems = textProblems(input.text);
+    if (Object.keys(problems).length) throw validationError(problems);
+    const voice = input.voice.trim();
+    if (UUID.test(voice)) {
+      const { id, baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, voice.toLowerCase());
+      return this.queue(ownerId, input.text, id, { baseVoice, voiceBlend, language, speed: input.speed ?? speed });
+    }
+    const blend = /[+(]/.test(voice) ? parseBlend(voice) : undefined;
+    if (blend && 'problems' in blend) throw validationError({ voice: blend.problems });
+    const heaviest = blend?.parts.reduce((a, b) => (b.weight > a.weight ? b : a)).voice;
+    let settings: VoiceSettings;
+    try {
+      settings = await checkVoiceSettings(this.engine, { baseVoice: heaviest ?? voice, voiceBlend: blend ? voice : null, speed: input.speed });
+    } catch (err) {
+      // The problems are all about `voice`: the only setting the caller named.
+      const details = (err as AppError).details as Record<string, string[]> | undefined;
+      if ((err as AppError).code === 'validation_error' && details) throw validationError({ voice: Object.values(details).flat() });
+      throw err;
+    }
+    return this.queue(ownerId, input.text, null, settings);
+  }
+
+  private async queue(ownerId: string, text: string, voiceId: string | null, settings: VoiceSettings): Promise<Synthesis> {
+    const characters = [...text].length;
     const synthesis = this.dataSource.manager.create(Synthesis, {
       id: uuidv7(),
       ownerId,
       state: SynthesisState.QUEUED,
-      voiceId: input.voiceId ?? null,
+      voiceId,
       ...settings,
-      text: input.text,
+      text,
       characters,
       durationMs: null,
       error: null,

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../entities/user-reference';
@@ -36,6 +36,23 @@ class AudioChunkArgs {
   @Min(1)
   @Max(MAX_AUDIO_READ_BYTES)
   length!: number;
+}
+
+@ArgsType()
+class SpeechArgs {
+  @Field({ description: `What to say: 1 to ${MAX_TEXT_CHARACTERS} characters, not only white space.` })
+  text!: string;
+
+  @Field({ description: 'One of your voice ids, a base voice name, or a blend expression such as f3(2)+m3.' })
+  @MinLength(1)
+  @MaxLength(500)
+  voice!: string;
+
+  @Field(() => Float, { nullable: true, description: "0.25 to 4.0; a stored voice's own speed when left out, else 1.0." })
+  @IsOptional()
+  @Min(0.25)
+  @Max(4)
+  speed?: number | null;
 }
 
 @ArgsType()
@@ -81,6 +98,15 @@ export class SynthesisResolver {
   @Mutation(() => Synthesis, { description: 'Queue text to be spoken with one of your voices or inline settings; it starts as QUEUED.' })
   synthesize(@Args() { text, voiceId, ...settings }: SynthesizeArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.request(ctx.principal!.userId, { text, voiceId, ...settings });
+  }
+
+  @Authorized()
+  @Mutation(() => Synthesis, {
+    description: 'Queue text to be spoken, the OpenAI way: `voice` names one of your voices, a base voice or a blend. What ' +
+      'POST /v1/audio/speech runs before it streams the audio.',
+  })
+  synthesizeSpeech(@Args() { text, voice, speed }: SpeechArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
+    return this.service.requestSpeech(ctx.principal!.userId, { text, voice, speed });
   }
 
   @Authorized()
