@@ -67,7 +67,7 @@ export const openAiSpeechOpenApi = {
           content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } }, 'audio/pcm': { schema: { type: 'string', format: 'binary' } } },
         },
         ...Object.fromEntries(
-          (['validation_error', 'unauthorized', 'not_found', 'rate_limit_exceeded', 'internal_error', 'service_unavailable'] as ErrorCode[]).map((code) => [
+          (['validation_error', 'unauthorized', 'not_found', 'conflict', 'rate_limit_exceeded', 'internal_error', 'service_unavailable'] as ErrorCode[]).map((code) => [
             ERROR_STATUS[code],
             {
               description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
@@ -154,8 +154,10 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
         bytes = state.audio?.bytes;
         break;
       }
+      // A failed render is about the input (e.g. audio past SYNTHESIS_MAX_AUDIO_SECONDS); a canceled one was canceled by its owner.
+      if (state.state === 'FAILED') return sendOpenAiError(res, 'validation_error', `The speech could not be rendered: ${state.error}`, 'input');
       if (state.state !== 'QUEUED' && state.state !== 'RUNNING') {
-        return sendOpenAiError(res, 'internal_error', `The speech could not be rendered: ${state.error ?? state.state.toLowerCase()}.`);
+        return sendOpenAiError(res, 'conflict', `The synthesis ${id} was ${state.state.toLowerCase()} before it was rendered.`);
       }
       if (Date.now() > deadline) {
         return sendOpenAiError(res, 'service_unavailable', `The speech was not rendered within ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`);

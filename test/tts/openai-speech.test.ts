@@ -86,6 +86,19 @@ describe('POST /v1/audio/speech through the openai client', () => {
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
+  it('answers a render that fails (audio past SYNTHESIS_MAX_AUDIO_SECONDS) with a 400 saying why', async () => {
+    const short = await startTestServer({ SYNTHESIS_MAX_AUDIO_SECONDS: '10' });
+    try {
+      const owner = (await login(short.url, ADMIN)).access_token;
+      const limited = new OpenAI({ apiKey: owner, baseURL: `${short.url}/v1`, maxRetries: 0 });
+      const err = await limited.audio.speech.create({ model: 'tts-1', voice: 'f3', input: 'one two three four five six seven eight nine ten. '.repeat(10) }).catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.message).toContain('more than 10 seconds');
+    } finally {
+      await short.close();
+    }
+  });
+
   it('answers wav when response_format is left out, and 405 to other methods', async () => {
     const res = await client.audio.speech.create({ model: 'tts-1', voice: 'f1', input: 'Hi.' });
     expect(parseWav(Buffer.from(await res.arrayBuffer())).sampleRate).toBe(22050);
