@@ -57,6 +57,8 @@ export async function run(): Promise<void> {
     })));
     const ratio = median(sides[0].runs.map((r) => r.rps)) / median(sides[1].runs.map((r) => r.rps));
     console.log(`\nratio project gateway / Hive Gateway (median requests/s): ${ratio.toFixed(2)}   (target ≥ 1.0)`);
+    // On a shared, busy machine requests/s swing with the neighbours' load; CPU per request less so.
+    console.log(`ratio Hive Gateway / project gateway (median gateway CPU per request): ${(median(sides[1].gatewayCpu) / median(sides[0].gatewayCpu)).toFixed(2)}`);
   } finally {
     await hive?.kill();
     await layout.stop();
