@@ -2,8 +2,9 @@
 // GraphQL-over-SSE (graphql-sse) at /graphql/stream. Apollo's gateway does not federate
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
+import type { ServerResponse } from 'node:http';
 import express, { Router } from 'express';
-import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema } from 'graphql';
+import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema, OperationTypeNode } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import { Arg, Authorized, buildSchema, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
@@ -16,6 +17,7 @@ import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
 import { DocumentCache } from './data-sources';
+import { operationLimits } from './operation-limits';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 
 export enum EventScope {
@@ -84,19 +86,55 @@ class EventsResolver {
   }
 }
 
-/** The results of a source stream; return() reaches the source at once (it may be waiting). */
-function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>): AsyncGenerator<ExecutionResult> {
+export interface MapOptions {
+  /** When the caller's access token expires: the stream then ends with a last error result. */
+  expiresAt: Date;
+  /** Called once when the stream ends, however it ends. */
+  onEnd: () => void;
+  /** Waits until the reader has taken what it was given; false: it stopped reading (end the stream). */
+  ready?: () => Promise<boolean>;
+}
+
+const tokenExpired = (): ExecutionResult => {
+  const e = new AppError('unauthorized', 'The access token has expired: reconnect with a fresh token (and your last position to resume).');
+  return { errors: [normalizeError(e.toJSON(), e) as any] };
+};
+
+/**
+ * The results of a source stream; return() reaches the source at once (it may be waiting). It
+ * ends when the caller's token expires (with an error result saying so) and when the reader
+ * stops taking results (the source then stops being pulled, so nothing piles up here).
+ */
+function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>, options: MapOptions): AsyncGenerator<ExecutionResult> {
+  let done = false;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, Math.min(options.expiresAt.getTime() - Date.now(), 2 ** 31 - 1)));
+  });
+  const end = async (): Promise<IteratorResult<ExecutionResult>> => {
+    if (!done) {
+      done = true;
+      clearTimeout(timer);
+      options.onEnd();
+    }
+    await source.return(undefined);
+    return { done: true, value: undefined };
+  };
   const mapped = {
     async next(): Promise<IteratorResult<ExecutionResult>> {
-      const item = await source.next();
-      return item.done ? { done: true, value: undefined } : { done: false, value: await map(item.value) };
+      if (done) return { done: true, value: undefined };
+      if (options.ready && !(await options.ready())) return end();
+      const item = await Promise.race([source.next(), expired]);
+      if (item === 'expired') {
+        await end();
+        return { done: false, value: tokenExpired() };
+      }
+      if (item.done) return end();
+      return { done: false, value: await map(item.value) };
     },
-    async return(): Promise<IteratorResult<ExecutionResult>> {
-      await source.return(undefined);
-      return { done: true, value: undefined };
-    },
+    return: end,
     async throw(err: unknown): Promise<IteratorResult<ExecutionResult>> {
-      await source.return(undefined);
+      await end();
       throw err;
     },
     [Symbol.asyncIterator]() {
@@ -111,6 +149,61 @@ export interface OperationRequest {
   variables?: Record<string, unknown>;
   operationName?: string;
   headers: Headers;
+}
+
+/** Seconds a client refused for too many streams is told to wait: streams last long. */
+const STREAM_RETRY_AFTER_SECONDS = 30;
+
+/** Results that may wait in graphql-sse's queue for the socket before the source is paused. */
+const MAX_UNWRITTEN_RESULTS = 4;
+
+/**
+ * graphql-sse pulls results as fast as they come and queues what the socket has not taken.
+ * This gate counts the result frames handed to the socket (write callbacks) against those
+ * pulled, and makes the stream wait while too many are unwritten: a reader that takes nothing
+ * for `stallMs` is cut off, as on the REST bridge, and the event stream's own bounded buffer
+ * (EVENT_BUFFER_SIZE) applies meanwhile.
+ */
+function writeGate(res: ServerResponse, stallMs: number): () => Promise<boolean> {
+  let pulled = 0;
+  let written = 0;
+  let wake: (() => void) | undefined;
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    wake?.();
+  });
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const callback = typeof rest[rest.length - 1] === 'function' ? (rest.pop() as (err?: Error | null) => void) : undefined;
+    const isResult = typeof chunk === 'string' && chunk.startsWith('event: next');
+    return write(chunk, ...rest, (err?: Error | null) => {
+      if (isResult) written++;
+      wake?.();
+      callback?.(err);
+    });
+  }) as typeof res.write;
+  return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<void>((resolve) => (timer = setTimeout(resolve, stallMs)));
+    let timedOut = false;
+    void stalled.then(() => ((timedOut = true), wake?.()));
+    try {
+      while (!closed && !timedOut && pulled - written >= MAX_UNWRITTEN_RESULTS) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    if (closed) return false;
+    if (timedOut) {
+      res.destroy(); // it stopped reading: cut it off (it resumes from its last position)
+      return false;
+    }
+    pulled++;
+    return true;
+  };
 }
 
 export interface EventsService {
@@ -130,7 +223,7 @@ export async function startEvents(options: { config: Config; logger: Logger; ver
   const stream = new EventStream(log, { pollMs: config.EVENT_POLL_MS, bufferSize: config.EVENT_BUFFER_SIZE, logger });
   await stream.start();
   const stopPruning = startPruning(log, config.EVENT_RETENTION_SECONDS, logger);
-  const service = await createEventsService({ log, stream, verifier: options.verifier, logger });
+  const service = await createEventsService({ config, log, stream, verifier: options.verifier, logger });
   return {
     ...service,
     async stop() {
@@ -141,12 +234,17 @@ export async function startEvents(options: { config: Config; logger: Logger; ver
 }
 
 export async function createEventsService(options: {
+  config: Config;
   log: EventLog;
   stream: EventStream;
   verifier: TokenVerifier;
   logger: Logger;
 }): Promise<EventsService> {
-  const { log, stream, verifier, logger } = options;
+  const { config, log, stream, verifier, logger } = options;
+  const limits = operationLimits(config);
+  const stallMs = 2 * config.EVENT_HEARTBEAT_SECONDS * 1000;
+  /** Open streams per user in this process (REST bridge and /graphql/stream alike). */
+  const openStreams = new Map<string, number>();
   const resolver = new EventsResolver(log);
   const schema: GraphQLSchema = await buildSchema({
     resolvers: [EventsResolver],
@@ -208,24 +306,60 @@ export async function createEventsService(options: {
     return result;
   }
 
-  async function run(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+  async function run(request: OperationRequest, ready?: () => Promise<boolean>): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+    // The shape limits come first: nothing larger than them is parsed whole or validated.
+    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.SUBSCRIPTION] });
+    if (refused) return failed(refused);
     const document = documents.get(request.query);
-    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(hideSuggestions(e.toJSON()), e, logger) as any) };
     let principal: Principal;
     try {
       principal = await principalOf(request.headers);
     } catch (err) {
       return failed(err);
     }
-    const contextValue: EventsContext = { principal, stream };
-    const source = await createSourceEventStream({ schema, document, variableValues: request.variables, contextValue });
-    if (!(Symbol.asyncIterator in source)) return { errors: (source.errors ?? []).map((e) => normalizeError(e.toJSON(), e, logger) as any) };
-    return mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document, request.variables, event, contextValue));
+    // Counted before anything is awaited, so that concurrent requests cannot all slip through.
+    const open = openStreams.get(principal.userId) ?? 0;
+    if (open >= config.EVENT_STREAMS_PER_USER) {
+      return failed(new AppError(
+        'rate_limit_exceeded',
+        `At most ${config.EVENT_STREAMS_PER_USER} event streams of one user at once (EVENT_STREAMS_PER_USER); close one first.`,
+        { limit: 'EVENT_STREAMS_PER_USER', max: config.EVENT_STREAMS_PER_USER },
+        STREAM_RETRY_AFTER_SECONDS,
+      ));
+    }
+    openStreams.set(principal.userId, open + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const n = (openStreams.get(principal.userId) ?? 1) - 1;
+      if (n > 0) openStreams.set(principal.userId, n);
+      else openStreams.delete(principal.userId);
+    };
+    try {
+      const contextValue: EventsContext = { principal, stream };
+      const source = await createSourceEventStream({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue });
+      if (!(Symbol.asyncIterator in source)) {
+        release();
+        return { errors: (source.errors ?? []).map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+      }
+      return mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document, request.variables, event, contextValue), {
+        expiresAt: principal.expiresAt,
+        onEnd: release,
+        ready,
+      });
+    } catch (err) {
+      release();
+      return failed(err);
+    }
   }
 
   async function query(request: OperationRequest): Promise<ExecutionResult> {
+    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.QUERY] });
+    if (refused) return failed(refused);
     const document = documents.get(request.query);
-    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(hideSuggestions(e.toJSON()), e, logger) as any) };
     let principal: Principal;
     try {
       principal = await principalOf(request.headers);
@@ -241,17 +375,26 @@ export async function createEventsService(options: {
     return 'kind' in document && getOperationAST(document, operationName)?.operation === 'query';
   };
 
+  /** "Did you mean …?" only where the schema may be read anyway. */
+  const hideSuggestions = <T extends { message: string }>(e: T): T =>
+    config.introspection ? e : { ...e, message: e.message.replace(/ ?Did you mean(.+?)\?$/, '') };
+
   const handler = createHandler({
     schema,
     // Distinct connections only: every stream is one request with its own token.
     authenticate: () => null,
     onSubscribe: async (req, params) => {
       const request = { query: params.query as string, variables: params.variables ?? undefined, operationName: params.operationName ?? undefined, headers: req.raw.headers };
-      const result = isQuery(request.query, request.operationName) ? await query(request) : await run(request);
+      // The shape limits before anything parses the document whole or validates it.
+      const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.QUERY, OperationTypeNode.SUBSCRIPTION] });
+      const result = refused ? failed(refused) : isQuery(request.query, request.operationName) ? await query(request) : await run(request, writeGate(req.context.res, stallMs));
       if (Symbol.asyncIterator in result || result.data) return result;
       // Errors before the stream starts are plain HTTP errors with the GraphQL error body.
-      const code = (result.errors?.[0]?.extensions?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...(code === 'unauthorized' ? { 'www-authenticate': 'Bearer' } : {}) };
+      const first = result.errors?.[0]?.extensions;
+      const code = (first?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (first?.retryAfter !== undefined) headers['retry-after'] = String(first.retryAfter);
+      if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
       return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers }];
     },
   });

@@ -9,7 +9,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import Negotiator from 'negotiator';
 
 /** The client explicitly prefers `application/json` to `application/graphql-response+json`. */
-function asksForLegacyJson(accept: string | undefined): boolean {
+export function asksForLegacyJson(accept: string | undefined): boolean {
   if (!accept || !/application\/json/i.test(accept)) return false;
   return new Negotiator({ headers: { accept } }).mediaType(['application/graphql-response+json', 'application/json']) === 'application/json';
 }

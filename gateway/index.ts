@@ -4,12 +4,13 @@ import fs from 'node:fs';
 import { ApolloGateway, SupergraphSdlHook } from '@apollo/gateway';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
-import express, { Router } from 'express';
+import express, { NextFunction, Request, Response, Router } from 'express';
 import { printSubgraphSchema } from '@apollo/subgraph';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLFormattedError, GraphQLSchema, OperationTypeNode } from 'graphql';
 import type { Config } from '../lib/config';
-import { AppError } from '../lib/errors';
+import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { normalizeError } from '../lib/graphql-errors';
+import { jsonExceeds, responseTooLarge } from '../lib/response-size';
 import type { Logger } from '../lib/logger';
 import { operationMetricsPlugin } from '../lib/metrics';
 import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
@@ -19,8 +20,9 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { withSchemaBeside, ServedBeside } from './beside';
 import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
-import { httpStatusPlugin } from './http-status';
+import { asksForLegacyJson, httpStatusPlugin } from './http-status';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
+import { operationLimits } from './operation-limits';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
 export type SubgraphEndpoint = { name: string; local: RunningSubgraph } | { name: string; url: string };
@@ -113,8 +115,32 @@ function watchedSupergraph(file: string, logger: Logger): SupergraphSdlHook {
 
 const SUPERGRAPH_POLL_MS = 500;
 
+/** GET /graphql?query=…&variables=<JSON>: what Apollo would read, for the limits. */
+function fromQueryString(query: Record<string, unknown>) {
+  let variables: unknown;
+  try {
+    variables = typeof query.variables === 'string' ? JSON.parse(query.variables) : undefined;
+  } catch {
+    variables = undefined; // Apollo answers bad JSON itself
+  }
+  return { query: query.query, operationName: query.operationName, variables };
+}
+
+/** A body that cannot be read (bad JSON, too large, undecodable Content-Encoding): a 4xx GraphQL error. */
+function graphqlBodyError(err: any, _req: Request, res: Response, next: NextFunction) {
+  const status: number = err?.status ?? err?.statusCode ?? 500;
+  if (res.headersSent || status >= 500) return next(err);
+  const [code, message]: [ErrorCode, string] =
+    err.type === 'entity.too.large' ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
+      : err.type === 'entity.parse.failed' ? ['validation_error', 'The request body is not valid JSON.']
+        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' ? ['unsupported_media_type', String(err.message)]
+          : ['validation_error', `The request body could not be read: ${err.message}.`];
+  const e = new AppError(code, message);
+  res.status(ERROR_STATUS[code]).json({ errors: [normalizeError(e.toJSON(), e)] });
+}
+
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
-  const { logger, subgraphs } = options;
+  const { config, logger, subgraphs } = options;
   const byName = new Map(subgraphs.map((s) => [s.name, s]));
   const supergraphSdl = options.supergraphPath
     ? watchedSupergraph(options.supergraphPath, logger)
@@ -133,15 +159,43 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return new ForwardingDataSource({ url: endpoint?.url ?? url }, name);
     },
   });
+  // The API schema, for the operation limits (checked before Apollo validates and plans).
+  let apiSchema: GraphQLSchema | undefined;
+  const served = options.beside ? withSchemaBeside(gateway, options.beside) : gateway;
+  served.onSchemaLoadOrUpdate(({ apiSchema: next }) => (apiSchema = next));
+  const limits = operationLimits(config);
+  const QUERY_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
+  const maxResponse = config.GRAPHQL_MAX_RESPONSE_BYTES;
+
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: options.beside ? withSchemaBeside(gateway, options.beside) : gateway,
+    gateway: served,
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
-    introspection: true,
+    introspection: config.introspection,
+    // "Did you mean …?" in validation errors reveals the schema as well as introspection does.
+    hideSchemaDetailsFromClientErrors: !config.introspection,
+    plugins: [
+      ...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []),
+      // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
+      ApolloServerPluginLandingPageDisabled(),
+      {
+        // An answer over GRAPHQL_MAX_RESPONSE_BYTES becomes an error before it is serialised.
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              if (response.body.kind !== 'single' || !jsonExceeds(response.body.singleResult, maxResponse)) return;
+              const e = responseTooLarge(maxResponse);
+              response.body.singleResult = { errors: [normalizeError(e.toJSON(), e)] };
+              response.http.status = 400;
+            },
+          };
+        },
+      },
+      // After the cap, so that it sees the cap's error.
+      httpStatusPlugin(),
+    ],
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
-    // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
-    plugins: [...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []), ApolloServerPluginLandingPageDisabled(), httpStatusPlugin()],
   });
   await apollo.start();
 
@@ -153,11 +207,30 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return { requestId, clientIp, authorization, principal, logger: logger.child({ requestId }) };
   }
 
+  /** The refusal of an operation over a limit (or of a kind not served here); undefined when it may run. */
+  function refusal(input: { query: unknown; variables?: unknown; operationName?: unknown }, authenticated: boolean) {
+    if (!apiSchema) return undefined;
+    return limits.check(apiSchema, input, { authenticated, kinds: QUERY_KINDS });
+  }
+
   const router = express.Router();
   if (options.config.graphqlExplorer) router.use(explorer());
   router.use(
     '/graphql',
-    express.json({ limit: options.config.BODY_LIMIT_BYTES }),
+    express.json({ limit: config.BODY_LIMIT_BYTES }),
+    (req: Request, res: Response, next: NextFunction) => {
+      const input = req.method === 'GET' ? fromQueryString(req.query) : req.body;
+      // Batches are refused by Apollo (allowBatchedHttpRequests is off).
+      if (!input || typeof input !== 'object' || Array.isArray(input)) return next();
+      // A token that turns out invalid is refused (401) before Apollo parses anything.
+      const e = refusal(input, Boolean(req.headers.authorization));
+      if (!e) return next();
+      // The statuses and media types Apollo would use for a request error (./http-status.ts).
+      const accept = req.headers.accept;
+      const legacy = asksForLegacyJson(accept);
+      const type = !legacy && accept && /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
+      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify({ errors: [normalizeError(e.toJSON(), e)] }));
+    },
     expressMiddleware(apollo, {
       context: async ({ req }) => {
         try {
@@ -172,6 +245,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }),
   );
 
+  router.use('/graphql', graphqlBodyError);
+
   return {
     router,
     async execute({ query, variables, headers, clientIp }) {
@@ -182,6 +257,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const e = err instanceof AppError ? err : new AppError('unauthorized');
         return { errors: [normalizeError(e.toJSON(), e)] };
       }
+      const refused = refusal({ query, variables }, Boolean(contextValue.authorization));
+      if (refused) return { errors: [normalizeError(refused.toJSON(), refused)] };
       const response = await apollo.executeOperation({ query, variables }, { contextValue });
       if (response.body.kind !== 'single') throw new Error('incremental delivery is not used here');
       return response.body.singleResult as OperationResult;

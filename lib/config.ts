@@ -57,6 +57,28 @@ const schema = z.object({
   EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
   EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
 
+  /**
+   * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
+   * validation and query planning: planning time grows with the size of a document.
+   */
+  GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(10_000),
+  GRAPHQL_MAX_DEPTH: int(2, 1000).default(12),
+  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(30),
+  GRAPHQL_MAX_ROOT_FIELDS: int(1, 10_000).default(20),
+  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
+  /** Cost budget of one operation: a field costs 1, a list field its page size times its selection. */
+  GRAPHQL_MAX_COST: int(10, 10_000_000).default(5000),
+  /** The same for callers without a token (login, refresh, introspection in development). */
+  GRAPHQL_MAX_COST_ANONYMOUS: int(10, 10_000_000).default(200),
+  /** Largest GraphQL answer; a larger one becomes an error (counted before it is serialised). */
+  GRAPHQL_MAX_RESPONSE_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  /** Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its aliases. */
+  GRAPHQL_MAX_AUDIO_BYTES: int(1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
+  /** Schema introspection (and "Did you mean" suggestions); default: on unless NODE_ENV=production. */
+  GRAPHQL_INTROSPECTION: bool.optional(),
+  /** Concurrent event streams of one user in one process (REST and GraphQL together). */
+  EVENT_STREAMS_PER_USER: int(1, 100_000).default(20),
+
   /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
   AUDIO_DIR: z.string().optional(),
   /**
@@ -109,6 +131,8 @@ const schema = z.object({
 export type Config = z.infer<typeof schema> & {
   graphqlExplorer: boolean;
   dataDir: string;
+  /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
+  introspection: boolean;
   audioDir: string;
   subgraphUrls: Record<string, string>;
 };
@@ -144,5 +168,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const dataDir = path.resolve(cfg.DATA_DIR);
   const graphqlExplorer = cfg.GRAPHQL_EXPLORER ?? cfg.NODE_ENV !== 'production';
-  return { ...cfg, graphqlExplorer, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
+  const introspection = cfg.GRAPHQL_INTROSPECTION ?? cfg.NODE_ENV !== 'production';
+  return { ...cfg, graphqlExplorer, introspection, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
 }

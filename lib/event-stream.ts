@@ -92,12 +92,21 @@ export class EventStream {
     }
   }
 
-  /** Throws `resync_required` when events after `after` have been pruned already. */
+  /**
+   * Throws `resync_required` when events after `after` have been pruned already, and
+   * `validation_error` when `after` lies past the end of the log: no event was ever given that
+   * position, so a stream from there would wait for positions the client has skipped.
+   */
   async checkResumable(after: number | undefined): Promise<void> {
     if (after === undefined) return;
-    const { prunedThrough } = await this.log.position();
+    const { prunedThrough, lastSeq } = await this.log.position();
     if (after < prunedThrough) {
       throw new AppError('resync_required', `Events up to position ${prunedThrough} are no longer kept; start again without a position and reload your data.`);
+    }
+    if (after > lastSeq) {
+      throw new AppError('validation_error', `Position ${after} lies past the end of the event stream (its newest position is ${lastSeq}); start again without a position.`, {
+        after: ['is past the end of the event stream'],
+      });
     }
   }
 

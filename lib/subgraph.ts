@@ -3,7 +3,7 @@
 // itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { GraphQLSchema, parse } from 'graphql';
+import { GraphQLSchema, isObjectType, parse } from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
@@ -101,7 +101,28 @@ export async function buildFederatedSchema(parts: Pick<SubgraphParts, 'resolvers
   for (const [type, ref] of Object.entries(parts.references ?? {})) {
     resolvers[type] = { ...(resolvers[type] ?? {}), ...ref };
   }
-  return buildSubgraphSchema({ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers });
+  const subgraph = buildSubgraphSchema({ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers });
+  refuseUnknownEntityTypes(subgraph);
+  return subgraph;
+}
+
+/**
+ * `_entities` with a `__typename` this subgraph does not have is the caller's mistake: a plain
+ * `validation_error`, where @apollo/subgraph throws an Error that would be masked as internal.
+ */
+function refuseUnknownEntityTypes(schema: GraphQLSchema): void {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const resolve = field?.resolve;
+  if (!field || !resolve) return;
+  field.resolve = (source, args, context, info) => {
+    for (const representation of (args.representations ?? []) as { __typename?: unknown }[]) {
+      const name = representation?.__typename;
+      if (typeof name !== 'string' || !isObjectType(schema.getType(name))) {
+        throw new AppError('validation_error', `_entities: this subgraph has no entity type ${JSON.stringify(name)}.`, { representations: ['name an entity type of this subgraph in __typename'] });
+      }
+    }
+    return resolve(source, args, context, info);
+  };
 }
 
 export async function startSubgraph(

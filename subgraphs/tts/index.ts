@@ -63,7 +63,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     return {
-      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses)],
+      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES)],
       orphanedTypes: [UserReference],
       references: {
         // Other subgraphs may point at a voice or a synthesis; only its owner sees it.

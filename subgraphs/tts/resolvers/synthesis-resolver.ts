@@ -1,5 +1,6 @@
 import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { AppError } from '../../../lib/errors';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../entities/user-reference';
@@ -141,10 +142,29 @@ export class SynthesisResolver {
 
 @Resolver(() => SynthesisAudioType)
 export class SynthesisAudioResolver {
-  constructor(private readonly service: SynthesisService) {}
+  /** Audio bytes each request (operation) has asked for so far, over all its `chunk` aliases. */
+  private readonly taken = new WeakMap<SubgraphContext, number>();
 
-  @FieldResolver(() => String, { description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time).' })
-  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs): Promise<string> {
+  constructor(
+    private readonly service: SynthesisService,
+    /** GRAPHQL_MAX_AUDIO_BYTES: 200 aliases of a 1 MiB chunk once made a 280 MB answer. */
+    private readonly maxBytesPerOperation: number,
+  ) {}
+
+  @FieldResolver(() => String, {
+    description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time). ' +
+      'One operation may read at most GRAPHQL_MAX_AUDIO_BYTES (4 MiB) over all its chunks.',
+  })
+  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
+    // Reserved before anything is read: resolvers of all aliases start before any read ends.
+    const wanted = Math.max(0, Math.min(length, audio.bytes - offset));
+    const taken = (this.taken.get(ctx) ?? 0) + wanted;
+    if (taken > this.maxBytesPerOperation) {
+      throw new AppError('validation_error', `One operation may read at most ${this.maxBytesPerOperation} bytes of audio (GRAPHQL_MAX_AUDIO_BYTES); fetch the rest in further operations.`, {
+        length: [`would exceed ${this.maxBytesPerOperation} bytes of audio in this operation`],
+      });
+    }
+    this.taken.set(ctx, taken);
     return (await this.service.readAudio(audio, offset, length)).toString('base64');
   }
 }

@@ -1,0 +1,41 @@
+// How large a JSON answer will be, counted before it is serialised: a walk over the result
+// that adds up what each value needs at least (a string its characters and quotes, a key its
+// name, quotes and colon) and stops as soon as the total passes the limit. No string is built,
+// so an answer of hundreds of megabytes is refused without first being made.
+import { AppError } from './errors';
+
+/** True when `value` as JSON would take more than `limit` bytes (a lower bound: escapes are not counted). */
+export function jsonExceeds(value: unknown, limit: number): boolean {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += v.length + 2;
+    else if (v === null || v === undefined || typeof v === 'boolean') total += 4;
+    else if (typeof v === 'number' || typeof v === 'bigint') total += 1;
+    else if (Array.isArray(v)) {
+      total += 2 + v.length;
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (typeof v === 'object') {
+      if (v instanceof Date) {
+        total += 26;
+        continue;
+      }
+      total += 2;
+      for (const key in v) {
+        total += key.length + 4;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+    if (total > limit) return true;
+  }
+  return false;
+}
+
+export function responseTooLarge(limit: number): AppError {
+  return new AppError(
+    'validation_error',
+    `The answer would be larger than ${limit} bytes (GRAPHQL_MAX_RESPONSE_BYTES): ask for fewer fields, items or aliases.`,
+    { limit: 'GRAPHQL_MAX_RESPONSE_BYTES', max: limit },
+  );
+}
