@@ -10,6 +10,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   ceiling: () => import('./ceiling'),
   gateways: () => import('./gateways'),
   observability: () => import('./observability'),
+  abuse: () => import('./abuse'),
 };
 
 async function main() {

@@ -72,8 +72,11 @@ const schema = z.object({
   GRAPHQL_MAX_COST_ANONYMOUS: int(10, 10_000_000).default(200),
   /** Largest GraphQL answer; a larger one becomes an error (counted before it is serialised). */
   GRAPHQL_MAX_RESPONSE_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
-  /** Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its aliases. */
-  GRAPHQL_MAX_AUDIO_BYTES: int(1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
+  /**
+   * Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its
+   * aliases. At least the 512 KiB piece the REST facade fetches per operation.
+   */
+  GRAPHQL_MAX_AUDIO_BYTES: int(512 * 1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
   /** Schema introspection (and "Did you mean" suggestions); default: on unless NODE_ENV=production. */
   GRAPHQL_INTROSPECTION: bool.optional(),
   /** Concurrent event streams of one user in one process (REST and GraphQL together). */

@@ -102,7 +102,10 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
       description:
         'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
         '`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller\'s, when it sent one). ' +
-        'Request bodies are limited to 256 KiB by default (413 beyond). Unknown body fields are ignored.',
+        'Request bodies are limited to 256 KiB by default (413 beyond). Unknown body fields are ignored. ' +
+        'The GraphQL API beside it (`POST /graphql`) checks each operation before running it: at most 10,000 tokens, depth 12, ' +
+        '30 aliases, 20 root fields, 50 directives and a cost of 5,000 (200 without a token; a field with `first`/`limit` counts its ' +
+        'selection once per item); answers are at most 16 MiB and audio chunks 4 MiB per operation. Beyond: 400 `validation_error` naming the limit.',
     },
     servers: [{ url: '/' }],
     tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }, { name: 'OpenAI compatibility' }],

@@ -298,7 +298,10 @@ export const routes: RouteSpec[] = [
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +
       '(7 days by default) answers 410 `resync_required`: reload your data and connect without a position. The stream ends when ' +
       'your session is revoked, and when you read too slowly or stop reading for two heartbeat periods (resume with ' +
-      'Last-Event-ID). Admins may pass `scope=all`.',
+      'Last-Event-ID). Admins may pass `scope=all`. A position past the end of the stream answers 400 `validation_error`. ' +
+      'The stream also ends when your access token expires, with a last `event: error` frame (`unauthorized`) telling you ' +
+      'to reconnect with a fresh token. At most 20 streams of one user at once (EVENT_STREAMS_PER_USER, per server process; ' +
+      'REST and GraphQL together): beyond that 429 `rate_limit_exceeded` with `Retry-After`.',
     query: {
       schema: {
         type: 'object',
@@ -325,6 +328,6 @@ export const routes: RouteSpec[] = [
     },
     status: 200,
     response: EventFrame,
-    errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required'],
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required', 'rate_limit_exceeded'],
   },
 ];

@@ -1,0 +1,122 @@
+// Issue 12's figures: what hostile GraphQL clients cost everyone else. Session reads of a
+// normal client (p99) with no attack, then while 20 clients send 4,000-alias anonymous
+// mutations in a loop; and the server's RSS before and after amplification attempts (audio
+// chunk aliases, __schema aliases) that once made answers of hundreds of megabytes.
+import { benchEnv, load, postJson, printTable, startBenchServer } from './harness';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const ATTACKERS = 20;
+
+const aliases = (n: number, field: string) => Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
+
+interface AttackStats {
+  requests: number;
+  statuses: Record<number, number>;
+  p99: number;
+  maxBytes: number;
+}
+
+/** `clients` loops sending `body` until `until` resolves. */
+async function hammer(url: string, body: string, clients: number, until: Promise<unknown>, headers: Record<string, string> = {}): Promise<AttackStats> {
+  let stop = false;
+  void until.then(() => (stop = true));
+  const times: number[] = [];
+  const statuses: Record<number, number> = {};
+  let maxBytes = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (!stop) {
+        const started = performance.now();
+        const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+        const text = await res.arrayBuffer();
+        times.push(performance.now() - started);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        maxBytes = Math.max(maxBytes, text.byteLength);
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { requests: times.length, statuses, p99: Math.round(times[Math.floor(times.length * 0.99)] ?? 0), maxBytes };
+}
+
+/** One request; its status, answer size and time. */
+async function once(url: string, query: string, variables: Record<string, unknown>, token?: string) {
+  const started = performance.now();
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = Buffer.from(await res.arrayBuffer());
+  let message = '';
+  try {
+    message = JSON.parse(body.toString()).errors?.[0]?.message ?? '';
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, bytes: body.length, ms: Math.round(performance.now() - started), message: message.slice(0, 90) };
+}
+
+export async function run(): Promise<void> {
+  const db = (process.env.BENCH_DB as 'sqlite' | 'mysql') ?? 'sqlite';
+  // As deployed, but with introspection on, so that the __schema attempt meets the limits
+  // rather than the introspection switch.
+  const server = await startBenchServer(benchEnv(db, { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }));
+  try {
+    const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
+    const token = login.body.access_token as string;
+    const headers = { authorization: `Bearer ${token}` };
+    const session = `${server.url}/api/v1/auth/session`;
+
+    // ---- session reads, quiet and under attack --------------------------------------------
+    await load('warm-up', { url: session, headers, connections: 10, duration: 2 });
+    const quiet = await load('GET /api/v1/auth/session, no attack', { url: session, headers, connections: 10, duration: DURATION });
+    const attack = JSON.stringify({ query: `mutation { ${aliases(4000, 'refreshSession(refreshToken: "x") { accessToken }')} }` });
+    const reads = load(`GET /api/v1/auth/session, ${ATTACKERS} clients sending 4,000-alias mutations`, { url: session, headers, connections: 10, duration: DURATION });
+    const attackers = await hammer(server.url, attack, ATTACKERS, reads);
+    const loud = await reads;
+    printTable(`Session reads (10 connections, ${DURATION} s, ${db}) beside ${ATTACKERS} attackers`, [quiet, loud].map((r) => ({
+      route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'non-2xx': r.non2xx,
+    })));
+    console.log(`\np99 under attack / quiet p99: ${(loud.p99 / Math.max(1, quiet.p99)).toFixed(2)}`);
+    printTable('The attackers', [{
+      'request bytes': attack.length, requests: attackers.requests, statuses: JSON.stringify(attackers.statuses), 'p99 ms': attackers.p99, 'largest answer bytes': attackers.maxBytes,
+    }]);
+
+    // ---- amplification attempts -------------------------------------------------------------
+    // A synthesis of about 2 MB of audio, like the one in the issue.
+    const created = await postJson(`${server.url}/api/v1/tts/syntheses`, { text: 'A sentence of some length, spoken slowly. '.repeat(18), base_voice: 'f3', speed: 0.8 }, token);
+    const id = created.body.id as string;
+    for (;;) {
+      const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}`, { headers });
+      const state = ((await res.json()) as { state: string }).state;
+      if (state === 'succeeded') break;
+      if (state === 'failed') throw new Error('the synthesis failed');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const audio = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { method: 'HEAD', headers });
+    const audioBytes = Number(audio.headers.get('content-length'));
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssBefore = server.rssMiB();
+    const chunkOf = (n: number) => `query ($id: ID!) { synthesisAudio(id: $id) { ${aliases(n, 'chunk(offset: 0, length: 1048576)')} } }`;
+    const attempts = [
+      { name: '200 aliases of chunk(length: 1 MiB)', query: chunkOf(200), token },
+      { name: '700 aliases of chunk(length: 1 MiB)', query: chunkOf(700), token },
+      { name: '30 aliases of chunk(length: 1 MiB) (within the alias limit)', query: chunkOf(30), token },
+      { name: '2,500 aliases of __schema { types { fields { args } } }', query: `{ ${aliases(2500, '__schema { types { fields { args { name } } } }')} }` },
+      { name: '30 aliases of __schema { types { fields { args } } }', query: `{ ${aliases(30, '__schema { types { name description fields { name description args { name description } } } }')} }` },
+    ];
+    const rows = [];
+    for (const a of attempts) {
+      // Each sent 10 times, so that a leak or a big answer would show in the RSS.
+      let last;
+      for (let i = 0; i < 10; i++) last = await once(server.url, a.query, { id }, a.token);
+      rows.push({ attempt: a.name, 'request bytes': a.query.length, status: last!.status, 'answer bytes': last!.bytes, 'ms (last)': last!.ms, error: last!.message });
+    }
+    const rssAfter = server.rssMiB();
+    printTable(`Amplification attempts, each sent 10 times (audio of ${audioBytes} bytes)`, rows);
+    printTable('RSS', [{ 'before (MiB)': rssBefore.toFixed(1), 'after (MiB)': rssAfter.toFixed(1) }]);
+  } finally {
+    await server.stop();
+  }
+}
