@@ -334,7 +334,7 @@ describe('the access log', () => {
   it('keeps the query string of GraphQL GET requests out (it carries operations and their variables)', async () => {
     const lines: any[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(chunk.toString())), done()) });
-    const app = createBaseApp({ config: { TRUST_PROXY: 'loopback' }, logger: pino({ level: 'debug' }, sink), checks: async () => ({}) });
+    const app = createBaseApp({ config: loadConfig({ LOG_LEVEL: 'debug' }), logger: pino({ level: 'debug' }, sink), checks: async () => ({}) });
     app.get(['/graphql', '/other'], (_req, res) => void res.json({}));
     const http = await listen(app, 0, '127.0.0.1');
     try {
