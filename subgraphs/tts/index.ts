@@ -13,6 +13,9 @@ import { Voice } from './entities/voice';
 import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
 import { CreateSynthesesTable1734000000000 } from './migrations/1734000000000-CreateSynthesesTable';
 import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000-AddSynthesisTraceParent';
+import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-CreateEventConsumers';
+import { EventConsumerPosition } from '../../lib/event-consumer';
+import { userDeletionConsumer } from './user-cascade';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -50,10 +53,10 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, OutboxEvent],
-  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000],
+  entities: [Voice, Synthesis, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateEventConsumers1737400000000],
   create(deps) {
-    const { config, dataSource, logger } = deps;
+    const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
     const store = new DiskAudioStore(config.audioDir);
     const voices = new VoiceService(dataSource, engine);
@@ -62,6 +65,8 @@ export const ttsSubgraph: SubgraphDefinition = {
     const syntheses = new SynthesisService(dataSource, engine, voices, store, () => worker?.wake());
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
+    // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
+    const cascade = userDeletionConsumer({ dataSource, log: events, store, intervalMs: config.EVENT_POLL_MS, logger });
     return {
       resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES)],
       orphanedTypes: [UserReference],
@@ -79,6 +84,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       async start() {
         worker?.start();
         stopReporting = reportQueue(deps);
+        await cascade.start();
         // Any instance may prune: deleting what is already gone is harmless.
         retention = startPoller({
           name: 'synthesis retention',
@@ -92,6 +98,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       },
       async stop() {
         stopReporting?.();
+        await cascade.stop();
         await retention?.stop();
         await worker?.stop();
         await engine.stop();

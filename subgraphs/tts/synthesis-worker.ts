@@ -128,8 +128,13 @@ export class SynthesisWorker {
       const key = `${job.id}.wav`;
       await store.put(key, wav);
       const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: durationMs(audio), audioKey: key, audioBytes: wav.length });
-      // The audio stays: whoever holds the job now writes the same key.
-      if (!done) logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
+      if (!done && !(await this.options.dataSource.manager.existsBy(Synthesis, { id: job.id }))) {
+        // Deleted while it rendered (its owner was deleted): nothing may keep its audio.
+        await store.delete(key);
+      } else if (!done) {
+        // The audio stays: whoever holds the job now writes the same key.
+        logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
+      }
     } catch (err) {
       if (this.released.has(job.id)) return;
       // A render refused for the request's sake (too long, no audio) is expected: its reason, no stack.

@@ -1,0 +1,107 @@
+// A subgraph reacting to events of other subgraphs (e.g. tts deleting what a deleted user
+// owned), durably and exactly once however many of its processes run. Its position in the event
+// log is a row in the subgraph's OWN database (`event_consumers`), read under a lock and advanced
+// in the same transaction as the changes the events caused: a crash before the commit leaves
+// both undone (the events are handled again), a commit makes both true, and two processes never
+// handle the same event because the second waits for the row and then starts after the first's
+// position. The log hands out positions in commit order (lib/event-log.ts), so a reader that
+// has seen position n has seen everything up to it.
+import { Column, Entity, EntityManager, In, PrimaryColumn, QueryRunner, Raw, Table } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { columns, inTransaction, isUniqueViolation } from './database';
+import { EventLog, LoggedEvent } from './event-log';
+import type { Logger } from './logger';
+import { Poller, startPoller } from './poller';
+
+export const EVENT_CONSUMERS_TABLE = 'event_consumers';
+
+const bigintNumber = { to: (v: number) => v, from: (v: string | number) => Number(v) };
+
+@Entity(EVENT_CONSUMERS_TABLE)
+export class EventConsumerPosition {
+  @PrimaryColumn({ type: 'varchar', length: 100 })
+  name!: string;
+
+  /** The last event-log position this consumer has handled. */
+  @Column({ name: 'last_seq', type: 'bigint', transformer: bigintNumber })
+  lastSeq!: number;
+}
+
+/** For a subgraph's migration: its table of consumer positions. */
+export async function createEventConsumersTable(queryRunner: QueryRunner): Promise<void> {
+  const c = columns(queryRunner);
+  await queryRunner.createTable(new Table({ name: EVENT_CONSUMERS_TABLE, columns: [c.string('name', 100, { isPrimary: true }), { name: 'last_seq', type: 'bigint' }] }));
+}
+
+export interface EventConsumerOptions {
+  /** Unique per purpose within the subgraph's database, e.g. `tts.user-deleted`. */
+  name: string;
+  /** The subgraph's own database, where the position lives and the handler writes. */
+  dataSource: DataSource;
+  log: EventLog;
+  types: string[];
+  /** Runs inside the transaction that advances the position; throw to have the batch retried. */
+  handle: (m: EntityManager, event: LoggedEvent) => Promise<void>;
+  intervalMs: number;
+  logger?: Logger;
+  /** Events handled per transaction. */
+  batch?: number;
+}
+
+export class EventConsumer {
+  private poller?: Poller;
+  /** The position last seen in this process: nothing to do while the log has nothing newer. */
+  private seen = -1;
+
+  constructor(private readonly options: EventConsumerOptions) {}
+
+  async start(): Promise<void> {
+    await this.ensureRow();
+    this.poller = startPoller({ name: `event consumer ${this.options.name}`, intervalMs: this.options.intervalMs, work: () => this.drain().then(() => undefined), logger: this.options.logger });
+  }
+
+  async stop(): Promise<void> {
+    await this.poller?.stop();
+  }
+
+  /** A new consumer starts at the beginning of the log: handlers must tolerate what was already done (idempotent). */
+  private async ensureRow(): Promise<void> {
+    const { dataSource, name } = this.options;
+    if (await dataSource.manager.existsBy(EventConsumerPosition, { name })) return;
+    try {
+      await dataSource.manager.insert(EventConsumerPosition, { name, lastSeq: 0 });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err; // another process made it
+    }
+  }
+
+  /** Handles every event of its types up to the log's current end; the number handled here. */
+  async drain(): Promise<number> {
+    const { dataSource, log, name, types, handle } = this.options;
+    const batch = this.options.batch ?? 100;
+    let handled = 0;
+    for (;;) {
+      const { lastSeq: end } = await log.position();
+      if (end <= this.seen) return handled;
+      const result = await inTransaction(dataSource, async (m) => {
+        // The write comes first: on MySQL it locks the row until commit (and the read below then
+        // sees the latest position); on SQLite it takes the database's write lock at once.
+        await m.query(`UPDATE ${EVENT_CONSUMERS_TABLE} SET last_seq = last_seq WHERE name = ?`, [name]);
+        const position = await m.findOneByOrFail(EventConsumerPosition, { name });
+        const events = await log.dataSource.manager.find(LoggedEvent, {
+          where: { seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after: position.lastSeq, end }), type: In(types) },
+          order: { seq: 'ASC' },
+          take: batch,
+        });
+        for (const event of events) await handle(m, event);
+        // A full batch may leave more behind it; otherwise everything up to `end` has been seen.
+        const through = events.length === batch ? events[events.length - 1].seq : Math.max(end, position.lastSeq);
+        await m.update(EventConsumerPosition, { name }, { lastSeq: through });
+        return { through, count: events.length };
+      });
+      handled += result.count;
+      this.seen = result.through;
+      if (result.count && this.options.logger) this.options.logger.debug({ consumer: name, handled: result.count, through: result.through }, 'events handled');
+    }
+  }
+}
