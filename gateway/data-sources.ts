@@ -17,6 +17,7 @@ export interface GatewayContext {
   authorization?: string;
   /** The verified principal of `authorization`, handed to in-process subgraphs so they need not verify again. */
   principal?: Principal;
+  userAgent?: string;
   logger: Logger;
 }
 

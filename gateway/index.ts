@@ -204,7 +204,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const requestId = requestIdFrom(headers);
     const authorization = headerValue(headers, 'authorization');
     const principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
-    return { requestId, clientIp, authorization, principal, logger: logger.child({ requestId }) };
+    return { requestId, clientIp, authorization, principal, userAgent: headerValue(headers, 'user-agent'), logger: logger.child({ requestId }) };
   }
 
   /** The refusal of an operation over a limit (or of a kind not served here); undefined when it may run. */

@@ -43,6 +43,8 @@ const schema = z.object({
 
   AUTH_BOOTSTRAP_USERNAME: z.string().trim().min(1).max(64).optional(),
   AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
+  /** zxcvbn strength (0–4) a new password must reach; existing passwords keep working. */
+  PASSWORD_MIN_SCORE: int(0, 4).default(3),
   LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
   LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
   LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),

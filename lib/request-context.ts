@@ -20,12 +20,13 @@ export function requestIdFrom(headers: Headers): string {
   return given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID();
 }
 
-/** The headers a hop passes on to the next one. */
-export function forwardedHeaders(ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string }): Record<string, string> {
+/** The headers a hop passes on to the next one (the caller's User-Agent too: sessions record it). */
+export function forwardedHeaders(ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string; userAgent?: string }): Record<string, string> {
   return {
     [REQUEST_ID_HEADER]: ctx.requestId,
     [CLIENT_IP_HEADER]: ctx.clientIp,
     ...(ctx.authorization ? { authorization: ctx.authorization } : {}),
     ...(ctx.streamTicket ? { [STREAM_TICKET_HEADER]: ctx.streamTicket } : {}),
+    ...(ctx.userAgent ? { 'user-agent': ctx.userAgent } : {}),
   };
 }

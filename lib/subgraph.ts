@@ -20,6 +20,8 @@ export interface SubgraphContext {
   authError?: AppError;
   requestId: string;
   clientIp: string;
+  /** The caller's User-Agent, as forwarded by each hop. */
+  userAgent?: string;
   logger: Logger;
   /** Per-request memo, so one request reads a row once however many resolvers ask. */
   memo: Map<string, Promise<unknown>>;
@@ -151,6 +153,7 @@ export async function startSubgraph(
         principal: null,
         requestId,
         clientIp,
+        userAgent: headerValue(headers, 'user-agent'),
         logger: logger.child({ requestId }),
         memo: new Map(),
       };

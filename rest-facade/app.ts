@@ -179,7 +179,7 @@ async function run(graphql: GraphQLClient, route: RouteSpec, req: Request, res: 
     result = await graphql.execute({
       query,
       variables,
-      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], ...(route.auth ? { authorization: req.headers.authorization } : {}) },
+      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], 'user-agent': req.headers['user-agent'], ...(route.auth ? { authorization: req.headers.authorization } : {}) },
       clientIp: req.ip ?? '',
     });
   } catch (err) {

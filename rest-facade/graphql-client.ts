@@ -54,7 +54,7 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
       const body = JSON.stringify({ query, variables });
       const sent = {
         'content-type': 'application/json',
-        ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization') }),
+        ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') }),
       };
       return withGateway(async (gateway) => JSON.parse((await post(gateway.graphql, sent, body)).body) as GraphQLResult);
     },

@@ -108,7 +108,10 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
         'selection once per item); answers are at most 16 MiB and audio chunks 4 MiB per operation. Beyond: 400 `validation_error` naming the limit.',
     },
     servers: [{ url: '/' }],
-    tags: [{ name: 'Auth' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' }, { name: 'OpenAI compatibility' }],
+    tags: [
+      { name: 'Auth' }, { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' },
+      { name: 'OpenAI compatibility' },
+    ],
     paths,
     components: {
       securitySchemes: {

@@ -2,8 +2,9 @@
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
 import type { RouteInput, RouteSpec } from './route-spec';
 import {
-  BaseVoiceList, CommandAck, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage,
-  SynthesisRequest, TokenSet, UpdateVoiceRequest, uuidParam, Voice, VoicePage,
+  BaseVoiceList, ChangePasswordRequest, CommandAck, CreateUserRequest, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, SessionPage,
+  SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisRequest, TokenSet, UpdateVoiceRequest, User, UserPage, uuidParam,
+  Voice, VoicePage,
 } from './schemas';
 
 const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
@@ -35,7 +36,20 @@ function present(body: Record<string, unknown>, names: Record<string, string>): 
   return Object.fromEntries(Object.entries(names).filter(([rest]) => Object.prototype.hasOwnProperty.call(body, rest)).map(([rest, gql]) => [gql, body[rest]]));
 }
 
+const SESSION_LIST_FIELDS = `session_id: id created_at: createdAt last_activity_at: lastActivityAt expires_at: expiresAt user_agent: userAgent ip_address: ipAddress current`;
+const USER_FIELDS = `id username roles disabled created_at: createdAt last_login_at: lastLoginAt version`;
 const TOKEN_FIELDS = `access_token: accessToken refresh_token: refreshToken expires_in: expiresIn token_type: tokenType session_id: sessionId`;
+
+/** Paging as for voices: `limit` 1–100 and the previous page's `next_cursor`. */
+const PAGE_QUERY = {
+  schema: {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+    },
+  },
+};
 
 export const routes: RouteSpec[] = [
   // ---- Auth -------------------------------------------------------------------------------
@@ -105,6 +119,138 @@ export const routes: RouteSpec[] = [
     response: StreamTicket,
     noStore: true, // the ticket is a credential
     errors: ['unauthorized'],
+  },
+  {
+    method: 'get', path: '/auth/sessions', tag: 'Auth', auth: true,
+    summary: 'Your active sessions, newest first, a page at a time',
+    description: "`current` is true for the session of the token you call with. Revoked and expired sessions are not listed.",
+    query: PAGE_QUERY,
+    operation: `query Sessions($first: Int!, $after: String) { result: sessions(first: $first, after: $after) { items { ${SESSION_LIST_FIELDS} } next_cursor: nextCursor } }`,
+    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor }),
+    status: 200,
+    response: SessionPage,
+    errors: ['validation_error', 'unauthorized'],
+  },
+  {
+    method: 'delete', path: '/auth/sessions/:sessionId', tag: 'Auth', auth: true,
+    summary: 'Revoke one of your sessions',
+    description: "Its tokens stop working everywhere within the event relay delay. Another user's session is `not_found`. " +
+      'Revoking one that has ended already changes nothing and is accepted too.',
+    params: { sessionId: uuidParam },
+    operation: `mutation RevokeSession($id: ID!) { result: revokeSession(id: $id) { id } }`,
+    variables: ({ params }) => ({ id: params.sessionId }),
+    status: 202,
+    ack: 'Session revoked.',
+    location: (r) => `/api/v1/auth/session/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    method: 'delete', path: '/auth/sessions', tag: 'Auth', auth: true,
+    summary: 'Revoke all your sessions except the current one',
+    operation: `mutation RevokeOtherSessions { result: revokeOtherSessions { currentSessionId revoked } }`,
+    status: 202,
+    present: (r) => ({ id: r.currentSessionId, message: 'Every other session revoked.', revoked: r.revoked }),
+    location: () => '/api/v1/auth/sessions',
+    response: SessionsRevoked,
+    errors: ['unauthorized'],
+  },
+  {
+    method: 'post', path: '/auth/password', tag: 'Auth', auth: true,
+    summary: 'Change your password',
+    description: 'A wrong `current_password` answers 401 and counts toward the login limits of your username and address (429 once ' +
+      'they are reached). A `new_password` that fails the policy answers 400 with `details.new_password`. Every other session ' +
+      'of yours is revoked; the one you call with stays.',
+    body: ChangePasswordRequest,
+    operation: `mutation ChangePassword($currentPassword: String!, $newPassword: String!) {
+      result: changePassword(currentPassword: $currentPassword, newPassword: $newPassword) { id } }`,
+    variables: ({ body }) => ({ currentPassword: body.current_password, newPassword: body.new_password }),
+    status: 202,
+    ack: 'Password changed; your other sessions are revoked.',
+    location: () => '/api/v1/auth/sessions',
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'conflict', 'rate_limit_exceeded'],
+  },
+
+  // ---- Admin (role admin; everyone else gets 403 forbidden) ---------------------------------
+  {
+    method: 'get', path: '/admin/users', tag: 'Admin', auth: true,
+    summary: 'Users in username order, a page at a time',
+    query: {
+      schema: {
+        type: 'object',
+        properties: { ...PAGE_QUERY.schema.properties as object, query: { type: 'string', maxLength: 64, description: 'Only usernames starting with this, ignoring case' } },
+      },
+    },
+    operation: `query Users($query: String, $first: Int!, $after: String) { result: users(query: $query, first: $first, after: $after) { items { ${USER_FIELDS} } next_cursor: nextCursor } }`,
+    variables: ({ query }) => ({ query: query.query, first: query.limit ?? 20, after: query.cursor }),
+    status: 200,
+    response: UserPage,
+    errors: ['validation_error', 'unauthorized', 'forbidden'],
+  },
+  {
+    method: 'get', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    summary: 'A user',
+    params: { userId: uuidParam },
+    operation: `query User($id: ID!) { result: user(id: $id) { ${USER_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.userId }),
+    status: 200,
+    response: User,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+  },
+  {
+    method: 'post', path: '/admin/users', tag: 'Admin', auth: true,
+    summary: 'Create a user',
+    description: 'A username taken already (ignoring case) is a `conflict`. The password must pass the policy.',
+    body: CreateUserRequest,
+    operation: `mutation CreateUser($username: String!, $password: String!, $roles: [String!]) {
+      result: createUser(username: $username, password: $password, roles: $roles) { id } }`,
+    variables: ({ body }) => ({ username: body.username, password: body.password, roles: body.roles ?? [] }),
+    status: 202,
+    ack: 'User created.',
+    location: (r) => `/api/v1/admin/users/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
+  },
+  ...(['disable', 'enable', 'unlock'] as const).map((action): RouteSpec => ({
+    method: 'post', path: `/admin/users/:userId/${action}`, tag: 'Admin', auth: true,
+    summary: {
+      disable: 'Disable a user: refuse their logins and revoke every session of theirs',
+      enable: 'Enable a disabled user',
+      unlock: "Clear a user's failed-login counts",
+    }[action],
+    description: {
+      disable: 'Their tokens are refused by every part of the service within the event relay delay; their login answers like a wrong ' +
+        'password. You cannot disable yourself (`forbidden`), nor the last enabled administrator (`conflict`). Disabling a disabled ' +
+        'user changes nothing.',
+      enable: 'They can log in again; their old sessions stay revoked. Enabling an enabled user changes nothing.',
+      unlock: 'Lifts the lock that failed logins put on their username, from every client address.',
+    }[action],
+    params: { userId: uuidParam },
+    operation: `mutation ${action}User($id: ID!) { result: ${action}User(id: $id) { id } }`,
+    variables: ({ params }) => ({ id: params.userId }),
+    status: 202,
+    ack: { disable: 'User disabled.', enable: 'User enabled.', unlock: 'User unlocked.' }[action],
+    location: (r) => `/api/v1/admin/users/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', ...(action === 'disable' ? (['conflict'] as const) : [])],
+  })),
+  {
+    method: 'delete', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    summary: 'Delete a user at the version you expect',
+    description: 'Optimistic locking as for voices: `version` must equal the stored version, else `conflict` with ' +
+      '`details.current_version`. Every session of the user ends at once; their voices and syntheses (with the audio) are deleted ' +
+      'by the TTS service when it receives the `user.deleted` event, shortly after. You cannot delete yourself (`forbidden`), nor ' +
+      'the last enabled administrator (`conflict`).',
+    params: { userId: uuidParam },
+    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] },
+    operation: `mutation DeleteUser($id: ID!, $version: Int!) { result: deleteUser(id: $id, version: $version) { id } }`,
+    variables: ({ params, query }) => ({ id: params.userId, version: query.version }),
+    status: 202,
+    ack: 'User deleted.',
+    location: (r) => `/api/v1/admin/users/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict'],
   },
 
   // ---- TTS --------------------------------------------------------------------------------

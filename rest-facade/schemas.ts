@@ -75,6 +75,90 @@ export const Session: JsonSchema = {
   },
 };
 
+export const SessionListItem: JsonSchema = {
+  type: 'object',
+  required: ['session_id', 'created_at', 'last_activity_at', 'expires_at', 'user_agent', 'ip_address', 'current'],
+  properties: {
+    session_id: { type: 'string', format: 'uuid' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_activity_at: { type: 'string', format: 'date-time' },
+    expires_at: { type: 'string', format: 'date-time', description: 'Expiry of the latest access token issued in the session' },
+    user_agent: { type: 'string', nullable: true, description: 'The User-Agent of the login (at most 512 characters)' },
+    ip_address: { type: 'string', nullable: true, description: 'The client address of the login' },
+    current: { type: 'boolean', description: "True for the session of the caller's token" },
+  },
+};
+
+export const SessionPage: JsonSchema = {
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: {
+    items: { type: 'array', items: { $ref: '#/components/schemas/SessionListItem' } },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+  },
+};
+
+export const SessionsRevoked: JsonSchema = {
+  type: 'object',
+  required: ['id', 'message', 'revoked'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'The session that stays: the caller\'s' },
+    message: { type: 'string' },
+    revoked: { type: 'integer', minimum: 0, description: 'How many sessions were revoked' },
+  },
+};
+
+const NEW_PASSWORD_RULE = '8–1024 characters, and hard to guess: a zxcvbn strength score of at least 3 of 4 (PASSWORD_MIN_SCORE) ' +
+  'with the common and English dictionaries; common passwords, names, keyboard walks and the username itself score low. ' +
+  'Failing it is a `validation_error` naming the field, with the reason.';
+
+export const ChangePasswordRequest: JsonSchema = {
+  type: 'object',
+  required: ['current_password', 'new_password'],
+  additionalProperties: false,
+  properties: {
+    current_password: { type: 'string', minLength: 1, maxLength: 1024 },
+    new_password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
+  },
+};
+
+export const CreateUserRequest: JsonSchema = {
+  type: 'object',
+  required: ['username', 'password'],
+  additionalProperties: false,
+  properties: {
+    username: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S', description: '1–64 characters after trimming; unique ignoring case' },
+    password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
+    roles: {
+      type: 'array', maxItems: 10, default: [], example: ['admin'],
+      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' }, description: 'Role names; `admin` makes an administrator',
+    },
+  },
+};
+
+export const User: JsonSchema = {
+  type: 'object',
+  required: ['id', 'username', 'roles', 'disabled', 'created_at', 'last_login_at', 'version'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    username: { type: 'string' },
+    roles: { type: 'array', items: { type: 'string' } },
+    disabled: { type: 'boolean', description: 'A disabled user cannot log in (the answer is that of a wrong password)' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_login_at: { type: 'string', format: 'date-time', nullable: true },
+    version: { type: 'integer', minimum: 1, description: '1 when created; every change (disable, enable, password) adds 1. DELETE must name it.' },
+  },
+};
+
+export const UserPage: JsonSchema = {
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: {
+    items: { type: 'array', items: { $ref: '#/components/schemas/User' } },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+  },
+};
+
 /** How a voice speaks: the fields of a voice and of a synthesis with inline settings. */
 const VOICE_SETTINGS: Record<string, JsonSchema> = {
   base_voice: { type: 'string', minLength: 1, maxLength: 64, description: 'A name from GET /api/v1/tts/base-voices (case-insensitive; stored as the catalog spells it)', example: 'f3' },
@@ -220,7 +304,8 @@ export const Health: JsonSchema = {
 };
 
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
+  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, SessionListItem, SessionPage, SessionsRevoked,
+  ChangePasswordRequest, CreateUserRequest, User, UserPage, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
   Synthesis, SynthesisPage, BaseVoice, BaseVoiceList, EventFrame, Health,
 };
 

@@ -1,17 +1,20 @@
-// The Auth module's rules: users, login, sessions and their tokens.
+// The Auth module's rules: users, login, sessions and their tokens, a person's own account.
 import crypto from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
-import type { Config } from '../../lib/config';
-import { affectedRows, inTransaction, rowReader } from '../../lib/database';
-import { AppError } from '../../lib/errors';
-import { recordEvent } from '../../lib/outbox';
+import type { DataSource } from 'typeorm';
+import { ConfigError, type Config } from '../../lib/config';
+import { affectedRows, rowReader } from '../../lib/database';
+import { AppError, validationError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
 import type { SubgraphContext } from '../../lib/subgraph';
 import { Principal, TokenSigner, TokenVerifier } from '../../lib/tokens';
+import { auditedTransaction } from './audit';
 import { Session, SessionState } from './entities/session';
 import { User } from './entities/user';
+import type { LoginAttempt, LoginThrottle } from './login-throttle';
+import { decoyHash, hashPassword, verifyPassword } from './passwords';
+import { passwordProblems } from './password-policy';
+import { RevokeReason, revokeSessions, revokeUserSessions } from './sessions';
 import { createUser, usernameKey } from './users';
-import type { LoginThrottle } from './login-throttle';
-import { decoyHash, verifyPassword } from './passwords';
 
 export interface TokenSet {
   accessToken: string;
@@ -21,10 +24,33 @@ export interface TokenSet {
   sessionId: string;
 }
 
+/** Where a request comes from, as the subgraph saw it. */
+export interface Client {
+  ip: string;
+  userAgent?: string;
+}
+
+export interface SessionPage {
+  items: Session[];
+  nextCursor: string | null;
+}
+
 /** Activity is written at most this often per session. */
 const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 
 const BAD_CREDENTIALS = 'The username or password is wrong.';
+
+/** Sessions page newest first: the cursor is the last item's (created_at, id). */
+const encodeCursor = (s: Session) => Buffer.from(JSON.stringify([s.createdAt.getTime(), s.id])).toString('base64url');
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Number.isSafeInteger(ms) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) return { createdAt: new Date(ms), id };
+  } catch {
+    /* answered below */
+  }
+  throw validationError({ cursor: ['is not a cursor this service handed out'] });
+}
 
 export class AuthService {
   private decoy?: Promise<string>;
@@ -37,13 +63,10 @@ export class AuthService {
     private readonly signer: TokenSigner,
     private readonly verifier: TokenVerifier,
     private readonly throttle: LoginThrottle,
+    private readonly logger: Logger,
   ) {}
 
   // ---- users -------------------------------------------------------------------------
-
-  createUser(username: string, password: string, roles: string[]): Promise<User> {
-    return createUser(this.dataSource, username, password, roles);
-  }
 
   /** Creates the configured bootstrap admin unless a user of that name exists; the new user, if it made one. */
   async ensureBootstrapUser(): Promise<User | undefined> {
@@ -52,11 +75,15 @@ export class AuthService {
     const exists = await this.dataSource.manager.existsBy(User, { usernameKey: usernameKey(username) });
     if (exists) return undefined;
     try {
-      return await this.createUser(username, password, ['admin']);
+      return await createUser(this.dataSource, { username, password, roles: ['admin'], minScore: this.config.PASSWORD_MIN_SCORE, createdBy: 'bootstrap' });
     } catch (err) {
       // Another instance starting at the same moment created it.
-      if (!(err instanceof AppError && err.code === 'conflict')) throw err;
-      return undefined;
+      if (err instanceof AppError && err.code === 'conflict') return undefined;
+      if (err instanceof AppError && err.code === 'validation_error') {
+        const problems = Object.values(err.details ?? {}).flat().join('; ');
+        throw new ConfigError(`Invalid configuration:\n  AUTH_BOOTSTRAP_PASSWORD: ${problems}`);
+      }
+      throw err;
     }
   }
 
@@ -66,10 +93,10 @@ export class AuthService {
 
   // ---- login and tokens ----------------------------------------------------------------
 
-  async login(username: string, password: string, clientIp: string): Promise<TokenSet> {
+  async login(username: string, password: string, client: Client): Promise<TokenSet> {
     const key = usernameKey(username);
     // Counted as a failure before the password is checked, given back when it is right.
-    const attempt = await this.throttle.attempt(key, clientIp);
+    const attempt = await this.throttle.attempt(key, client.ip);
     let user: User | null;
     let ok: boolean;
     try {
@@ -80,13 +107,22 @@ export class AuthService {
       await attempt.abandoned().catch(() => undefined);
       throw err;
     }
-    if (!user || !ok) throw new AppError('unauthorized', BAD_CREDENTIALS);
+    // A disabled user gets the wrong password's answer, and it counts as a failure like one:
+    // nothing tells an attacker that the password was right.
+    if (!user || !ok || user.disabled) {
+      await this.loginFailed(attempt, username.trim(), user, client, !user ? 'unknown_user' : !ok ? 'wrong_password' : 'disabled');
+      throw new AppError('unauthorized', BAD_CREDENTIALS);
+    }
     await attempt.succeeded();
 
     const sessionId = crypto.randomUUID();
     const { tokens, access, refresh } = this.issueTokens(user.id, sessionId, user.roles);
     const now = new Date();
-    await inTransaction(this.dataSource, async (m) => {
+    const started = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
+      // Only while the user may log in: a disable committed since the read above wins, and a
+      // disable after this commit sees (and revokes) the new session.
+      const allowed = await m.update(User, { id: user.id, disabled: false }, { lastLoginAt: now });
+      if (affectedRows(allowed) !== 1) return false;
       await m.insert(Session, {
         id: sessionId,
         userId: user.id,
@@ -97,52 +133,67 @@ export class AuthService {
         refreshTokenId: refresh.tokenId,
         refreshExpiresAt: refresh.expiresAt,
         revokedAt: null,
+        userAgent: client.userAgent ? client.userAgent.slice(0, 512) : null,
+        ipAddress: client.ip ? client.ip.slice(0, 64) : null,
       });
-      await recordEvent(m, { type: 'session.created', userId: user.id, resourceId: sessionId, data: { session_id: sessionId, user_id: user.id } });
+      await audit({
+        type: 'session.created', userId: user.id, resourceId: sessionId, username: user.username,
+        data: { session_id: sessionId, user_id: user.id, client_address: client.ip },
+      });
+      return true;
     });
+    if (!started) throw new AppError('unauthorized', BAD_CREDENTIALS);
     return tokens;
   }
 
+  /** A failed login (or password check): counted toward the limits, and audited. */
+  /** A failed login (or password check): its attempt stays counted (the throttle counted it first); audited. */
+  private async loginFailed(attempt: LoginAttempt, username: string, user: User | null, client: Client, reason: string): Promise<void> {
+    await auditedTransaction(this.dataSource, this.logger, async (_m, audit) => {
+      const who = { userId: user?.id ?? '', resourceId: user?.id ?? usernameKey(username).slice(0, 64), username: user?.username ?? username };
+      await audit({ type: 'login.failed', ...who, data: { client_address: client.ip, reason } });
+      if (attempt.locksIfWrong) await audit({ type: 'login.locked', ...who, data: { client_address: client.ip, retry_after_seconds: attempt.retryAfter } });
+    });
+  }
+
   /** Rotation: the presented refresh token is spent; presenting a spent one revokes the session. */
-  async refresh(refreshToken: string): Promise<TokenSet> {
+  async refresh(refreshToken: string, client: Client): Promise<TokenSet> {
     const claims = await this.verifier.verifyToken(refreshToken, 'refresh');
     const session = await this.dataSource.manager.findOneBy(Session, { id: claims.sessionId });
     if (!session || session.userId !== claims.userId || session.state !== SessionState.active) {
       throw new AppError('unauthorized', 'The refresh token is no longer valid.');
     }
     const user = await this.findUser(session.userId);
-    if (!user) throw new AppError('unauthorized', 'The refresh token is no longer valid.');
+    if (!user || user.disabled) throw new AppError('unauthorized', 'The refresh token is no longer valid.');
     const { tokens, access, refresh } = this.issueTokens(user.id, session.id, user.roles);
-    const rotated = await inTransaction(this.dataSource, async (m) => {
+    const rotated = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       const result = await m.update(
         Session,
         { id: session.id, refreshTokenId: claims.tokenId, storedState: 'active' },
         { refreshTokenId: refresh.tokenId, expiresAt: access.expiresAt, refreshExpiresAt: refresh.expiresAt, lastActivityAt: new Date() },
       );
-      if (affectedRows(result) !== 1) return false;
-      await recordEvent(m, { type: 'session.refreshed', userId: user.id, resourceId: session.id, data: { session_id: session.id } });
+      if (affectedRows(result) !== 1) {
+        // A refresh token that was already exchanged: someone else may hold it. End the session.
+        await audit({ type: 'refresh.reused', userId: user.id, resourceId: session.id, username: user.username, data: { session_id: session.id, client_address: client.ip } });
+        await revokeSessions(m, audit, [session.id], user, 'refresh_reused');
+        return false;
+      }
+      await audit({ type: 'session.refreshed', userId: user.id, resourceId: session.id, username: user.username, data: { session_id: session.id } });
       return true;
     });
-    if (!rotated) {
-      // A refresh token that was already exchanged: someone else may hold it. End the session.
-      await this.revoke(session.id, session.userId, 'refresh_token_reuse');
-      throw new AppError('unauthorized', 'The refresh token was already used; the session is revoked.');
-    }
+    if (!rotated) throw new AppError('unauthorized', 'The refresh token was already used; the session is revoked.');
     return tokens;
   }
 
   async logout(principal: Principal): Promise<Session> {
-    await this.revoke(principal.sessionId, principal.userId, 'logout');
+    await this.revoke(principal, principal.sessionId, 'logout');
     return (await this.dataSource.manager.findOneBy(Session, { id: principal.sessionId }))!;
   }
 
-  private async revoke(sessionId: string, userId: string, reason: string): Promise<void> {
-    await inTransaction(this.dataSource, async (m: EntityManager) => {
-      const result = await m.update(Session, { id: sessionId, storedState: 'active' }, { storedState: 'revoked', revokedAt: new Date() });
-      if (affectedRows(result) === 1) {
-        await recordEvent(m, { type: 'session.revoked', userId, resourceId: sessionId, data: { session_id: sessionId, reason } });
-      }
-    });
+  private async revoke(principal: Principal, sessionId: string, reason: RevokeReason): Promise<void> {
+    const user = await this.findUser(principal.userId);
+    if (!user) throw new AppError('unauthorized', 'The session has ended.');
+    await auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeSessions(m, audit, [sessionId], user, reason));
   }
 
   private issueTokens(userId: string, sessionId: string, roles: string[]) {
@@ -193,5 +244,76 @@ export class AuthService {
       throw new AppError('not_found', 'No such session.');
     }
     return session;
+  }
+
+  /** The caller's active sessions, newest first, `limit` at a time after the cursor. */
+  async listSessions(principal: Principal, limit: number, cursor?: string | null): Promise<SessionPage> {
+    const qb = this.dataSource.manager
+      .createQueryBuilder(Session, 's')
+      .where('s.userId = :userId', { userId: principal.userId })
+      .andWhere("s.storedState = 'active'")
+      .andWhere('s.refreshExpiresAt > :now', { now: new Date() });
+    if (cursor) {
+      const after = decodeCursor(cursor);
+      qb.andWhere('(s.createdAt < :at OR (s.createdAt = :at AND s.id < :id))', { at: after.createdAt, id: after.id });
+    }
+    const rows = await qb.orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC').take(limit + 1).getMany();
+    const items = rows.slice(0, limit);
+    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
+  }
+
+  /** Revokes one of the caller's sessions (their current one too, if they name it). */
+  async revokeSession(principal: Principal, sessionId: string): Promise<Session> {
+    await this.sessionOf(principal, sessionId);
+    await this.revoke(principal, sessionId, 'revoked_by_user');
+    return this.sessionOf(principal, sessionId);
+  }
+
+  /** Revokes every session of the caller but the one making the request; how many it ended. */
+  async revokeOtherSessions(principal: Principal): Promise<number> {
+    const user = await this.findUser(principal.userId);
+    if (!user) throw new AppError('unauthorized', 'The session has ended.');
+    return auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeUserSessions(m, audit, user, 'revoked_by_user', principal.sessionId));
+  }
+
+  /**
+   * A new password for the caller, who proves the current one. A wrong one counts toward the
+   * login limits of that username and address, like a failed login. Every other session ends.
+   */
+  async changePassword(principal: Principal, currentPassword: string, newPassword: string, client: Client): Promise<User> {
+    const user = await this.findUser(principal.userId);
+    if (!user) throw new AppError('unauthorized', 'The session has ended.');
+    // The same limits as a login: counted before the check, given back when right.
+    const attempt = await this.throttle.attempt(user.usernameKey, client.ip);
+    let ok: boolean;
+    try {
+      ok = await verifyPassword(user.passwordHash, currentPassword);
+    } catch (err) {
+      await attempt.abandoned().catch(() => undefined);
+      throw err;
+    }
+    if (!ok) {
+      await this.loginFailed(attempt, user.username, user, client, 'wrong_current_password');
+      throw new AppError('unauthorized', 'The current password is wrong.', { currentPassword: ['is wrong'] });
+    }
+    await attempt.succeeded();
+    const problems = passwordProblems(newPassword, this.config.PASSWORD_MIN_SCORE, [user.username]);
+    if (problems.length) throw validationError({ newPassword: problems });
+    const passwordHash = await hashPassword(newPassword);
+    const changed = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
+      // Compare-and-set on the old hash: of two concurrent changes, one wins; the other must retry.
+      const result = await m
+        .createQueryBuilder()
+        .update(User)
+        .set({ passwordHash, version: () => 'version + 1' })
+        .where('id = :id AND password_hash = :old', { id: user.id, old: user.passwordHash })
+        .execute();
+      if (affectedRows(result) !== 1) return false;
+      await audit({ type: 'password.changed', userId: user.id, resourceId: user.id, username: user.username, data: { user_id: user.id, by: user.id, session_id: principal.sessionId } });
+      await revokeUserSessions(m, audit, user, 'password_changed', principal.sessionId);
+      return true;
+    });
+    if (!changed) throw new AppError('conflict', 'The password was changed at the same moment by another request; try again.');
+    return (await this.findUser(user.id))!;
   }
 }

@@ -7,24 +7,34 @@ import { Session } from './entities/session';
 import { User } from './entities/user';
 import { LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
+import { AccountAdministration1735000000000 } from './migrations/1735000000000-AccountAdministration';
+import { AccountResolver } from './resolvers/account-resolver';
+import { AdminResolver } from './resolvers/admin-resolver';
 import { AuthResolver } from './resolvers/auth-resolver';
 import { SessionResolver } from './resolvers/session-resolver';
 import { StreamTicketResolver } from './resolvers/stream-ticket-resolver';
+import { UserAdministration } from './user-admin';
 
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
   entities: [User, Session, OutboxEvent],
-  migrations: [CreateAuthTables1732000000000],
+  migrations: [CreateAuthTables1732000000000, AccountAdministration1735000000000],
   async create({ config, dataSource, keys, logger }) {
+    const throttle = await LoginThrottle.create(config, dataSource);
     const auth = new AuthService(
       config,
       dataSource,
       new TokenSigner(keys, config.JWT_ISSUER),
       new TokenVerifier(keys, config.JWT_ISSUER),
-      await LoginThrottle.create(config, dataSource),
+      throttle,
+      logger,
     );
+    const admin = new UserAdministration(config, dataSource, throttle, logger);
     return {
-      resolvers: [new AuthResolver(auth), new SessionResolver(auth), new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS)],
+      resolvers: [
+        new AuthResolver(auth), new SessionResolver(auth), new AccountResolver(auth), new AdminResolver(admin),
+        new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS),
+      ],
       // The caller's session must be live, not only its token well signed.
       checkPrincipal: async (principal, ctx) => {
         await auth.activeSession(principal, ctx);
@@ -48,4 +58,4 @@ export const authSubgraph: SubgraphDefinition = {
   },
 };
 
-export { AuthService };
+export { AuthService, UserAdministration };

@@ -33,12 +33,14 @@ async function createLimiter(config: Config, dataSource: DataSource, keyPrefix: 
   });
 }
 
+const FAILURE_PREFIX = 'login_fail';
+
 const retryAfterSeconds = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
 /** consume(), with a refusal turned into rate_limit_exceeded (store errors pass through). */
-async function take(limiter: RateLimiterAbstract, key: string): Promise<void> {
+async function take(limiter: RateLimiterAbstract, key: string): Promise<RateLimiterRes> {
   try {
-    await limiter.consume(key);
+    return await limiter.consume(key);
   } catch (res) {
     if (res instanceof RateLimiterRes) throw tooMany(res);
     throw res;
@@ -51,20 +53,30 @@ export interface LoginAttempt {
   succeeded(): Promise<void>;
   /** It was not checked after all (the database failed): its point is given back. */
   abandoned(): Promise<void>;
+  /** Left unsettled (a wrong password), this attempt is the one that locks the username (the `login.locked` audit event). */
+  readonly locksIfWrong: boolean;
+  /** Seconds until the username's failures expire. */
+  readonly retryAfter: number;
 }
 
 export class LoginThrottle {
+  /** Memory store only: the client addresses with failures of each username, for unlock(). */
+  private readonly failedFrom = new Map<string, Set<string>>();
+
   private constructor(
     private readonly failures: RateLimiterAbstract,
     private readonly attempts: RateLimiterAbstract,
+    private readonly maxFailures: number,
+    /** The database store's connection (unlock() reads its rows); undefined for the memory store. */
+    private readonly dataSource?: DataSource,
   ) {}
 
   static async create(config: Config, dataSource: DataSource): Promise<LoginThrottle> {
     const [failures, attempts] = await Promise.all([
-      createLimiter(config, dataSource, 'login_fail', config.LOGIN_MAX_FAILURES_PER_USER),
+      createLimiter(config, dataSource, FAILURE_PREFIX, config.LOGIN_MAX_FAILURES_PER_USER),
       createLimiter(config, dataSource, 'login_ip', config.LOGIN_MAX_ATTEMPTS_PER_CLIENT),
     ]);
-    return new LoginThrottle(failures, attempts);
+    return new LoginThrottle(failures, attempts, config.LOGIN_MAX_FAILURES_PER_USER, config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource);
   }
 
   private static userKey(usernameKey: string, clientIp: string) {
@@ -78,7 +90,7 @@ export class LoginThrottle {
    */
   async attempt(usernameKey: string, clientIp: string): Promise<LoginAttempt> {
     const userKey = LoginThrottle.userKey(usernameKey, clientIp);
-    await take(this.failures, userKey);
+    const counted = await take(this.failures, userKey);
     try {
       await take(this.attempts, clientIp);
     } catch (err) {
@@ -86,7 +98,10 @@ export class LoginThrottle {
       await this.failures.reward(userKey, 1);
       throw err;
     }
+    if (!this.dataSource) this.remember(usernameKey, clientIp);
     return {
+      locksIfWrong: counted.consumedPoints === this.maxFailures,
+      retryAfter: retryAfterSeconds(counted),
       succeeded: async () => {
         await this.failures.delete(userKey);
       },
@@ -94,6 +109,34 @@ export class LoginThrottle {
         await this.failures.reward(userKey, 1);
       },
     };
+  }
+
+  /** Clears the failures of a username from every client address (an administrator's unlock). */
+  async unlock(usernameKey: string): Promise<void> {
+    let addresses: string[];
+    if (this.dataSource) {
+      // The limiter's rows are `login_fail:<username>|<address>`; addresses hold no '|'.
+      const prefix = `${FAILURE_PREFIX}:${usernameKey}|`;
+      const rows: { key: string }[] = await this.dataSource.query(
+        "SELECT `key` AS `key` FROM rate_limits WHERE `key` LIKE ? ESCAPE '!'",
+        [`${prefix.replace(/[!%_]/g, '!$&')}%`],
+      );
+      addresses = rows.map((r) => r.key).filter((k) => k.startsWith(prefix) && !k.slice(prefix.length).includes('|')).map((k) => k.slice(prefix.length));
+    } else {
+      addresses = [...(this.failedFrom.get(usernameKey) ?? [])];
+      this.failedFrom.delete(usernameKey);
+    }
+    for (const address of addresses) await this.failures.delete(LoginThrottle.userKey(usernameKey, address));
+  }
+
+  /** Memory store: which addresses a username was tried from (bounded: the oldest names go first). */
+  private remember(usernameKey: string, clientIp: string): void {
+    let from = this.failedFrom.get(usernameKey);
+    if (!from) {
+      if (this.failedFrom.size >= 10_000) this.failedFrom.delete(this.failedFrom.keys().next().value!);
+      this.failedFrom.set(usernameKey, (from = new Set()));
+    }
+    from.add(clientIp);
   }
 }
 

@@ -1,4 +1,4 @@
-// Creating a user: shared by the createUser mutation, the bootstrap admin and `npm run users`.
+// Creating a user: shared by the admin routes, the bootstrap admin and `npm run users`.
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { inTransaction, isUniqueViolation } from '../../lib/database';
@@ -6,32 +6,53 @@ import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import { User } from './entities/user';
 import { hashPassword } from './passwords';
+import { passwordProblems } from './password-policy';
 
 /** The unique login key: usernames are case-insensitive on every database collation. */
 export const usernameKey = (username: string) => username.trim().toLowerCase();
 
-export async function createUser(dataSource: DataSource, username: string, password: string, roles: string[]): Promise<User> {
-  const name = username.trim();
+export const isAdmin = (user: Pick<User, 'roles'>) => user.roles.includes('admin');
+
+export interface NewUser {
+  username: string;
+  password: string;
+  roles: string[];
+  /** zxcvbn score the password must reach (PASSWORD_MIN_SCORE). */
+  minScore: number;
+  /** Who created it: an admin's user id, or `cli`/`bootstrap`. */
+  createdBy?: string;
+}
+
+export async function createUser(dataSource: DataSource, input: NewUser): Promise<User> {
+  const name = input.username.trim();
   const problems: Record<string, string[]> = {};
   if (name.length < 1 || name.length > 64) problems.username = ['username must be 1 to 64 characters after trimming'];
-  if (password.length < 8 || password.length > 1024) problems.password = ['password must be 8 to 1024 characters'];
+  const weak = passwordProblems(input.password, input.minScore, [name]);
+  if (weak.length) problems.password = weak;
   if (Object.keys(problems).length) throw validationError(problems);
+  const now = new Date();
   const user = dataSource.manager.create(User, {
     id: crypto.randomUUID(),
     username: name,
     usernameKey: usernameKey(name),
-    passwordHash: await hashPassword(password),
-    roleList: [...new Set(roles)].join(','),
-    createdAt: new Date(),
+    passwordHash: await hashPassword(input.password),
+    roleList: [...new Set(input.roles)].join(','),
+    createdAt: now,
+    disabled: false,
+    lastLoginAt: null,
+    version: 1,
   });
   try {
     return await inTransaction(dataSource, async (m) => {
       await m.insert(User, user);
-      await recordEvent(m, { type: 'user.created', userId: user.id, resourceId: user.id, data: { username: user.username, roles: user.roles } });
+      await recordEvent(m, {
+        type: 'user.created', userId: user.id, resourceId: user.id,
+        data: { user_id: user.id, username: user.username, roles: user.roles, ...(input.createdBy ? { by: input.createdBy } : {}) },
+      });
       return user;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError('conflict', 'A user with this username exists already.');
+    if (isUniqueViolation(err)) throw new AppError('conflict', 'A user with this username exists already.', { username: ['is taken'] });
     throw err;
   }
 }

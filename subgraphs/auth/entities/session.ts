@@ -11,6 +11,7 @@ registerEnumType(SessionState, { name: 'SessionState' });
 @Directive('@key(fields: "id")')
 @ObjectType({ description: 'A login: the tokens issued for it live and die with it.' })
 @Entity('sessions')
+@Index(['userId', 'createdAt'])
 export class Session {
   @Field(() => ID)
   @PrimaryColumn({ type: 'varchar', length: 36 })
@@ -46,6 +47,14 @@ export class Session {
 
   @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The User-Agent of the login, cut to 512 characters.' })
+  @Column({ name: 'user_agent', type: 'varchar', length: 512, nullable: true })
+  userAgent!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The client address of the login.' })
+  @Column({ name: 'ip_address', type: 'varchar', length: 64, nullable: true })
+  ipAddress!: string | null;
 
   @Field(() => SessionState)
   get state(): SessionState {

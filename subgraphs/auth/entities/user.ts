@@ -1,4 +1,4 @@
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Directive('@key(fields: "id")')
@@ -33,4 +33,16 @@ export class User {
   @Field()
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt!: Date;
+
+  @Field({ description: 'A disabled user cannot log in; their sessions were revoked when it was disabled.' })
+  @Column({ type: 'boolean', default: false })
+  disabled!: boolean;
+
+  @Field(() => Date, { nullable: true, description: 'The last successful login; null when never.' })
+  @Column({ name: 'last_login_at', type: 'datetime', precision: 3, nullable: true })
+  lastLoginAt!: Date | null;
+
+  @Field(() => Int, { description: '1 when created; every change (disable, enable, password) adds 1. deleteUser must name it.' })
+  @Column({ type: 'integer', default: 1 })
+  version!: number;
 }

@@ -1,5 +1,5 @@
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { ArrayMaxSize, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsUUID, MaxLength, MinLength } from 'class-validator';
 import { AppError } from '../../../lib/errors';
 import { loginAttempts } from '../../../lib/metrics';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -9,7 +9,7 @@ import { Session } from '../entities/session';
 import { User } from '../entities/user';
 
 @ArgsType()
-class LoginArgs {
+export class LoginArgs {
   @Field()
   @TrimmedLength(1, 64)
   username!: string;
@@ -21,14 +21,6 @@ class LoginArgs {
 }
 
 @ArgsType()
-class CreateUserArgs extends LoginArgs {
-  @Field(() => [String], { defaultValue: [], description: 'Role names, e.g. ["admin"].' })
-  @ArrayMaxSize(10)
-  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { each: true, message: 'each role must be a lower-case name of up to 32 characters' })
-  roles!: string[];
-}
-
-@ArgsType()
 class RefreshArgs {
   @Field()
   @MinLength(1)
@@ -37,7 +29,7 @@ class RefreshArgs {
 }
 
 @ArgsType()
-class SessionArgs {
+export class SessionArgs {
   @Field(() => ID)
   @IsUUID()
   id!: string;
@@ -59,7 +51,7 @@ export class AuthResolver {
   @Mutation(() => TokenSet, { description: 'Log in with username and password; creates a session.' })
   async login(@Args() { username, password }: LoginArgs, @Ctx() ctx: SubgraphContext): Promise<TokenSet> {
     try {
-      const tokens = await this.auth.login(username, password, ctx.clientIp);
+      const tokens = await this.auth.login(username, password, { ip: ctx.clientIp, userAgent: ctx.userAgent });
       loginAttempts.inc({ outcome: 'success' });
       return tokens;
     } catch (err) {
@@ -71,8 +63,8 @@ export class AuthResolver {
   }
 
   @Mutation(() => TokenSet, { description: 'Exchange a refresh token for a new token set (the old one is spent).' })
-  refreshSession(@Args() { refreshToken }: RefreshArgs): Promise<TokenSet> {
-    return this.auth.refresh(refreshToken);
+  refreshSession(@Args() { refreshToken }: RefreshArgs, @Ctx() ctx: SubgraphContext): Promise<TokenSet> {
+    return this.auth.refresh(refreshToken, { ip: ctx.clientIp, userAgent: ctx.userAgent });
   }
 
   @Authorized()
@@ -91,12 +83,6 @@ export class AuthResolver {
   @Query(() => Session, { description: 'A session of the caller, by id.' })
   session(@Args() { id }: SessionArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.sessionOf(ctx.principal!, id);
-  }
-
-  @Authorized('admin')
-  @Mutation(() => User, { description: 'Create a user (admins only). `conflict` when the username is taken.' })
-  createUser(@Args() { username, password, roles }: CreateUserArgs): Promise<User> {
-    return this.auth.createUser(username, password, roles);
   }
 
   @Authorized()

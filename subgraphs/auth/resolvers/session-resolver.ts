@@ -1,4 +1,5 @@
-import { FieldResolver, Resolver, Root } from 'type-graphql';
+import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { SubgraphContext } from '../../../lib/subgraph';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
 import { User } from '../entities/user';
@@ -10,5 +11,10 @@ export class SessionResolver {
   @FieldResolver(() => User)
   async user(@Root() session: Session): Promise<User> {
     return (await this.auth.findUser(session.userId))!;
+  }
+
+  @FieldResolver(() => Boolean, { description: "Whether this is the session of the caller's token." })
+  current(@Root() session: Session, @Ctx() ctx: SubgraphContext): boolean {
+    return ctx.principal?.sessionId === session.id;
   }
 }

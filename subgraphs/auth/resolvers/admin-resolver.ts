@@ -1,0 +1,105 @@
+// Administering users (role `admin`; everyone else gets `forbidden`).
+import { ArrayMaxSize, IsInt, IsOptional, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import type { SubgraphContext } from '../../../lib/subgraph';
+import { User } from '../entities/user';
+import { MAX_USER_PAGE_SIZE, UserAdministration } from '../user-admin';
+import { LoginArgs } from './auth-resolver';
+
+@ArgsType()
+class CreateUserArgs extends LoginArgs {
+  @Field(() => [String], { defaultValue: [], description: 'Role names, e.g. ["admin"].' })
+  @ArrayMaxSize(10)
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { each: true, message: 'each role must be a lower-case name of up to 32 characters' })
+  roles!: string[];
+}
+
+@ArgsType()
+class UsersArgs {
+  @Field(() => String, { nullable: true, description: 'Only usernames starting with this (ignoring case).' })
+  @IsOptional()
+  @MaxLength(64)
+  query?: string | null;
+
+  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_USER_PAGE_SIZE}.` })
+  @Min(1)
+  @Max(MAX_USER_PAGE_SIZE)
+  first!: number;
+
+  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
+  @IsOptional()
+  @MaxLength(200)
+  after?: string | null;
+}
+
+@ArgsType()
+class UserIdArgs {
+  @Field(() => ID)
+  @IsUUID()
+  id!: string;
+}
+
+@ArgsType()
+class DeleteUserArgs extends UserIdArgs {
+  @Field(() => Int, { description: 'The version the caller expects the user to have.' })
+  @IsInt()
+  @Min(1)
+  version!: number;
+}
+
+@ObjectType({ description: 'A page of users in username order.' })
+class UserPage {
+  @Field(() => [User]) items!: User[];
+  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
+}
+
+@Resolver()
+export class AdminResolver {
+  constructor(private readonly admin: UserAdministration) {}
+
+  @Authorized('admin')
+  @Query(() => UserPage, { description: 'Users in username order, optionally those whose name starts with `query` (admins only).' })
+  users(@Args() { query, first, after }: UsersArgs): Promise<UserPage> {
+    return this.admin.list(first, query, after);
+  }
+
+  @Authorized('admin')
+  @Query(() => User, { description: 'A user by id (admins only).' })
+  user(@Args() { id }: UserIdArgs): Promise<User> {
+    return this.admin.get(id);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, { description: 'Create a user (admins only). `conflict` when the username is taken; the password must pass the policy.' })
+  createUser(@Args() { username, password, roles }: CreateUserArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+    return this.admin.create(ctx.principal!.userId, username, password, roles);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, { description: 'Disable a user: their login is refused and every session of theirs is revoked at once. Not yourself, nor the last administrator.' })
+  disableUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+    return this.admin.disable(ctx.principal!.userId, id);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, { description: 'Enable a disabled user; they log in again (their old sessions stay revoked).' })
+  enableUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+    return this.admin.enable(ctx.principal!.userId, id);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, { description: "Clear the user's failed-login counts (from every client address)." })
+  unlockUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+    return this.admin.unlock(ctx.principal!.userId, id);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => User, {
+    description:
+      'Delete a user at the given version (`conflict` with currentVersion when it has another). Their sessions end at once; ' +
+      'what they own elsewhere (voices, syntheses) is deleted on the `user.deleted` event. Not yourself, nor the last administrator.',
+  })
+  deleteUser(@Args() { id, version }: DeleteUserArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+    return this.admin.delete(ctx.principal!.userId, id, version);
+  }
+}
