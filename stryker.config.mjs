@@ -37,12 +37,15 @@ export default {
   ],
   // A shared 2-core machine: one or two jest processes, each test with a generous timeout.
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 2),
+  // The first run of every test file, in one process, on a busy machine.
+  dryRunTimeoutMinutes: 30,
   timeoutMS: 30_000,
   timeoutFactor: 2,
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   thresholds: { high: 90, low: 80, break: null },
+  ignorePatterns: ['dist', 'data', 'coverage', 'reports'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };

@@ -1,6 +1,7 @@
 import { api, createUserAndLogin } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { decode, otherKey, serverPrivateKey, signWith, unsigned } from '../helpers/tokens';
+import { until } from '../helpers/wait';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -101,5 +102,35 @@ describe('refresh and logout', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual(unknown.body);
     expect((await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: other.token })).status).toBe(200);
+  });
+});
+
+describe('a subgraph that cannot read the auth database (tts)', () => {
+  // It learns of a revocation from the session.revoked event, relayed within EVENT_POLL_MS:
+  // wait for the refusal itself, not for a time.
+  const ttsRefuses = (token: string) =>
+    until(async () => {
+      const rest = await http.get('/api/v1/tts/voices', { token });
+      const gql = await http.graphql('{ voices { items { id } } }', {}, token);
+      return rest.status === 401 && rest.body.error === 'unauthorized' && gql.body.errors?.[0]?.extensions?.code === 'unauthorized';
+    }, 'the tts subgraph to refuse the token', 10_000);
+
+  it('refuses the tokens of a session that was logged out', async () => {
+    const tokens = await login();
+    expect((await http.get('/api/v1/tts/voices', { token: tokens.access_token })).status).toBe(200);
+    expect((await http.post('/api/v1/auth/logout', undefined, { token: tokens.access_token })).status).toBe(202);
+    await ttsRefuses(tokens.access_token);
+    // Another session of the same user is not affected.
+    expect((await http.get('/api/v1/tts/voices', { token: (await login()).access_token })).status).toBe(200);
+  });
+
+  it('refuses the tokens of a session revoked by refresh token reuse', async () => {
+    const first = await login();
+    const refreshed = await http.post('/api/v1/auth/refresh', { refresh_token: first.refresh_token });
+    expect(refreshed.status).toBe(202);
+    expect((await http.post('/api/v1/tts/voices', { name: `before reuse ${Date.now()}`, base_voice: 'f1' }, { token: refreshed.body.access_token })).status).toBe(202);
+    expect((await http.post('/api/v1/auth/refresh', { refresh_token: first.refresh_token })).status).toBe(401);
+    await ttsRefuses(refreshed.body.access_token);
+    await ttsRefuses(first.access_token);
   });
 });
