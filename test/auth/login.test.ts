@@ -1,3 +1,4 @@
+import argon2 from 'argon2';
 import { api, ISO_DATE, UUID } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 
@@ -33,6 +34,28 @@ describe('POST /api/v1/auth/login', () => {
     expect(wrong.body).toEqual(unknown.body);
     expect(wrong.body.error).toBe('unauthorized');
     expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('checks an unknown username against a decoy argon2id hash, exactly like a wrong password', async () => {
+    // The server runs in this process: count the argon2 verifications each answer cost.
+    const verify = jest.spyOn(argon2, 'verify');
+    try {
+      const costOf = async (username: string) => {
+        verify.mockClear();
+        const res = await http.post('/api/v1/auth/login', { username, password: 'not the password' });
+        expect(res.status).toBe(401);
+        return verify.mock.calls.map(([hash]) => String(hash).replace(/\$[^$]*\$[^$]*$/, ''));
+      };
+      const known = await costOf(ADMIN.username);
+      const unknown = await costOf(`nobody-${Date.now()}`);
+      const again = await costOf(`nobody-else-${Date.now()}`);
+      // One verification each, with the same parameters (argon2id, 19 MiB, t=2, p=1): same work.
+      expect(known).toEqual(['$argon2id$v=19$m=19456,p=1,t=2']);
+      expect(unknown).toEqual(known);
+      expect(again).toEqual(known);
+    } finally {
+      verify.mockRestore();
+    }
   });
 
   it('names each bad field in details', async () => {
