@@ -1,5 +1,7 @@
+import crypto from 'node:crypto';
+import jwt from 'jsonwebtoken';
 import { api, request } from '../helpers/http';
-import { startTestServer, TestServer } from '../helpers/server';
+import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -88,8 +90,23 @@ describe('conventions', () => {
     expect(asset.status).toBe(200);
   });
 
-  it('serves the public key as a JWKS', async () => {
+  it('serves the public key as a JWKS that verifies the tokens it issues, found by their kid', async () => {
     const res = await http.get('/.well-known/jwks.json');
-    expect(res.body.keys[0]).toEqual(expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) }));
+    expect(res.body.keys).toHaveLength(1);
+    const [jwk] = res.body.keys;
+    expect(jwk).toEqual(expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String), n: expect.any(String), e: 'AQAB' }));
+    expect(jwk).not.toHaveProperty('d'); // no private part
+
+    // As a service outside this codebase would: pick the key by the token's kid, verify with it.
+    const login = await http.post('/api/v1/auth/login', ADMIN);
+    const token = login.body.access_token as string;
+    const header = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
+    expect(header).toEqual({ alg: 'RS256', typ: 'JWT', kid: jwk.kid });
+    const key = crypto.createPublicKey({ key: jwk, format: 'jwk' });
+    const claims = jwt.verify(token, key, { algorithms: ['RS256'], issuer: server.config.JWT_ISSUER }) as jwt.JwtPayload;
+    expect(claims).toMatchObject({ sid: login.body.session_id, typ: 'access' });
+    // And it is this server's key: a token signed by another key does not verify with it.
+    const other = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    expect(() => jwt.verify(jwt.sign({ sub: 'x' }, other, { algorithm: 'RS256' }), key, { algorithms: ['RS256'] })).toThrow('invalid signature');
   });
 });
