@@ -87,6 +87,36 @@ describe('EventStream', () => {
     }
   });
 
+  it('misses nothing written while the replay reads the log: the subscriber is live before it replays', async () => {
+    const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
+    await stream.start();
+    const read = log.read.bind(log);
+    try {
+      const user = crypto.randomUUID();
+      const after = (await log.position()).lastSeq;
+      await log.append('t', [outboxRow(user, 0)]);
+      // Another writer commits right after the replay's read, and the poll has read it before
+      // this subscriber goes on from its replay.
+      const spy = jest.spyOn(log, 'read').mockImplementationOnce(async (...args) => {
+        const rows = await read(...args);
+        await log.append('t', [outboxRow(user, 1)]);
+        const { lastSeq } = await log.position();
+        await until(() => (stream as unknown as { head: number }).head >= lastSeq, 'the poll to read it');
+        return rows;
+      });
+      const events = stream.subscribe({ userId: user, after });
+      expect((await events.next()).value.resourceId).toBe('r0');
+      spy.mockRestore();
+      await log.append('t', [outboxRow(user, 2)]);
+      expect((await events.next()).value.resourceId).toBe('r1');
+      expect((await events.next()).value.resourceId).toBe('r2');
+      await events.return(undefined);
+    } finally {
+      jest.restoreAllMocks();
+      await stream.stop();
+    }
+  });
+
   it('replays from the position asked for, only the subscriber\'s events and types, and ends after endAfter', async () => {
     const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
     await stream.start();

@@ -4,6 +4,7 @@ import { EventLog } from '../../lib/event-log';
 import { api, createUserAndLogin, ISO_DATE, login, UUID } from '../helpers/http';
 import { ADMIN, startTestServer, TEST_DB, TestServer } from '../helpers/server';
 import { Frame, openStream, OpenStream } from '../helpers/sse';
+import { until } from '../helpers/wait';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -60,8 +61,9 @@ describe('GET /api/v1/events', () => {
 
   it('keeps an idle stream open with comment lines', async () => {
     const s = await stream(admin.access_token);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(s.text()).toMatch(/^: keep-alive$/m);
+    // Waits for the comment itself (EVENT_HEARTBEAT_SECONDS=1 here), not for a time.
+    await until(() => /^: keep-alive$/m.test(s.text()), 'a keep-alive comment', 10_000);
+    expect(s.frames).toEqual([]);
   });
 
   it('replays exactly the missed events after Last-Event-ID, then goes on live', async () => {
@@ -73,17 +75,41 @@ describe('GET /api/v1/events', () => {
 
     const missed = [];
     for (const name of ['missed 1', 'missed 2', 'missed 3']) missed.push((await http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token })).body.id);
+    // More voices are written while the stream resumes: the hand-off from the replay to live
+    // events happens under concurrent writes.
+    const create = (name: string) => http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token });
+    // Written one after another from before the resume until three after it has opened.
+    const during: string[] = [];
+    let opened = false;
+    const writing = (async () => {
+      for (let i = 1, after = 0; after < 3; i++, after += opened ? 1 : 0) {
+        during.push(`during ${i}`);
+        await create(`during ${i}`);
+      }
+    })();
     const resumed = await stream(user.token, '', seen.id);
-    const replayed = await resumed.waitFor(ofType('voice.created'), 3);
-    await http.post('/api/v1/tts/voices', { name: 'live', base_voice: 'f2' }, { token: user.token });
-    const all = await resumed.waitFor(ofType('voice.created'), 4);
-    expect(replayed.slice(0, 3).map((f) => f.data.id)).toEqual(missed);
-    expect(all.map((f) => f.data.name)).toEqual(['missed 1', 'missed 2', 'missed 3', 'live']);
-    expect(Number(all[0].id)).toBeGreaterThan(Number(seen.id));
+    opened = true;
+    await writing;
+    // The last one written: once it is here, anything doubled or missing would be too.
+    await create('sentinel');
+    const names = async (s: OpenStream) => {
+      await s.waitFor((f) => f.data.name === 'sentinel');
+      const frames = s.frames.filter(ofType('voice.created'));
+      const positions = frames.map((f) => Number(f.id));
+      expect(positions).toEqual([...new Set(positions)].sort((a, b) => a - b)); // rising, no duplicate
+      expect(positions[0]).toBeGreaterThan(Number(seen.id));
+      return frames.map((f) => f.data.name);
+    };
+    const got = await names(resumed);
+    expect(got.slice(0, 3)).toEqual(['missed 1', 'missed 2', 'missed 3']);
+    expect(got.slice(3, -1)).toEqual(during); // one writer: in order
+    expect(got.slice(-1)).toEqual(['sentinel']);
+    expect(resumed.frames.filter(ofType('voice.created')).slice(0, 3).map((f) => f.data.id)).toEqual(missed);
 
     // The query parameter does the same as the header.
     const byQuery = await stream(user.token, `?last_event_id=${seen.id}&types=voice.created`);
-    expect((await byQuery.waitFor(() => true, 4)).map((f) => f.data.name)).toEqual(['missed 1', 'missed 2', 'missed 3', 'live']);
+    expect(await names(byQuery)).toEqual(got);
+    expect(byQuery.frames.every(ofType('voice.created'))).toBe(true);
   });
 
   it('refuses a missing or bad token, a bad position, and scope=all to a non-admin', async () => {
@@ -115,8 +141,9 @@ describe('GET /api/v1/events', () => {
     await http.post('/api/v1/auth/logout', undefined, { token: user.token });
     await s.ended;
     expect(s.frames.map((f) => f.event)).toContain('session.revoked');
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await openStream(`${server.url}/api/v1/events`, { token: user.token })).status).toBe(401);
+    const refused = await openStream(`${server.url}/api/v1/events`, { token: user.token });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('unauthorized');
   });
 
   it('answers 410 resync_required to a resume from before what is kept', async () => {
