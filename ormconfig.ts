@@ -1,7 +1,7 @@
 // TypeORM data source options of each subgraph, for the embedded SQLite default and for
 // MySQL/MariaDB. Each subgraph owns its database: a file on SQLite, a schema on MySQL.
 import path from 'node:path';
-import type { DataSourceOptions } from 'typeorm';
+import type { DataSourceOptions, Logger } from 'typeorm';
 import type { Config } from './lib/config';
 
 export interface DataSourceSpec {
@@ -21,6 +21,9 @@ export function mysqlDatabaseName(config: Pick<Config, 'DATABASE_URL'>, name: st
   return prefix ? `${prefix}_${name}` : name;
 }
 
+const nothing = () => undefined;
+const silentLogger: Logger = { logQuery: nothing, logQueryError: nothing, logQuerySlow: nothing, logSchemaBuild: nothing, logMigration: nothing, log: nothing };
+
 export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSourceOptions {
   const common = {
     entities: spec.entities,
@@ -29,6 +32,9 @@ export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSou
     migrationsRun: false,
     synchronize: false,
     logging: false,
+    // TypeORM prints migration failures to the console whatever `logging` says; the entry
+    // points report them (lib/database.ts names the migration), once.
+    logger: silentLogger,
   } as const;
   if (!isMysql(config)) {
     return {

@@ -59,8 +59,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   return {
     url: http.url,
     async close() {
-      await events.stop(); // ends open streams, so that the server can finish its requests
-      await http.close();
+      const closing = http.close(); // ends open event streams with a final comment at once
+      await events.stop();
+      await closing;
       await gateway.stop();
       for (const s of subgraphs) await s.stop();
       await log.close();

@@ -41,8 +41,9 @@ export async function startGatewayServer(config: Config) {
   return {
     url: http.url,
     async close() {
+      const closing = http.close(); // ends open event streams with a final comment at once
       await events.stop();
-      await http.close();
+      await closing;
       await gateway.stop();
       await log.close();
     },

@@ -12,7 +12,7 @@ import { AppError, ERROR_STATUS } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
-import { normalizeError } from '../lib/graphql-errors';
+import { isUnavailableError, normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
@@ -279,7 +279,8 @@ export async function createEventsService(options: {
   }
 
   const failed = (err: unknown): ExecutionResult => {
-    const e = err instanceof AppError ? err : new AppError('internal_error');
+    // The event log unreachable while checking the session: 503, not a refused token.
+    const e = err instanceof AppError ? err : new AppError(isUnavailableError(err) ? 'service_unavailable' : 'internal_error');
     if (!(err instanceof AppError)) logger.error({ err }, 'event subscription failed to start');
     return { errors: [normalizeError(e.toJSON(), e, logger) as any] };
   };

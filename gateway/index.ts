@@ -89,9 +89,10 @@ async function remoteReady(url: string): Promise<boolean> {
  * rename, so a poll never sees half a file). A file that does not load leaves the running
  * supergraph in place.
  */
-function watchedSupergraph(file: string, logger: Logger): SupergraphSdlHook {
+function watchedSupergraph(file: string, logger: Logger, check: (sdl: string) => void): SupergraphSdlHook {
   return async ({ update }) => {
     let current = fs.readFileSync(file, 'utf8');
+    check(current);
     const reload = () => {
       let next: string;
       try {
@@ -101,6 +102,7 @@ function watchedSupergraph(file: string, logger: Logger): SupergraphSdlHook {
       }
       if (next === current) return;
       try {
+        check(next);
         update(next);
         current = next;
         logger.info({ file }, 'supergraph reloaded');
@@ -139,11 +141,31 @@ function graphqlBodyError(err: any, _req: Request, res: Response, next: NextFunc
   res.status(ERROR_STATUS[code]).json({ errors: [normalizeError(e.toJSON(), e)] });
 }
 
+/** The subgraph names a supergraph SDL joins (`enum join__Graph { AUTH @join__graph(name: "auth", …) }`). */
+export function supergraphSubgraphNames(sdl: string): string[] {
+  return [...sdl.matchAll(/@join__graph\(\s*name:\s*"([^"]+)"/g)].map((m) => m[1]);
+}
+
+/**
+ * Every subgraph the supergraph names must have an address here: the file's own URLs are
+ * placeholders (one file serves every deployment), never to be contacted.
+ */
+function checkAddresses(sdl: string, file: string, known: Set<string>): void {
+  const missing = supergraphSubgraphNames(sdl).filter((name) => !known.has(name));
+  if (missing.length) {
+    throw new Error(
+      `the supergraph ${file} names the subgraph${missing.length > 1 ? 's' : ''} ${missing.join(', ')} that SUBGRAPH_URLS does not give; add ${missing.map((n) => `${n}=http://…/graphql`).join(',')}`,
+    );
+  }
+}
+
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger, subgraphs } = options;
   const byName = new Map(subgraphs.map((s) => [s.name, s]));
-  const supergraphSdl = options.supergraphPath
-    ? watchedSupergraph(options.supergraphPath, logger)
+  const file = options.supergraphPath;
+  if (file) checkAddresses(fs.readFileSync(file, 'utf8'), file, new Set(byName.keys())); // before anything starts
+  const supergraphSdl = file
+    ? watchedSupergraph(file, logger, (sdl) => checkAddresses(sdl, file, new Set(byName.keys())))
     : composeSupergraph(await subgraphSdls(subgraphs));
   const verifier = new TokenVerifier(options.keys, options.config.JWT_ISSUER);
 
@@ -152,11 +174,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
   const gateway = new ApolloGateway({
     supergraphSdl,
-    buildService: ({ name, url }) => {
+    buildService: ({ name }) => {
       const endpoint = byName.get(name);
-      if (endpoint && 'local' in endpoint) return new InProcessDataSource(endpoint.local);
+      // Checked before: a supergraph naming an unknown subgraph is refused (checkAddresses).
+      if (!endpoint) throw new Error(`no address for the subgraph ${name} (SUBGRAPH_URLS)`);
+      if ('local' in endpoint) return new InProcessDataSource(endpoint.local);
       // Addresses come from configuration, so one supergraph file serves every deployment.
-      return new ForwardingDataSource({ url: endpoint?.url ?? url }, name);
+      return new ForwardingDataSource({ url: endpoint.url }, name);
     },
   });
   // The API schema, for the operation limits (checked before Apollo validates and plans).

@@ -20,6 +20,8 @@ const schema = z.object({
     .default('sqlite'),
   DATABASE_POOL_SIZE: int(1, 500).default(10),
   MIGRATIONS_RUN: bool.default(true),
+  /** How long a starting process waits for another one that is migrating the same database (MySQL). */
+  MIGRATION_LOCK_TIMEOUT_SECONDS: int(1, 3600).default(120),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Serve GET /metrics (Prometheus) on this port instead of the service's own. Either way it

@@ -92,19 +92,18 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
 
 const REVOKED_SQL = 'SELECT 1 FROM events WHERE resource_id = ? AND type = ? LIMIT 1';
 
+/** The event log's database: opened by every process that relays or streams, migrated under the same lock. */
+export const eventLogSpec = {
+  name: EVENTS_DATABASE,
+  entities: [LoggedEvent, EventSequence, SpentStreamTicket],
+  migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000],
+};
+
 export class EventLog {
   private constructor(readonly dataSource: DataSource) {}
 
   static async open(config: Config, logger?: Logger): Promise<EventLog> {
-    const dataSource = await openDatabase(
-      config,
-      {
-        name: EVENTS_DATABASE,
-        entities: [LoggedEvent, EventSequence, SpentStreamTicket],
-        migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000],
-      },
-      logger,
-    );
+    const dataSource = await openDatabase(config, eventLogSpec, logger);
     return new EventLog(dataSource);
   }
 

@@ -23,6 +23,9 @@ function validationDetails(errors: ClassValidatorError[], into: Record<string, s
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY',
+  // A server going down mid-query, a name that does not resolve for now, a queue after a fatal error.
+  'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ECONNABORTED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT',
 ]);
 
 /** True when the error (or what it wraps) says a dependency is unreachable: a 503, not a 500. */

@@ -27,8 +27,11 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
     });
     // Once closing, a connection whose response is done is ended instead of kept alive.
     let closing = false;
+    const open = new Set<http.ServerResponse>();
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       awaitingFirstRequest.delete(req.socket);
+      open.add(res);
+      res.once('close', () => open.delete(res));
       res.once('finish', () => closing && req.socket.end());
     });
     // A request the HTTP parser cannot read still gets the error object (Node's default: a bare 400).
@@ -55,6 +58,7 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
         close: (graceMs = 10_000) =>
           new Promise<void>((done) => {
             closing = true;
+            endEventStreams(open);
             const force = setTimeout(() => server.closeAllConnections(), graceMs).unref();
             server.close(() => {
               clearTimeout(force);
@@ -66,6 +70,24 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
       });
     });
   });
+}
+
+/** The comment that ends every open event stream when the process stops (EventSource then reconnects elsewhere). */
+export const SHUTDOWN_COMMENT = ': server shutting down\n\n';
+
+const isEventStream = (res: http.ServerResponse) => String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+
+/**
+ * Ends the Server-Sent Events responses still open: a final comment, then the end of the
+ * response. Whoever wrote to them (the facade's bridge, graphql-sse) sees them closed and stops;
+ * they never finish by themselves, so waiting for them would hold the shutdown to its grace.
+ */
+function endEventStreams(open: Set<http.ServerResponse>): void {
+  for (const res of open) {
+    if (!res.headersSent || res.writableEnded || !isEventStream(res)) continue;
+    res.on('error', () => undefined); // a late write of the stream's owner must not crash the stop
+    res.end(SHUTDOWN_COMMENT);
+  }
 }
 
 /** Runs `stop` once on SIGTERM or SIGINT, then exits. */
@@ -84,8 +106,21 @@ export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) =
 }
 
 /**
+ * What an operator reads when a process cannot start: one line naming the cause (port in use,
+ * database unreachable with its host, migration failed with its name, a setting missing).
+ * The stack is printed too only at LOG_LEVEL=debug or trace.
+ */
+export function startupFailure(err: unknown, port?: number): string {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e?.code === 'EADDRINUSE') return `port ${e.port ?? port} is already in use${e.address ? ` on ${e.address}` : ''}; stop the other process or set PORT`;
+  if (e?.code === 'EACCES' && e.syscall === 'listen') return `no permission to listen on port ${e.port ?? port}; use a port above 1023 or set PORT`;
+  if (e?.code === 'EADDRNOTAVAIL') return `cannot listen on ${e.address}: no such address here; set HOST`;
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0];
+}
+
+/**
  * The main of every entry point: read the configuration (a bad value exits 2 with the
- * message), start, and stop gracefully on SIGTERM/SIGINT.
+ * message), start (a failure exits 1 with one line), and stop gracefully on SIGTERM/SIGINT.
  */
 export function runService(start: (config: Config) => Promise<{ close(): Promise<void> }>): void {
   let config: Config;
@@ -106,7 +141,8 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
       await stopTracing();
     }, (m) => console.error(m)),
     (err) => {
-      console.error('failed to start:', err);
+      console.error(`failed to start: ${startupFailure(err, config.PORT)}`);
+      if (config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace') console.error(err);
       process.exit(1);
     },
   );

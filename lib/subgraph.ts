@@ -9,6 +9,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import { openDatabase, pingDatabase } from './database';
 import { AppError } from './errors';
+import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { Logger } from './logger';
 import { headerValue, Headers, requestIdFrom } from './request-context';
@@ -163,7 +164,7 @@ export async function startSubgraph(
           await checkPrincipal(principal, ctx);
           ctx.principal = principal;
         } catch (err) {
-          ctx.authError = err instanceof AppError ? err : new AppError('unauthorized');
+          ctx.authError = principalError(err, logger);
         }
       }
       return ctx;
@@ -174,6 +175,21 @@ export async function startSubgraph(
       await close();
     },
   };
+}
+
+/**
+ * Why a presented token was not accepted. A token whose session could not be looked up (the
+ * database is down) is not an invalid token: `service_unavailable`, never `unauthorized`, so
+ * that clients keep their tokens through a database outage.
+ */
+export function principalError(err: unknown, logger?: Logger): AppError {
+  if (err instanceof AppError) return err;
+  if (isUnavailableError(err)) {
+    logger?.warn({ err }, 'session check unavailable');
+    return new AppError('service_unavailable');
+  }
+  logger?.error({ err }, 'session check failed');
+  return new AppError('internal_error');
 }
 
 /** A subgraph's background work without its schema: a worker process of distributed mode. */

@@ -333,7 +333,8 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
     res.flushHeaders();
     res.write('retry: 2000\n\n');
     const stallMs = 2 * config.EVENT_HEARTBEAT_SECONDS * 1000;
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), config.EVENT_HEARTBEAT_SECONDS * 1000);
+    // Not once ended: a stopping server ends the stream itself (lib/http-server.ts).
+    const heartbeat = setInterval(() => res.writableEnded || res.write(': keep-alive\n\n'), config.EVENT_HEARTBEAT_SECONDS * 1000);
     let open = true;
     const closed = new Promise<void>((resolve) => res.once('close', () => {
       open = false;
@@ -342,7 +343,7 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
     }));
     try {
       for await (const result of results) {
-        if (!open) break;
+        if (!open || res.writableEnded) break;
         if (result.errors?.length) {
           const e = result.errors[0];
           res.write(`event: error\ndata: ${JSON.stringify({ error: e.extensions?.code ?? 'internal_error', message: e.message })}\n\n`);
@@ -359,7 +360,7 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
       req.log.error({ err }, 'event stream failed');
     } finally {
       clearInterval(heartbeat);
-      if (open) res.end();
+      if (open && !res.writableEnded) res.end();
     }
   };
 }
