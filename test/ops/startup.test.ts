@@ -104,8 +104,8 @@ describe('migrations', () => {
       const migrated = await run('migrate.js', [], env);
       expect(migrated.code).toBe(0);
       expect(migrated.stdout).toMatch(/^auth: ran CreateAuthTables1732000000000 /m);
-      expect(migrated.stdout).toMatch(/^tts: ran CreateTtsTables1733000000000, CreateSynthesesTable1734000000000 /m);
-      expect(migrated.stdout).toMatch(/^events: ran CreateEventLog1734000000000 /m);
+      expect(migrated.stdout).toMatch(/^tts: ran CreateTtsTables1733000000000, CreateSynthesesTable1734000000000\b/m);
+      expect(migrated.stdout).toMatch(/^events: ran CreateEventLog1734000000000\b/m);
       const again = await run('migrate.js', [], env);
       expect(lines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual(['auth: up to date', 'tts: up to date', 'events: up to date']);
 
@@ -140,9 +140,10 @@ describe('migrations', () => {
         ...Array.from({ length: 6 }, () => openDatabase(config, spec, undefined, (names) => ran.push(names))),
         ...Array.from({ length: 6 }, () => openDatabase(config, eventLogSpec, undefined, (names) => ran.push(names))),
       ]);
-      expect(ran.flat().sort()).toEqual(['CreateEventLog1734000000000', 'CreateSynthesesTable1734000000000', 'CreateTtsTables1733000000000']);
+      // Each migration ran once, in one of the processes; the others found nothing pending.
+      expect(ran.flat().sort()).toEqual([...spec.migrations, ...eventLogSpec.migrations].map((m) => m.name).sort());
       const [{ n }] = await opened[0].query('SELECT COUNT(*) AS n FROM migrations');
-      expect(Number(n)).toBe(2);
+      expect(Number(n)).toBe(spec.migrations.length);
       for (const ds of opened) await ds.destroy();
     } finally {
       await cleanupDatabases(config);
