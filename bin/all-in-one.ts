@@ -45,7 +45,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     graphql: {
       execute: (r) => gateway.execute(r),
       subscribe: (r) => events.subscribe(r),
-      checks: async () => ({ ...(await gateway.checks()), events: (await pingDatabase(log.dataSource)) ? 'up' : 'down' }),
+      checks: async () => {
+        const [report, events] = await Promise.all([gateway.readiness(), pingDatabase(log.dataSource)]);
+        return { ...report, checks: { ...report.checks, events: events ? 'up' : 'down' } };
+      },
     },
     mount: (a) => {
       a.use(events.router);

@@ -31,7 +31,10 @@ export async function startGatewayServer(config: Config) {
     config,
     logger,
     browsers: true,
-    checks: async () => ({ ...(await gateway.checks()), events: (await pingDatabase(log.dataSource)) ? 'up' : 'down' }),
+    checks: async () => {
+      const [report, events] = await Promise.all([gateway.readiness(), pingDatabase(log.dataSource)]);
+      return { ...report, checks: { ...report.checks, events: events ? 'up' : 'down' } };
+    },
   });
   app.use(events.router);
   app.use(gateway.router);

@@ -33,7 +33,7 @@ export async function startSubgraphServer(config: Config, name: string) {
   });
   await apollo.start();
 
-  const app = createBaseApp({ config, logger, checks: async () => ({ database: (await subgraph.ready()) ? 'up' : 'down' }) });
+  const app = createBaseApp({ config, logger, checks: () => subgraph.readiness() });
   app.use(
     '/graphql',
     express.json({ limit: config.BODY_LIMIT_BYTES }),

@@ -53,7 +53,7 @@ export interface OperationResult {
   errors?: readonly GraphQLFormattedError[];
 }
 
-import type { Checks } from '../lib/http-app';
+import type { Checks, CheckState, ReadinessReport } from '../lib/http-app';
 export type { Checks };
 
 export interface Gateway {
@@ -62,6 +62,8 @@ export interface Gateway {
   /** POST /graphql (and GET for the landing page is disabled). */
   router: Router;
   checks(): Promise<Checks>;
+  /** The checks, with the figures the subgraphs give (e.g. `details.synthesis`). */
+  readiness(): Promise<ReadinessReport>;
   stop(): Promise<void>;
 }
 
@@ -75,12 +77,14 @@ async function subgraphSdls(subgraphs: SubgraphEndpoint[]): Promise<SubgraphSdl[
   );
 }
 
-async function remoteReady(url: string): Promise<boolean> {
+async function remoteReadiness(url: string): Promise<ReadinessReport> {
   try {
     const res = await fetch(new URL('/health/ready', url), { signal: AbortSignal.timeout(2000) });
-    return res.ok;
+    const body = (await res.json().catch(() => ({}))) as Partial<ReadinessReport>;
+    if (!res.ok) return { checks: { database: 'down' } };
+    return { checks: { database: 'up', ...(body.checks ?? {}) }, details: body.details };
   } catch {
-    return false;
+    return { checks: { database: 'down' } };
   }
 }
 
@@ -271,6 +275,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   router.use('/graphql', graphqlBodyError);
 
+  /**
+   * A subgraph is `up` when it answers and its database does. The subgraphs' own checks
+   * (`synthesis: degraded`, …) are passed on by name, the worst state of any subgraph winning,
+   * with their figures: the gateway knows no particular subgraph.
+   */
+  async function readiness(): Promise<ReadinessReport> {
+    const reports = await Promise.all(subgraphs.map((s) => ('local' in s ? s.local.readiness() : remoteReadiness(s.url))));
+    const rank: Record<CheckState, number> = { up: 0, degraded: 1, down: 2 };
+    const checks: Checks = {};
+    const details: Record<string, unknown> = {};
+    reports.forEach((report, i) => {
+      const { database, ...own } = report.checks;
+      checks[subgraphs[i].name] = database === 'up' ? 'up' : 'down';
+      for (const [name, state] of Object.entries(own)) if (!checks[name] || rank[state] > rank[checks[name]]) checks[name] = state;
+      Object.assign(details, report.details);
+    });
+    const database: CheckState = subgraphs.every((s) => checks[s.name] === 'up') ? 'up' : 'down';
+    return { checks: { database, ...checks }, ...(Object.keys(details).length ? { details } : {}) };
+  }
+
   return {
     router,
     async execute({ query, variables, headers, clientIp }) {
@@ -287,13 +311,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (response.body.kind !== 'single') throw new Error('incremental delivery is not used here');
       return response.body.singleResult as OperationResult;
     },
-    async checks() {
-      // A subgraph is ready when it answers and its database does.
-      const entries = await Promise.all(
-        subgraphs.map(async (s) => [s.name, ('local' in s ? await s.local.ready() : await remoteReady(s.url)) ? 'up' : 'down'] as const),
-      );
-      return { database: entries.every(([, v]) => v === 'up') ? 'up' : 'down', ...Object.fromEntries(entries) };
-    },
+    checks: () => readiness().then((r) => r.checks),
+    readiness,
     async stop() {
       await apollo.stop();
     },

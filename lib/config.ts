@@ -97,6 +97,11 @@ const schema = z.object({
   SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
   /** Takes of one job (workers that died on it) before it is failed instead. */
   SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
+  /**
+   * How often every synthesis worker writes its heartbeat; one silent for three periods no
+   * longer counts as live (readiness marks synthesis `degraded` with none).
+   */
+  SYNTHESIS_HEARTBEAT_SECONDS: int(1, 300).default(5),
   /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
   SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
   /**

@@ -9,7 +9,17 @@ import type { Logger } from './logger';
 import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-context';
 
-export type Checks = Record<string, 'up' | 'down'>;
+/** `degraded`: it works, but not fully (e.g. no synthesis worker alive); readiness stays 200. */
+export type CheckState = 'up' | 'down' | 'degraded';
+export type Checks = Record<string, CheckState>;
+
+/** Checks, and figures that explain them (`details.synthesis.live_workers`, …). */
+export interface ReadinessReport {
+  checks: Checks;
+  details?: Record<string, unknown>;
+}
+
+export const isReadinessReport = (r: Checks | ReadinessReport): r is ReadinessReport => typeof (r as ReadinessReport).checks === 'object';
 
 /** Express's "trust proxy" from TRUST_PROXY: `true`/`false`, a hop count, or addresses/names. */
 function trustProxy(value: string): boolean | number | string {
@@ -20,8 +30,8 @@ function trustProxy(value: string): boolean | number | string {
 export interface BaseAppOptions {
   config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT' | 'METRICS_ENABLED'>;
   logger: Logger;
-  /** Readiness: every entry must be `up` for a 200. */
-  checks: () => Promise<Checks>;
+  /** Readiness: 503 when an entry is `down`, else 200 (`degraded` entries included). */
+  checks: () => Promise<Checks | ReadinessReport>;
   /** Where else the health endpoints are served besides the root (the facade: /api/v1). */
   healthPrefixes?: string[];
   /** Serves browsers (the facade, the gateway): CORS for CORS_ORIGINS on the API paths. */
@@ -109,9 +119,10 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
 
   const live = (_req: Request, res: Response) => res.json({ status: 'ok' });
   const ready = async (_req: Request, res: Response) => {
-    const result = await checks();
-    const ok = Object.values(result).every((v) => v === 'up');
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: result });
+    const answer = await checks();
+    const report = isReadinessReport(answer) ? answer : { checks: answer };
+    const ok = Object.values(report.checks).every((v) => v !== 'down');
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: report.checks, ...(report.details ? { details: report.details } : {}) });
   };
   // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts).
   if (config.METRICS_ENABLED && config.METRICS_PORT === undefined) app.get('/metrics', metricsHandler);

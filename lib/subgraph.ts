@@ -11,6 +11,7 @@ import { openDatabase, pingDatabase } from './database';
 import { AppError } from './errors';
 import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
+import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
 import { headerValue, Headers, requestIdFrom } from './request-context';
 import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
@@ -50,6 +51,8 @@ export interface SubgraphParts {
   checkPrincipal?: (principal: Principal, ctx: SubgraphContext) => Promise<void>;
   start?: () => Promise<void>;
   stop?: () => Promise<void>;
+  /** Readiness beyond its database (asked only while the database answers): e.g. tts's `synthesis`. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 /** Work a subgraph does in the background (rendering jobs, …), apart from answering queries. */
@@ -77,6 +80,8 @@ export interface RunningSubgraph {
    */
   createContext(input: { headers: Headers; clientIp: string; verified?: Principal }): Promise<SubgraphContext>;
   ready(): Promise<boolean>;
+  /** `database` and the subgraph's own checks, with their figures. */
+  readiness(): Promise<ReadinessReport>;
   stop(): Promise<void>;
 }
 
@@ -170,6 +175,17 @@ export async function startSubgraph(
       return ctx;
     },
     ready: () => pingDatabase(dataSource),
+    async readiness() {
+      if (!(await pingDatabase(dataSource))) return { checks: { database: 'down' } };
+      if (!parts.readiness) return { checks: { database: 'up' } };
+      try {
+        const own = await parts.readiness();
+        return { checks: { database: 'up', ...own.checks }, details: own.details };
+      } catch (err) {
+        logger.warn({ err }, 'readiness check failed');
+        return { checks: { database: 'down' } };
+      }
+    },
     async stop() {
       await parts.stop?.();
       await close();

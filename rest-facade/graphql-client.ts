@@ -1,7 +1,7 @@
 // How the facade reaches the gateway: a function call in one process, HTTP otherwise.
 // Either way the facade only ever sends GraphQL operations.
 import type { GraphQLFormattedError } from 'graphql';
-import type { Checks } from '../lib/http-app';
+import type { Checks, ReadinessReport } from '../lib/http-app';
 import { post } from '../lib/http-client';
 import { forwardedHeaders, Headers, headerValue, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
 
@@ -15,7 +15,7 @@ export interface GraphQLClient {
   /** A subscription: its stream of results, or the errors that kept it from starting. */
   subscribe(request: { query: string; variables?: Record<string, unknown>; headers: Headers }): Promise<AsyncGenerator<GraphQLResult> | GraphQLResult>;
   /** Readiness of everything behind the gateway: `{ database: 'up', auth: 'up', … }`. */
-  checks(): Promise<Checks>;
+  checks(): Promise<Checks | ReadinessReport>;
 }
 
 /** No connection could be made: the request never reached that gateway, so another may safely take it. */
@@ -77,8 +77,8 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
       try {
         return await withGateway(async (gateway) => {
           const res = await fetch(new URL('/health/ready', gateway.url), { signal: AbortSignal.timeout(3000) });
-          const body = (await res.json()) as { checks?: Checks };
-          return { gateway: 'up', ...(body.checks ?? {}) } as Checks;
+          const body = (await res.json()) as Partial<ReadinessReport>;
+          return { checks: { gateway: 'up', ...(body.checks ?? {}) }, ...(body.details ? { details: body.details } : {}) } as ReadinessReport;
         });
       } catch {
         return { gateway: 'down' };

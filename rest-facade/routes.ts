@@ -3,7 +3,7 @@
 import type { RouteInput, RouteSpec } from './route-spec';
 import {
   BaseVoiceList, ChangePasswordRequest, CommandAck, CreateUserRequest, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, SessionPage,
-  SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisRequest, TokenSet, UpdateVoiceRequest, User, UserPage, uuidParam,
+  SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisAck, SynthesisRequest, SynthesisStatus, TokenSet, UpdateVoiceRequest, User, UserPage, uuidParam,
   Voice, VoicePage,
 } from './schemas';
 
@@ -362,17 +362,19 @@ export const routes: RouteSpec[] = [
       'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. `speed` (0.25–4.0) is ' +
       'the real speed of the audio: eSpeak NG speaks 80 to 450 words per minute (175 at speed 1.0), and speeds beyond that are rendered ' +
       'at the nearest rate and time-stretched (WSOLA) with the pitch kept. A job whose audio would ' +
-      'last more than 60 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason.',
+      'last more than 60 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason. With no synthesis worker alive the job is still ' +
+      'accepted and kept queued; the answer then carries a `warning`.',
     body: SynthesisRequest,
     operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
-      result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,
+      result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id warning } }`,
     variables: ({ body }) => ({
       text: body.text, voiceId: body.voice_id, baseVoice: body.base_voice, voiceBlend: body.voice_blend, language: body.language, speed: body.speed,
     }),
     status: 202,
-    ack: 'Synthesis queued.',
+    // `warning` only when no worker is alive to take it (readiness shows synthesis: degraded).
+    present: (r) => ({ id: r.id, message: 'Synthesis queued.', ...(r.warning ? { warning: r.warning } : {}) }),
     location: (r) => `/api/v1/tts/syntheses/${r.id}`,
-    response: CommandAck,
+    response: SynthesisAck,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
@@ -397,6 +399,16 @@ export const routes: RouteSpec[] = [
     present: ({ items, next_cursor }) => ({ items: items.map(presentSynthesis), next_cursor }),
     response: SynthesisPage,
     errors: ['validation_error', 'unauthorized'],
+  },
+  {
+    method: 'get', path: '/tts/status', tag: 'TTS', auth: true,
+    summary: 'Whether speech is being rendered: live synthesis workers and the age of the oldest queued job',
+    description: '`status` is `degraded` while no synthesis worker is alive (jobs are accepted and wait queued). The same figures are ' +
+      'in `/health/ready` under `details.synthesis`.',
+    operation: `query SynthesisStatus { result: synthesisStatus { status live_workers: liveWorkers queued oldest_queued_age_seconds: oldestQueuedAgeSeconds } }`,
+    status: 200,
+    response: SynthesisStatus,
+    errors: ['unauthorized'],
   },
   {
     method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,

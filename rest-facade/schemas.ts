@@ -24,6 +24,26 @@ export const CommandAck: JsonSchema = {
   properties: { id: { type: 'string', format: 'uuid' }, message: { type: 'string' } },
 };
 
+export const SynthesisAck: JsonSchema = {
+  type: 'object',
+  required: ['id', 'message'],
+  properties: {
+    ...(CommandAck.properties as Record<string, JsonSchema>),
+    warning: { type: 'string', description: 'Present when no synthesis worker is alive: the job is kept queued until one starts.' },
+  },
+};
+
+export const SynthesisStatus: JsonSchema = {
+  type: 'object',
+  required: ['status', 'live_workers', 'queued', 'oldest_queued_age_seconds'],
+  properties: {
+    status: { type: 'string', enum: ['up', 'degraded'], description: '`degraded`: no live worker; jobs wait queued' },
+    live_workers: { type: 'integer', description: 'Synthesis workers whose heartbeat is recent' },
+    queued: { type: 'integer', description: 'Jobs waiting (every user\'s)' },
+    oldest_queued_age_seconds: { type: 'number', nullable: true, description: 'How long the oldest queued job has waited; null with none' },
+  },
+};
+
 export const LoginRequest: JsonSchema = {
   type: 'object',
   required: ['username', 'password'],
@@ -299,7 +319,8 @@ export const Health: JsonSchema = {
   required: ['status'],
   properties: {
     status: { type: 'string', enum: ['ok', 'ready', 'not_ready'] },
-    checks: { type: 'object', additionalProperties: { type: 'string', enum: ['up', 'down'] } },
+    checks: { type: 'object', additionalProperties: { type: 'string', enum: ['up', 'down', 'degraded'] } },
+    details: { type: 'object', additionalProperties: true, description: 'Figures behind the checks, e.g. `synthesis.live_workers`, `synthesis.oldest_queued_age_seconds`' },
   },
 };
 
@@ -307,6 +328,7 @@ export const components = {
   ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, SessionListItem, SessionPage, SessionsRevoked,
   ChangePasswordRequest, CreateUserRequest, User, UserPage, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
   Synthesis, SynthesisPage, BaseVoice, BaseVoiceList, EventFrame, Health,
+  SynthesisAck, SynthesisStatus,
 };
 
 export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });

@@ -16,6 +16,10 @@ import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000
 import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-CreateEventConsumers';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
+import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
+import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
+import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
+import { WorkerHeartbeat } from './worker-heartbeat';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -41,6 +45,11 @@ function reportQueue({ dataSource }: SubgraphDeps): () => void {
   };
 }
 
+/** Its heartbeat, apart from how it takes jobs: readiness counts live workers by it. */
+function heartbeatOf({ config, dataSource, logger }: SubgraphDeps, worker: SynthesisWorker, concurrency: number) {
+  return new WorkerHeartbeat(dataSource, worker.id, concurrency, config.SYNTHESIS_HEARTBEAT_SECONDS, logger);
+}
+
 function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: SpeechEngine, store: AudioStore, concurrency: number) {
   return new SynthesisWorker({
     dataSource, engine, store, logger, concurrency,
@@ -53,8 +62,11 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateEventConsumers1737400000000],
+  entities: [Voice, Synthesis, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
+  migrations: [
+    CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateEventConsumers1737400000000,
+    CreateSynthesisWorkersTable1737500000000,
+  ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
@@ -62,13 +74,15 @@ export const ttsSubgraph: SubgraphDefinition = {
     const voices = new VoiceService(dataSource, engine);
     // In-process rendering unless this process leaves it to worker processes.
     const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
+    const heartbeat = worker && heartbeatOf(deps, worker, config.SYNTHESIS_CONCURRENCY);
+    const status = new SynthesisStatusResolver(dataSource, config.SYNTHESIS_HEARTBEAT_SECONDS);
     const syntheses = new SynthesisService(dataSource, engine, voices, store, () => worker?.wake());
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
     const cascade = userDeletionConsumer({ dataSource, log: events, store, intervalMs: config.EVENT_POLL_MS, logger });
     return {
-      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES)],
+      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES), status],
       orphanedTypes: [UserReference],
       references: {
         // Other subgraphs may point at a voice or a synthesis; only its owner sees it.
@@ -85,6 +99,7 @@ export const ttsSubgraph: SubgraphDefinition = {
         worker?.start();
         stopReporting = reportQueue(deps);
         await cascade.start();
+        heartbeat?.start();
         // Any instance may prune: deleting what is already gone is harmless.
         retention = startPoller({
           name: 'synthesis retention',
@@ -101,7 +116,16 @@ export const ttsSubgraph: SubgraphDefinition = {
         await cascade.stop();
         await retention?.stop();
         await worker?.stop();
+        await heartbeat?.stop();
         await engine.stop();
+      },
+      // Without a live worker the service still answers and keeps jobs: degraded, not down.
+      async readiness() {
+        const h = await status.health();
+        return {
+          checks: { synthesis: h.status },
+          details: { synthesis: { live_workers: h.liveWorkers, queued: h.queued, oldest_queued_age_seconds: h.oldestQueuedAgeSeconds } },
+        };
       },
     };
   },
@@ -110,10 +134,13 @@ export const ttsSubgraph: SubgraphDefinition = {
     const concurrency = Math.max(1, deps.config.SYNTHESIS_CONCURRENCY);
     const engine = new EspeakEngine(concurrency);
     const worker = synthesisWorker(deps, engine, new DiskAudioStore(deps.config.audioDir), concurrency);
+    const heartbeat = heartbeatOf(deps, worker, concurrency);
     worker.start();
+    heartbeat.start();
     return {
       async stop() {
         await worker.stop();
+        await heartbeat.stop();
         await engine.stop();
       },
     };
