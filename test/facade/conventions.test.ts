@@ -62,7 +62,7 @@ describe('conventions', () => {
       expect((await http.get(`${prefix}/health/live`)).body).toEqual({ status: 'ok' });
       const ready = await http.get(`${prefix}/health/ready`);
       expect(ready.status).toBe(200);
-      expect(ready.body).toEqual({ status: 'ready', checks: expect.objectContaining({ database: 'up', auth: 'up' }) });
+      expect(ready.body).toEqual({ status: 'ready', checks: expect.objectContaining({ database: 'up', auth: 'up' }), details: expect.any(Object) });
     }
   });
 
