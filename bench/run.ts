@@ -7,6 +7,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   events: () => import('./events'),
   synthesis: () => import('./synthesis'),
   distributed: () => import('./distributed'),
+  ops: () => import('./ops'),
   ceiling: () => import('./ceiling'),
   gateways: () => import('./gateways'),
   observability: () => import('./observability'),
