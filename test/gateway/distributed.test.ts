@@ -10,6 +10,7 @@ import { buildSubgraphSdls } from '../../bin/compose';
 import { composeSupergraph } from '../../gateway/compose';
 import { loadConfig } from '../../lib/config';
 import { api } from '../helpers/http';
+import { until } from '../helpers/wait';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 
 const isolated = isolatedEnv();
@@ -93,16 +94,32 @@ describe('distributed mode over HTTP', () => {
     const original = fs.readFileSync(supergraphFile, 'utf8');
     expect(await description()).toBe('The calling user.');
 
+    // Node polls a watched file once for all its listeners: ours is called on the same poll as
+    // the gateway's, after it. Then the gateway has seen the broken file.
+    const polled = new Promise<void>((resolve) => {
+      const seen = () => {
+        fs.unwatchFile(supergraphFile, seen);
+        resolve();
+      };
+      fs.watchFile(supergraphFile, { interval: 100 }, seen);
+    });
     fs.writeFileSync(supergraphFile, 'this is not a supergraph {');
-    await new Promise((r) => setTimeout(r, 1500));
+    await polled;
     expect(await description()).toBe('The calling user.');
 
     fs.writeFileSync(supergraphFile, original.replace('"""The calling user."""', '"""The calling user, reloaded."""'));
-    let seen = '';
-    for (let i = 0; i < 20 && seen !== 'The calling user, reloaded.'; i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      seen = await description();
-    }
-    expect(seen).toBe('The calling user, reloaded.');
+    await until(async () => (await description()) === 'The calling user, reloaded.', 'the reloaded supergraph', 20_000);
+  });
+
+  it("the gateway's readiness is 503 naming a subgraph that is down, and so is the facade's", async () => {
+    const auth = services.pop()!; // the subgraph, started first
+    await auth.close();
+    const gatewayReady = await api(gatewayUrl).get('/health/ready');
+    expect(gatewayReady.status).toBe(503);
+    expect(gatewayReady.body).toEqual({ status: 'not_ready', checks: expect.objectContaining({ auth: 'down' }) });
+    const facadeReady = await api(facadeUrl).get('/health/ready');
+    expect(facadeReady.status).toBe(503);
+    expect(facadeReady.body.status).toBe('not_ready');
+    expect((await api(facadeUrl).get('/health/live')).status).toBe(200);
   });
 });
