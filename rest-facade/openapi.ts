@@ -12,6 +12,12 @@ const errorResponse = (code: ErrorCode) => ({
   ...(code === 'unauthorized' ? { headers: { 'WWW-Authenticate': { schema: { type: 'string', example: 'Bearer' } } } } : {}),
 });
 
+/** Every operation reads it; one that does not match is replaced by a new id rather than refused. */
+const REQUEST_ID_PARAM = {
+  name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+  description: 'Echoed in the answer\'s X-Request-Id and the logs; a value that does not match is replaced by a new id',
+};
+
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
@@ -64,7 +70,7 @@ function operation(route: RouteSpec) {
         { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag: Range applies only while it matches' },
       ] : []),
       ...(route.headerParams ?? []).map(({ name, schema, description }) => ({ name, in: 'header', required: false, schema, description })),
-      ...(route.stream ? [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event (sent by EventSource on reconnect)' }] : []),
+      REQUEST_ID_PARAM,
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
         name, in: 'query', required: route.query?.required?.includes(name) ?? false, schema,

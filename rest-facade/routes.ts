@@ -14,6 +14,9 @@ const SYNTHESIS_FIELDS = `id state voice_id: voiceId base_voice: baseVoice voice
 /** REST spells states in lower case; `error` is there only when it failed. */
 const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any>) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) });
 
+/** A resume position, as EventSource sends it (empty when it has none). */
+const LAST_EVENT_ID = { type: 'string', pattern: '^(\\d{1,15})?$' };
+
 /** `If-Match: "3"` (or a bare 3): the version a conditional write expects; undefined when absent, NaN when malformed. */
 function ifMatchVersion(headers: RouteInput['headers']): number | undefined {
   const value = headers['if-match'];
@@ -289,7 +292,7 @@ export const routes: RouteSpec[] = [
         type: 'object',
         properties: {
           limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+          cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
         },
       },
     },
@@ -321,7 +324,7 @@ export const routes: RouteSpec[] = [
       '(`changed`, with their former values in `previous`). Syntheses already requested keep the settings they were requested with.',
     params: { voiceId: uuidParam },
     query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Or If-Match' } } } },
-    headerParams: [{ name: 'If-Match', schema: { type: 'string', example: '"3"' }, description: 'The version you expect, quoted (the ETag of GET); instead of ?version' }],
+    headerParams: [{ name: 'If-Match', schema: { type: 'string', pattern: '^\\s*"?[1-9][0-9]{0,8}"?\\s*$', example: '"3"' }, description: 'The version you expect, quoted (the ETag of GET); instead of ?version' }],
     check: checkVersion,
     body: UpdateVoiceRequest,
     operation: `mutation UpdateVoice($id: ID!, $version: Int!, $name: String, $description: String, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
@@ -387,7 +390,7 @@ export const routes: RouteSpec[] = [
         type: 'object',
         properties: {
           limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+          cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
           state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' },
         },
       },
@@ -466,7 +469,7 @@ export const routes: RouteSpec[] = [
         properties: {
           scope: { type: 'string', enum: ['own', 'all'], default: 'own' },
           types: { type: 'string', maxLength: 1000, description: 'Only these event types, comma-separated', example: 'voice.created,voice.deleted' },
-          last_event_id: { type: 'string', pattern: '^\\d{1,15}$', description: 'Like the Last-Event-ID header' },
+          last_event_id: { type: 'string', pattern: '^\\d{1,15}$', description: 'Like the Last-Event-ID header; wins over it' },
           ticket: {
             type: 'string', maxLength: 4096, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
             description: 'A stream ticket (POST /api/v1/auth/stream-ticket), instead of the Authorization header',
@@ -476,8 +479,15 @@ export const routes: RouteSpec[] = [
     },
     operation: `subscription Events($after: ID, $types: [String!], $scope: EventScope) {
       result: events(after: $after, types: $types, scope: $scope) { seq event_id: eventId type id: resourceId user_id: userId occurred_at: occurredAt data } }`,
+    headerParams: [{ name: 'Last-Event-ID', schema: LAST_EVENT_ID, description: 'Resume after this event (EventSource sends it when it reconnects); empty: no position' }],
+    check: ({ headers }) => {
+      const value = headers['last-event-id'];
+      return value === undefined || (typeof value === 'string' && new RegExp(LAST_EVENT_ID.pattern as string).test(value))
+        ? null
+        : { 'Last-Event-ID': ['must be the id of an event (a stream position: digits)'] };
+    },
     variables: ({ query, headers }) => ({
-      after: query.last_event_id ?? headers['last-event-id'],
+      after: query.last_event_id ?? (headers['last-event-id'] || undefined),
       types: typeof query.types === 'string' ? query.types.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
       scope: query.scope ?? 'own',
     }),

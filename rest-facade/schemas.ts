@@ -47,9 +47,9 @@ export const SynthesisStatus: JsonSchema = {
 export const LoginRequest: JsonSchema = {
   type: 'object',
   required: ['username', 'password'],
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   properties: {
-    username: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S', description: '1–64 characters after trimming' },
+    username: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S', description: '1–64 characters, not only white space (surrounding white space is trimmed)' },
     password: { type: 'string', minLength: 8, maxLength: 1024 },
   },
 };
@@ -57,7 +57,7 @@ export const LoginRequest: JsonSchema = {
 export const RefreshRequest: JsonSchema = {
   type: 'object',
   required: ['refresh_token'],
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   properties: { refresh_token: { type: 'string', minLength: 1, maxLength: 8192 } },
 };
 
@@ -135,7 +135,7 @@ const NEW_PASSWORD_RULE = '8–1024 characters, and hard to guess: a zxcvbn stre
 export const ChangePasswordRequest: JsonSchema = {
   type: 'object',
   required: ['current_password', 'new_password'],
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   properties: {
     current_password: { type: 'string', minLength: 1, maxLength: 1024 },
     new_password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
@@ -145,9 +145,9 @@ export const ChangePasswordRequest: JsonSchema = {
 export const CreateUserRequest: JsonSchema = {
   type: 'object',
   required: ['username', 'password'],
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   properties: {
-    username: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S', description: '1–64 characters after trimming; unique ignoring case' },
+    username: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S', description: '1–64 characters, not only white space (surrounding white space is trimmed); unique ignoring case' },
     password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
     roles: {
       type: 'array', maxItems: 10, default: [], example: ['admin'],
@@ -178,24 +178,40 @@ export const UserPage: JsonSchema = {
     next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
   },
 };
+/**
+ * `x-catalog`: the value must be one listed by that endpoint (the catalog belongs to the speech
+ * engine, behind the gateway; the facade does not know it, so it links to it instead of an enum).
+ */
+const BASE_VOICE_CATALOG = { href: '/api/v1/tts/base-voices', values: 'items[].name', case_insensitive: true };
+const LANGUAGE_CATALOG = { href: '/api/v1/tts/base-voices', values: 'items[].languages[]', case_insensitive: true };
+/** name or name(weight), weight in (0, 100], "+"-joined, at most 8 parts. */
+const BLEND_PART = '[A-Za-z0-9_-]+(\\(([1-9][0-9]?(\\.[0-9]+)?|100(\\.0+)?|0\\.[0-9]*[1-9][0-9]*)\\))?';
+const BLEND_PATTERN = `^${BLEND_PART}(\\+${BLEND_PART}){0,7}$`;
 
 /** How a voice speaks: the fields of a voice and of a synthesis with inline settings. */
 const VOICE_SETTINGS: Record<string, JsonSchema> = {
-  base_voice: { type: 'string', minLength: 1, maxLength: 64, description: 'A name from GET /api/v1/tts/base-voices (case-insensitive; stored as the catalog spells it)', example: 'f3' },
-  voice_blend: {
-    type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)',
-    description: 'Base voice names joined by "+", each optionally weighted as name(weight), weight above 0 and at most 100; at most 8 parts',
+  base_voice: {
+    type: 'string', minLength: 1, maxLength: 64, example: 'f3', 'x-catalog': BASE_VOICE_CATALOG,
+    description: 'A name from GET /api/v1/tts/base-voices (`items[].name`; case-insensitive; stored as the catalog spells it)',
   },
-  language: { type: 'string', minLength: 1, maxLength: 35, description: 'A language tag of the engine (listed with each base voice); default en-us', example: 'en-us' },
+  voice_blend: {
+    type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)', pattern: BLEND_PATTERN, 'x-catalog': BASE_VOICE_CATALOG,
+    description: 'Base voice names (from GET /api/v1/tts/base-voices, case-insensitive) joined by "+", each optionally weighted as ' +
+      'name(weight), weight above 0 and at most 100; at most 8 parts',
+  },
+  language: {
+    type: 'string', minLength: 1, maxLength: 35, example: 'en-us', 'x-catalog': LANGUAGE_CATALOG,
+    description: 'A language tag of the engine (`items[].languages[]` of GET /api/v1/tts/base-voices; case-insensitive); default en-us',
+  },
   speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays' },
 };
 
-const VOICE_NAME: JsonSchema = { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: '1–100 characters after trimming; unique among your voices, ignoring case' };
+const VOICE_NAME: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', description: '1–100 characters, not only white space (surrounding white space is trimmed); unique among your voices, ignoring case' };
 
 export const CreateVoiceRequest: JsonSchema = {
   type: 'object',
   required: ['name', 'base_voice'],
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   properties: {
     name: VOICE_NAME,
     description: { type: 'string', maxLength: 1000 },
@@ -205,7 +221,7 @@ export const CreateVoiceRequest: JsonSchema = {
 
 export const UpdateVoiceRequest: JsonSchema = {
   type: 'object',
-  additionalProperties: false,
+  additionalProperties: true, // unknown fields are ignored
   minProperties: 1,
   description: 'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
     '`voice_blend` may be null to clear them.',
@@ -247,8 +263,13 @@ export const VoicePage: JsonSchema = {
 export const SynthesisRequest: JsonSchema = {
   type: 'object',
   required: ['text'],
-  additionalProperties: false,
-  description: 'Give `voice_id`, or `base_voice` with any of `voice_blend`, `language`, `speed`; not both.',
+  additionalProperties: true, // unknown fields are ignored
+  description: 'Give `voice_id`, or `base_voice` with any of `voice_blend`, `language`, `speed`; exactly one of the two.',
+  oneOf: [
+    { title: 'A voice of yours', required: ['voice_id'], not: { anyOf: ['base_voice', 'voice_blend', 'language', 'speed'].map((f) => ({ required: [f] })) } },
+    { title: 'Inline settings', required: ['base_voice'], not: { required: ['voice_id'] } },
+  ],
+  'x-one-of-error': { field: 'voice_id', message: 'give voice_id, or base_voice with any of voice_blend, language, speed; exactly one of the two' },
   properties: {
     text: { type: 'string', minLength: 1, maxLength: 10000, pattern: '\\S', description: 'What to say: 1 to 10,000 characters (code points), not only white space' },
     voice_id: { type: 'string', format: 'uuid', description: 'One of your voices; its settings are copied into the synthesis now' },

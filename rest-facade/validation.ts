@@ -3,13 +3,22 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { RouteSpec } from './route-spec';
 
-const bodyAjv = addFormats(new Ajv({ allErrors: true, removeAdditional: 'all', strict: false }));
+// verbose: an error carries its schema, where `x-one-of-error` says how to name an exactly-one failure.
+const bodyAjv = addFormats(new Ajv({ allErrors: true, removeAdditional: 'all', strict: false, verbose: true }));
 const paramAjv = addFormats(new Ajv({ allErrors: true, coerceTypes: true, removeAdditional: 'all', strict: false }));
 
 export type FieldErrors = Record<string, string[]>;
 
 function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors): void {
+  const oneOfs = (errors ?? []).filter((e) => e.keyword === 'oneOf');
   for (const e of errors ?? []) {
+    // An exactly-one failure is one message, not one per alternative that did not match.
+    if (oneOfs.some((o) => o !== e && e.instancePath === o.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`))) continue;
+    const oneOfError = e.keyword === 'oneOf' ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error'] : undefined;
+    if (oneOfError) {
+      (into[oneOfError.field] ??= []).push(oneOfError.message);
+      continue;
+    }
     const field =
       e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
     const message =
