@@ -86,7 +86,11 @@ describe('POST /api/v1/tts/voices', () => {
     [{ name: 'ok', base_voice: 'f3', description: 'd'.repeat(1001) }, ['description']],
     // The shape is checked first; the catalog only once the shape is right.
     [{ name: 42, base_voice: 'nope', speed: 9 }, ['name', 'speed']],
-    [{ name: 'ok', base_voice: 'nope', voice_blend: '+', language: 'xx' }, ['base_voice', 'language', 'voice_blend']],
+    // The catalog checks (after the shape is right) name every field they refuse.
+    [{ name: 'ok', base_voice: 'nope', voice_blend: 'nope(2)+f1', language: 'xx' }, ['base_voice', 'language', 'voice_blend']],
+    // A blend that is not name(weight)+… is a shape error, found before the catalog is asked.
+    [{ name: 'ok', base_voice: 'f1', voice_blend: '+' }, ['voice_blend']],
+    [{ name: 'ok', base_voice: 'f1', voice_blend: 'f1(0)+m1(101)' }, ['voice_blend']],
   ])('%j is a validation_error naming %j', async (body, fields) => {
     const res = await http.post('/api/v1/tts/voices', body, { token });
     expect(res.status).toBe(400);
