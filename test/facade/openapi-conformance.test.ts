@@ -84,7 +84,9 @@ function generate(schema: Schema): any {
       if (schema.format === 'date-time') return new Date().toISOString();
       const min = schema.minLength ?? 0;
       const max = Math.min(schema.maxLength ?? 60, 10_000);
-      const length = random() < 0.1 ? max : int(min, Math.min(max, min + 40));
+      // Lengths at and near the documented bounds as often as short ones: that is where documents and servers disagree.
+      const r = random();
+      const length = r < 0.3 ? max : r < 0.45 ? Math.max(min, max - int(0, 2)) : r < 0.55 ? min : int(min, Math.min(max, min + 40));
       if (schema.pattern && schema.pattern !== '\\S') {
         const r = new RandExp(schema.pattern);
         r.max = 8;
