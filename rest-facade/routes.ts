@@ -49,7 +49,7 @@ const PAGE_QUERY = {
     type: 'object',
     properties: {
       limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-      cursor: { type: 'string', maxLength: 200, description: 'next_cursor of the previous page' },
+      cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
     },
   },
 };
