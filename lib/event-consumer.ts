@@ -75,6 +75,12 @@ export class EventConsumer {
     }
   }
 
+  private anyBetween(after: number, end: number): Promise<boolean> {
+    return this.options.log.dataSource.manager.exists(LoggedEvent, {
+      where: { seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after, end }), type: In(this.options.types) },
+    });
+  }
+
   /** Handles every event of its types up to the log's current end; the number handled here. */
   async drain(): Promise<number> {
     const { dataSource, log, name, types, handle } = this.options;
@@ -83,6 +89,13 @@ export class EventConsumer {
     for (;;) {
       const { lastSeq: end } = await log.position();
       if (end <= this.seen) return handled;
+      // Most new events are of other types: look without the lock first, and leave the position
+      // row alone when there is nothing for us (no write transaction per unrelated event). The
+      // stored position may then lag; the next handled batch scans on from it, which is cheap.
+      if (this.seen >= 0 && !(await this.anyBetween(this.seen, end))) {
+        this.seen = end;
+        return handled;
+      }
       const result = await inTransaction(dataSource, async (m) => {
         // The write comes first: on MySQL it locks the row until commit (and the read below then
         // sees the latest position); on SQLite it takes the database's write lock at once.

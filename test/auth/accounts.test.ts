@@ -4,7 +4,11 @@
 // subgraph and at the tts subgraph, which only learns of them through the event log.
 import { api, createUserAndLogin, ISO_DATE, login, UUID } from '../helpers/http';
 import { openStream, OpenStream } from '../helpers/sse';
-import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { startProcess } from '../../bench/processes';
+import { loadConfig } from '../../lib/config';
+import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer, TestServer } from '../helpers/server';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -211,6 +215,46 @@ describe('POST /api/v1/auth/password', () => {
     const ok = await http.graphql(mutation, { c: 'gql changer password', n: 'another brand new passphrase' }, user.token);
     expect(ok.body.data.changePassword).toEqual({ id: user.id, version: 2 });
   });
+});
+
+describe('the bootstrap admin', () => {
+  it('is held to the password policy: a guessable AUTH_BOOTSTRAP_PASSWORD stops the start, naming it', async () => {
+    const env = { ...isolatedEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', AUTH_BOOTSTRAP_USERNAME: 'boss', AUTH_BOOTSTRAP_PASSWORD: 'password123' };
+    try {
+      const child = spawn(process.execPath, [path.join(__dirname, '../../dist/bin/all-in-one.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).not.toBe(0);
+      expect(output).toMatch(/AUTH_BOOTSTRAP_PASSWORD: is too easy to guess/);
+    } finally {
+      await cleanupDatabases(loadConfig(env));
+    }
+  });
+});
+
+describe('the process log', () => {
+  it('has a line for each audit event, with the username', async () => {
+    const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: 'boss', AUTH_BOOTSTRAP_PASSWORD: 'boss password 123' };
+    const proc = await startProcess('server', 'all-in-one.js', [], env, 60_000);
+    try {
+      const at = api(proc.url);
+      expect((await at.post('/api/v1/auth/login', { username: 'boss', password: 'not the password' })).status).toBe(401);
+      const tokens = (await at.post('/api/v1/auth/login', { username: 'boss', password: 'boss password 123' })).body;
+      expect((await at.post('/api/v1/auth/logout', undefined, { token: tokens.access_token })).status).toBe(202);
+      const line = async (match: (l: Record<string, any>) => boolean) => {
+        while (!proc.logs.some(match)) await new Promise((r) => setTimeout(r, 50));
+        return proc.logs.find(match)!;
+      };
+      expect(await line((l) => l.audit === 'login.failed')).toMatchObject({ username: 'boss', reason: 'wrong_password', client_address: expect.stringMatching(/127\.0\.0\.1/) });
+      expect(await line((l) => l.audit === 'session.created')).toMatchObject({ username: 'boss', session_id: tokens.session_id });
+      expect(await line((l) => l.audit === 'session.revoked')).toMatchObject({ username: 'boss', reason: 'logout' });
+    } finally {
+      await proc.kill();
+      await cleanupDatabases(loadConfig(env));
+    }
+  }, 120_000);
 });
 
 describe('audit events of login and refresh', () => {

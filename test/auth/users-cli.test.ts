@@ -36,8 +36,8 @@ const cliEnv = () => ({
  * Runs the CLI and waits for it without blocking this process: the server under test runs here,
  * and a frozen event loop could hold a database lock the CLI waits for.
  */
-function run(args: string[], stdin = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+function run(args: string[], stdin = '', env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, args, { env: { ...cliEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -46,7 +46,7 @@ function run(args: string[], stdin = ''): Promise<{ status: number | null; stdou
   return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
 }
 
-const users = (args: string[], stdin = '') => run([CLI, ...args], stdin);
+const users = (args: string[], stdin = '', env: Record<string, string> = {}) => run([CLI, ...args], stdin, env);
 
 const createVoice = (token: string, name: string) => http.post('/api/v1/tts/voices', { name, base_voice: 'f3' }, { token });
 
@@ -87,6 +87,15 @@ describe('npm run users -- add', () => {
     expect((await users(['add', 'x', '--root'], 'long enough pw')).status).toBe(2);
     expect((await users(['frobnicate', 'x'])).status).toBe(2);
     expect((await users(['disable', 'x', '--admin'])).status).toBe(2);
+  });
+
+  it('takes the required strength from PASSWORD_MIN_SCORE', async () => {
+    // "analytical engine" scores 3: enough by default, not at 4; "password123" scores 0.
+    const strict = await users(['add', 'strict'], 'analytical engine\n', { PASSWORD_MIN_SCORE: '4' });
+    expect(strict.status).toBe(1);
+    expect(strict.stderr).toMatch(/strength 3 of 4, at least 4 needed/);
+    expect((await users(['add', 'lenient'], 'password123\n', { PASSWORD_MIN_SCORE: '0' })).status).toBe(0);
+    expect((await users(['add', 'strict'], 'x'.repeat(8), { PASSWORD_MIN_SCORE: '9' })).stderr).toMatch(/PASSWORD_MIN_SCORE/);
   });
 
   it('asks twice without echoing when the password is typed at a terminal', async () => {
