@@ -42,6 +42,12 @@ it('cuts off a reader that stops reading, without piling results up', async () =
     expect(Date.now() - started).toBeLessThan(6000);
     // Only what fits in the socket buffers was taken from the subscription.
     expect(pulled).toBeLessThan(64);
+    // And the connection itself was ended, not left open: reading now drains what was buffered
+    // and then sees the end (a stream left open would keep sending keep-alive comments).
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('data', () => {});
+    socket.resume();
+    await closed;
     socket.destroy();
   } finally {
     await server.close(1000);
