@@ -140,8 +140,8 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     await sleep(1500);
 
     log('stopping the database');
+    phase = 'during'; // from the stop signal on: mariadbd takes a moment to shut down
     await db.stop();
-    phase = 'during';
     const readyWhileDown: Record<string, number[]> = Object.fromEntries(processes.map((p) => [p.name, []]));
     const outageEnds = Date.now() + options.outageMs;
     while (Date.now() < outageEnds) {

@@ -42,10 +42,16 @@ export function loadKeys(config: Pick<Config, 'JWT_PRIVATE_KEY' | 'JWT_PUBLIC_KE
     fs.mkdirSync(dir, { recursive: true });
     if (!fs.existsSync(file)) {
       const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      // Written whole under a name of its own, then linked into place: a process starting at the
+      // same moment never reads a half-written file, and the first link wins (EEXIST for the rest).
+      const tmp = `${file}.${process.pid}.${crypto.randomUUID()}.tmp`;
+      fs.writeFileSync(tmp, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { flag: 'wx', mode: 0o600 });
       try {
-        fs.writeFileSync(file, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { flag: 'wx', mode: 0o600 });
+        fs.linkSync(tmp, file);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        fs.rmSync(tmp, { force: true });
       }
     }
     privateKey = fs.readFileSync(file, 'utf8');
