@@ -6,6 +6,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   tts: () => import('./tts'),
   events: () => import('./events'),
   synthesis: () => import('./synthesis'),
+  fairness: () => import('./fairness'),
   distributed: () => import('./distributed'),
   ops: () => import('./ops'),
   ceiling: () => import('./ceiling'),

@@ -111,6 +111,8 @@ const schema = z.object({
   SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
   /** How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for its synthesis to be rendered. */
   SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
+  /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
+  SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
   /** Finished syntheses and their audio are deleted this long after they finished. */
   SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
 

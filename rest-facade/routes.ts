@@ -366,7 +366,10 @@ export const routes: RouteSpec[] = [
       'the real speed of the audio: eSpeak NG speaks 80 to 450 words per minute (175 at speed 1.0), and speeds beyond that are rendered ' +
       'at the nearest rate and time-stretched (WSOLA) with the pitch kept. A job whose audio would ' +
       'last more than 60 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason. With no synthesis worker alive the job is still ' +
-      'accepted and kept queued; the answer then carries a `warning`.',
+      'accepted and kept queued; the answer then carries a `warning`. At most 10 of your syntheses ' +
+      '(SYNTHESIS_QUEUE_PER_USER) may be queued or running at once: beyond, 429 `rate_limit_exceeded` with `Retry-After` and ' +
+      '`details.limit`; request more as they finish, or cancel some. Workers take jobs round-robin across users, so another ' +
+      'user\'s backlog delays yours by at most one job per worker.',
     body: SynthesisRequest,
     operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
       result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id warning } }`,
@@ -378,6 +381,21 @@ export const routes: RouteSpec[] = [
     present: (r) => ({ id: r.id, message: 'Synthesis queued.', ...(r.warning ? { warning: r.warning } : {}) }),
     location: (r) => `/api/v1/tts/syntheses/${r.id}`,
     response: SynthesisAck,
+    errors: ['validation_error', 'unauthorized', 'not_found', 'rate_limit_exceeded'],
+  },
+  {
+    method: 'delete', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    summary: 'Cancel a synthesis, or delete a finished one with its audio',
+    description: 'A queued or running synthesis is canceled: its worker stops rendering, it becomes `canceled` (no audio) and ' +
+      '`synthesis.canceled` is published; it no longer counts against your queue. A finished one (succeeded, failed, canceled) is ' +
+      'deleted with its audio (`synthesis.deleted`); afterwards it is `not_found`. Another user\'s synthesis is `not_found`.',
+    params: { synthesisId: uuidParam },
+    operation: `mutation CancelSynthesis($id: ID!) { result: cancelSynthesis(id: $id) { id outcome } }`,
+    variables: ({ params }) => ({ id: params.synthesisId }),
+    status: 202,
+    present: ({ id, outcome }) => ({ id, message: outcome === 'CANCELED' ? 'Synthesis canceled.' : 'Synthesis deleted.' }),
+    location: (r) => `/api/v1/tts/syntheses/${r.id}`,
+    response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
@@ -416,7 +434,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
     summary: 'One of your syntheses: its state, and the length of its audio once done',
-    description: 'state is queued, running, succeeded or failed; `error` is there only when it failed. Syntheses are deleted with their ' +
+    description: 'state is queued, running, succeeded, failed or canceled; `error` is there only when it failed. Syntheses are deleted with their ' +
       'audio 7 days (SYNTHESIS_RETENTION_SECONDS) after they finished.',
     params: { synthesisId: uuidParam },
     operation: `query Synthesis($id: ID!) { result: synthesis(id: $id) { ${SYNTHESIS_FIELDS} } }`,
@@ -453,7 +471,7 @@ export const routes: RouteSpec[] = [
       'A `text/event-stream` of your events: session.created, session.refreshed, session.revoked, voice.created, voice.updated (with `changed`: ' +
       'the changed fields, and `previous`: their former values), voice.deleted, and for each synthesis job synthesis.queued (committed with the ' +
       'request), synthesis.started (each time a worker takes it, with `attempt`), then synthesis.succeeded or synthesis.failed ' +
-      '(or synthesis.canceled when cancelled); synthesis events carry synthesis_id, state, voice_id, characters, duration_ms and error. ' +
+      '(or synthesis.canceled when canceled; synthesis.deleted when a finished one is deleted); synthesis events carry synthesis_id, state, voice_id, characters, duration_ms and error. ' +
       'Each frame has `id:` (a growing position), `event:` (the type) and `data:` (JSON: `type`, `id` of the resource, `occurred_at`, ' +
       "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +

@@ -278,7 +278,7 @@ export const SynthesisRequest: JsonSchema = {
 };
 
 /** Every state a synthesis can be in, as REST spells them. */
-export const SYNTHESIS_STATES = ['queued', 'running', 'succeeded', 'failed'];
+export const SYNTHESIS_STATES = ['queued', 'running', 'succeeded', 'failed', 'canceled'];
 
 export const Synthesis: JsonSchema = {
   type: 'object',

@@ -8,6 +8,7 @@ import { AudioStore, DiskAudioStore } from './audio/audio-store';
 import { EspeakEngine } from './engine/espeak';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
+import { SynthesisOwner } from './entities/synthesis-owner';
 import { UserReference } from './entities/user-reference';
 import { Voice } from './entities/voice';
 import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
@@ -20,6 +21,7 @@ import { CreateSynthesisWorkersTable1737500000000 } from './migrations/173750000
 import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
+import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-CreateSynthesisOwners';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -62,10 +64,10 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
+  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
   migrations: [
-    CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateEventConsumers1737400000000,
-    CreateSynthesisWorkersTable1737500000000,
+    CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateSynthesisOwners1737200000000,
+    CreateEventConsumers1737400000000, CreateSynthesisWorkersTable1737500000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -76,7 +78,11 @@ export const ttsSubgraph: SubgraphDefinition = {
     const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
     const heartbeat = worker && heartbeatOf(deps, worker, config.SYNTHESIS_CONCURRENCY);
     const status = new SynthesisStatusResolver(dataSource, config.SYNTHESIS_HEARTBEAT_SECONDS);
-    const syntheses = new SynthesisService(dataSource, engine, voices, store, () => worker?.wake());
+    const syntheses = new SynthesisService(dataSource, engine, voices, store, {
+      queuePerUser: config.SYNTHESIS_QUEUE_PER_USER,
+      onQueued: () => worker?.wake(),
+      onCanceled: (id) => worker?.cancel(id),
+    });
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).

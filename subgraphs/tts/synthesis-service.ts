@@ -3,14 +3,15 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
-import { inTransaction } from '../../lib/database';
+import { affectedRows, inTransaction } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
-import { Synthesis, SynthesisState } from './entities/synthesis';
+import { ACTIVE_STATES, Synthesis, synthesisAudioKey, SynthesisState } from './entities/synthesis';
+import { SynthesisOwner } from './entities/synthesis-owner';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import { decodeCursor, encodeCursor, VoiceService } from './voice-service';
 import { currentTraceParent } from '../../lib/tracing';
@@ -38,6 +39,21 @@ export const synthesisEventData = (s: Synthesis) => ({
   synthesis_id: s.id, state: s.state, voice_id: s.voiceId, characters: s.characters, duration_ms: s.durationMs, error: s.error,
 });
 
+/**
+ * Retry-After of a request refused because the owner's queue is full: a hint, since nobody knows
+ * when a job ends (the synthesis.* events say it exactly).
+ */
+export const QUEUE_FULL_RETRY_SECONDS = 10;
+
+export interface SynthesisServiceOptions {
+  /** SYNTHESIS_QUEUE_PER_USER: an owner's jobs queued or running at once. */
+  queuePerUser: number;
+  /** Told after a job is queued: this process's worker, so that it need not wait for its next poll. */
+  onQueued?: () => void;
+  /** Told after a job is canceled: this process's worker stops rendering it at once (others notice at their next check). */
+  onCanceled?: (synthesisId: string) => void;
+}
+
 export interface SynthesisAudio {
   synthesisId: string;
   contentType: string;
@@ -61,8 +77,7 @@ export class SynthesisService {
     private readonly engine: SpeechEngine,
     private readonly voices: VoiceService,
     private readonly store: AudioStore,
-    /** Told after a job is queued: this process's worker, so that it need not wait for its next poll. */
-    private readonly onQueued: () => void = () => {},
+    private readonly options: SynthesisServiceOptions,
   ) {}
 
   /** Queues the job; the voice's settings are copied in now. */
@@ -133,16 +148,68 @@ export class SynthesisService {
       startedAt: null,
       finishedAt: null,
     });
+    // The owner's row, to lock below (inserted on its own: on MySQL an INSERT IGNORE of an
+    // existing key takes a shared lock, and two of them upgrading to the UPDATE's would deadlock).
+    await this.dataSource.manager.createQueryBuilder().insert().into(SynthesisOwner)
+      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null }).orIgnore().execute();
     // The job and its synthesis.queued event commit together.
     await inTransaction(this.dataSource, async (m) => {
+      // Writing the owner's row first serialises this owner's requests (a row lock on MySQL, the
+      // database's write lock on SQLite) until commit, so the count cannot be raced. On MySQL the
+      // transaction's snapshot is taken by its first read, the count, after the lock is held.
+      await m.update(SynthesisOwner, { ownerId }, { lastQueuedAt: new Date() });
+      const active = await m.countBy(Synthesis, { ownerId, state: In(ACTIVE_STATES) });
+      const limit = this.options.queuePerUser;
+      if (active >= limit) {
+        throw new AppError(
+          'rate_limit_exceeded',
+          `You have ${active} syntheses queued or running, the most allowed (${limit}); request more as they finish, or cancel some.`,
+          { limit, active },
+          QUEUE_FULL_RETRY_SECONDS,
+        );
+      }
       await m.insert(Synthesis, synthesis);
       await recordEvent(m, {
         type: 'synthesis.queued', userId: ownerId, resourceId: synthesis.id,
         data: { ...synthesisEventData(synthesis), base_voice: synthesis.baseVoice, voice_blend: synthesis.voiceBlend, language: synthesis.language, speed: synthesis.speed },
       });
     });
-    this.onQueued();
+    this.options.onQueued?.();
     return synthesis;
+  }
+
+  /**
+   * Cancels a queued or running job (its worker stops and leaves no audio), with a
+   * synthesis.canceled event; deletes a finished one (succeeded, failed, canceled) with its audio,
+   * with a synthesis.deleted event. Answers which it was, and the synthesis as the cancel left
+   * it or as it was when deleted. Another user's is `not_found`.
+   */
+  async cancel(ownerId: string, id: string): Promise<{ outcome: 'canceled' | 'deleted'; synthesis: Synthesis }> {
+    const canceled = await inTransaction(this.dataSource, async (m) => {
+      const now = new Date();
+      const stopped = { state: SynthesisState.CANCELED, finishedAt: now, leaseUntil: null, workerId: null };
+      if (affectedRows(await m.update(Synthesis, { id, ownerId, state: In(ACTIVE_STATES) }, stopped)) !== 1) return null;
+      const row = await m.findOneByOrFail(Synthesis, { id });
+      await recordEvent(m, { type: 'synthesis.canceled', userId: ownerId, resourceId: id, data: synthesisEventData(row) });
+      return row;
+    });
+    if (canceled) {
+      this.options.onCanceled?.(id);
+      // A worker may have stored the audio just before: it is not the job's any more (the worker deletes it too if it stores later).
+      await this.store.delete(synthesisAudioKey(id));
+      return { outcome: 'canceled', synthesis: canceled };
+    }
+    // Not queued nor running: finished (it stays so), or not there.
+    const finished = await this.get(ownerId, id);
+    // The audio first, as retention does: a crash in between leaves a row without audio, never audio without a row.
+    await this.store.delete(finished.audioKey ?? synthesisAudioKey(id));
+    const deleted = await inTransaction(this.dataSource, async (m) => {
+      if (affectedRows(await m.delete(Synthesis, { id, ownerId, state: finished.state })) !== 1) return false;
+      await recordEvent(m, { type: 'synthesis.deleted', userId: ownerId, resourceId: id, data: synthesisEventData(finished) });
+      return true;
+    });
+    if (!deleted) throw new AppError('not_found', 'No such synthesis.'); // a concurrent delete won
+    return { outcome: 'deleted', synthesis: finished };
   }
 
   /** Another user's synthesis is `not_found`, exactly like an unknown id. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
-import { LessThan } from 'typeorm';
+import { In, LessThan } from 'typeorm';
 import { affectedRows, inTransaction } from '../../lib/database';
 import type { Logger } from '../../lib/logger';
 import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
@@ -15,7 +15,8 @@ import { Poller, startPoller } from '../../lib/poller';
 import type { AudioStore } from './audio/audio-store';
 import { durationMs, encodeWav } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
-import { Synthesis, SynthesisState } from './entities/synthesis';
+import { Synthesis, synthesisAudioKey, SynthesisState } from './entities/synthesis';
+import { SynthesisOwner } from './entities/synthesis-owner';
 import { synthesisEventData as eventData } from './synthesis-service';
 
 export interface SynthesisWorkerOptions {
@@ -34,6 +35,8 @@ export interface SynthesisWorkerOptions {
   stopGraceMs?: number;
 }
 
+const unique = (jobs: Synthesis[]) => [...new Map(jobs.map((j) => [j.id, j])).values()];
+
 /** The fence: the row is still this worker's, at this attempt, running. */
 const held = (job: Synthesis) => ({ id: job.id, workerId: job.workerId!, attempts: job.attempts, state: SynthesisState.RUNNING });
 
@@ -43,6 +46,9 @@ export class SynthesisWorker {
   /** Jobs handed back by stop(): their engine call may still fail, which is not the job's fault. */
   private readonly released = new Set<string>();
   private readonly renewals = new Map<string, NodeJS.Timeout>();
+  /** Aborts the engine call of a running job: it was canceled, or its lease was lost. */
+  private readonly aborts = new Map<string, AbortController>();
+  private lastHeldCheck = 0;
   private poller?: Poller;
   private stopping = false;
 
@@ -59,8 +65,14 @@ export class SynthesisWorker {
     this.poller?.wake();
   }
 
+  /** Stops rendering a job of this worker: called when this process cancels one. */
+  cancel(synthesisId: string): void {
+    this.aborts.get(synthesisId)?.abort();
+  }
+
   /** Takes jobs while it has room. */
   private async fill(): Promise<void> {
+    await this.checkHeld();
     while (!this.stopping && this.running.size < this.options.concurrency) {
       const job = await this.claimNext();
       if (!job) return;
@@ -70,16 +82,39 @@ export class SynthesisWorker {
     }
   }
 
-  /** The oldest job that is queued, or running under an ended lease; null when there is none to win. */
+  /**
+   * Jobs canceled (or taken over) while this worker renders them, in any process: noticed here at
+   * most once a second (lease renewals would notice only every third of the lease).
+   */
+  private async checkHeld(): Promise<void> {
+    if (!this.aborts.size || Date.now() - this.lastHeldCheck < Math.max(this.options.pollMs, 1000)) return;
+    this.lastHeldCheck = Date.now();
+    const ids = [...this.aborts.keys()];
+    const still = await this.options.dataSource.manager.find(Synthesis, {
+      select: { id: true },
+      where: { id: In(ids), workerId: this.id, state: SynthesisState.RUNNING },
+    });
+    const held = new Set(still.map((s) => s.id));
+    for (const id of ids) if (!held.has(id)) this.cancel(id);
+  }
+
+  /**
+   * The next job to take: one whose worker stopped renewing its lease (it was started already),
+   * else the oldest queued job of the owner served longest ago (never served: first), so that
+   * workers go round the users and one user's backlog delays another's job by at most one job
+   * per worker. Null when there is none to win.
+   */
   async claimNext(): Promise<Synthesis | null> {
     const { manager } = this.options.dataSource;
     const now = new Date();
-    const candidates = await manager.find(Synthesis, {
-      select: { id: true, state: true, attempts: true },
-      where: [{ state: SynthesisState.QUEUED }, { state: SynthesisState.RUNNING, leaseUntil: LessThan(now) }],
+    const abandoned = await manager.find(Synthesis, {
+      select: { id: true, state: true, attempts: true, ownerId: true },
+      where: { state: SynthesisState.RUNNING, leaseUntil: LessThan(now) },
       order: { id: 'ASC' },
       take: 20,
     });
+    // Racing workers all see the same heads; one that loses them all falls back to the oldest jobs rather than idle.
+    const candidates = unique([...abandoned, ...(await this.nextPerOwner()), ...(await this.oldestQueued())]);
     for (const seen of candidates) {
       const abandoned = seen.state === SynthesisState.RUNNING;
       if (abandoned && seen.attempts >= this.options.maxAttempts) {
@@ -100,11 +135,43 @@ export class SynthesisWorker {
         return taken;
       });
       if (job) {
+        await this.served(job.ownerId, now);
         if (abandoned) this.options.logger.warn({ synthesisId: seen.id, attempt: seen.attempts + 1 }, 'synthesis taken again after its worker stopped renewing');
         return job;
       }
     }
     return null;
+  }
+
+  /** Served now: the owner goes to the back of the round (its row is made for jobs queued before there were rows). */
+  private async served(ownerId: string, now: Date): Promise<void> {
+    const { manager } = this.options.dataSource;
+    if (affectedRows(await manager.update(SynthesisOwner, { ownerId }, { lastClaimedAt: now })) === 1) return;
+    await manager.createQueryBuilder().insert().into(SynthesisOwner).values({ ownerId, lastClaimedAt: now, lastQueuedAt: null }).orIgnore().execute();
+  }
+
+  private oldestQueued(): Promise<Synthesis[]> {
+    return this.options.dataSource.manager.find(Synthesis, {
+      select: { id: true, state: true, attempts: true, ownerId: true },
+      where: { state: SynthesisState.QUEUED },
+      order: { id: 'ASC' },
+      take: 20,
+    });
+  }
+
+  /** Each owner's oldest queued job, the owner whose job was taken longest ago (or never) first. */
+  private async nextPerOwner(): Promise<Synthesis[]> {
+    const { manager } = this.options.dataSource;
+    // NULL (never served) sorts first in ascending order on SQLite and MySQL alike.
+    const heads: { id: string }[] = await manager.query(
+      `SELECT MIN(s.id) AS id FROM syntheses s LEFT JOIN synthesis_owners o ON o.owner_id = s.owner_id
+       WHERE s.state = ? GROUP BY s.owner_id, o.last_claimed_at ORDER BY o.last_claimed_at ASC, MIN(s.id) ASC LIMIT 20`,
+      [SynthesisState.QUEUED],
+    );
+    if (!heads.length) return [];
+    const rows = await manager.find(Synthesis, { select: { id: true, state: true, attempts: true, ownerId: true }, where: { id: In(heads.map((h) => h.id)) } });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return heads.map((h) => byId.get(h.id)).filter((r): r is Synthesis => !!r);
   }
 
   private leaseEnd(): Date {
@@ -114,10 +181,12 @@ export class SynthesisWorker {
   private async run(job: Synthesis): Promise<void> {
     const { engine, store, logger, leaseSeconds } = this.options;
     this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
+    const abort = new AbortController();
+    this.aborts.set(job.id, abort);
     let stage = 'render';
     try {
       const renderStart = process.hrtime.bigint();
-      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds }).catch((err) => {
+      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds, signal: abort.signal }).catch((err) => {
         synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
         throw err;
       });
@@ -125,18 +194,18 @@ export class SynthesisWorker {
       if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
       stage = 'store';
       const wav = encodeWav(audio);
-      const key = `${job.id}.wav`;
+      const key = synthesisAudioKey(job.id);
       await store.put(key, wav);
       const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: durationMs(audio), audioKey: key, audioBytes: wav.length });
-      if (!done && !(await this.options.dataSource.manager.existsBy(Synthesis, { id: job.id }))) {
-        // Deleted while it rendered (its owner was deleted): nothing may keep its audio.
-        await store.delete(key);
-      } else if (!done) {
-        // The audio stays: whoever holds the job now writes the same key.
-        logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
-      }
+      if (!done) await this.lostAfterStoring(job, key);
     } catch (err) {
       if (this.released.has(job.id)) return;
+      if (abort.signal.aborted) {
+        // Canceled, or taken over: not this worker's to record.
+        logger.info({ synthesisId: job.id }, 'synthesis rendering stopped: the job was canceled or is no longer this worker\'s');
+        await this.lostAfterStoring(job, synthesisAudioKey(job.id)).catch(() => undefined);
+        return;
+      }
       // A render refused for the request's sake (too long, no audio) is expected: its reason, no stack.
       if (stage === 'render') logger.warn({ synthesisId: job.id, stage, reason: String((err as Error)?.message ?? err) }, 'synthesis failed');
       else logger.error({ err, synthesisId: job.id, stage }, 'synthesis failed');
@@ -146,10 +215,26 @@ export class SynthesisWorker {
         logger.error({ err: e, synthesisId: job.id }, 'could not record the failure; the job is taken again when its lease ends'),
       );
     } finally {
+      this.aborts.delete(job.id);
       clearInterval(this.renewals.get(job.id));
       this.renewals.delete(job.id);
       this.released.delete(job.id);
       this.wake(); // room for the next job
+    }
+  }
+
+  /**
+   * The job stopped being this worker's before it could record its audio. A job taken over by
+   * another worker keeps the audio (that worker writes the same key); a canceled or deleted one
+   * must not keep any.
+   */
+  private async lostAfterStoring(job: Synthesis, key: string): Promise<void> {
+    const now = await this.options.dataSource.manager.findOne(Synthesis, { select: { id: true, state: true }, where: { id: job.id } });
+    if (!now || now.state === SynthesisState.CANCELED) {
+      await this.options.store.delete(key);
+      this.options.logger.info({ synthesisId: job.id }, 'synthesis canceled while it rendered; its audio is removed');
+    } else if (now.state !== SynthesisState.FAILED) {
+      this.options.logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
     }
   }
 
@@ -170,7 +255,11 @@ export class SynthesisWorker {
   private async renew(job: Synthesis): Promise<void> {
     try {
       const result = await this.options.dataSource.manager.update(Synthesis, held(job), { leaseUntil: this.leaseEnd() });
-      if (affectedRows(result) !== 1) this.options.logger.warn({ synthesisId: job.id }, 'synthesis lease lost');
+      if (affectedRows(result) !== 1) {
+        // Canceled, or taken by another worker: stop rendering what nobody will record.
+        this.options.logger.warn({ synthesisId: job.id }, 'synthesis lease lost');
+        this.cancel(job.id);
+      }
     } catch (err) {
       this.options.logger.warn({ err, synthesisId: job.id }, 'synthesis lease not renewed; retrying');
     }

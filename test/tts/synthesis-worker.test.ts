@@ -16,6 +16,7 @@ import { ttsSubgraph } from '../../subgraphs/tts';
 import { DiskAudioStore } from '../../subgraphs/tts/audio/audio-store';
 import type { SpeechAudio, SpeechEngine, SpeechRequest } from '../../subgraphs/tts/engine/speech-engine';
 import { Synthesis, SynthesisState } from '../../subgraphs/tts/entities/synthesis';
+import { SynthesisOwner } from '../../subgraphs/tts/entities/synthesis-owner';
 import { SynthesisService } from '../../subgraphs/tts/synthesis-service';
 import { SynthesisWorker, SynthesisWorkerOptions } from '../../subgraphs/tts/synthesis-worker';
 import { VoiceService } from '../../subgraphs/tts/voice-service';
@@ -39,6 +40,7 @@ afterAll(async () => {
 beforeEach(async () => {
   await db.manager.clear(Synthesis);
   await db.manager.clear(OutboxEvent);
+  await db.manager.clear(SynthesisOwner);
 });
 
 /** Counts calls per text; `hold` keeps a call pending until released (a worker mid-job). */
@@ -326,7 +328,7 @@ describe('retention', () => {
     const [waiting] = await queue(1);
     await store.put('expired.wav', Buffer.from('RIFF'));
     await store.put('recent.wav', Buffer.from('RIFF'));
-    const service = new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store);
+    const service = new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, { queuePerUser: 10 });
     expect(await service.prune(new Date(Date.now() - 60_000))).toBe(2);
     const left = (await db.manager.findBy(Synthesis, {})).map((s) => s.id).sort();
     expect(left).toEqual([recent.id, waiting.id].sort());
@@ -334,5 +336,129 @@ describe('retention', () => {
     expect(left).not.toContain(expiredFailed.id);
     expect(await store.size('expired.wav')).toBeNull();
     expect(await store.size('recent.wav')).toBe(4);
+  });
+});
+
+describe('fair order (round robin across users)', () => {
+  const claimOrder = async (w: SynthesisWorker, n: number) => {
+    const owners: string[] = [];
+    for (let i = 0; i < n; i++) owners.push((await w.claimNext())!.ownerId);
+    return owners;
+  };
+
+  it("takes another user's job next, however many jobs the first user queued before it", async () => {
+    const [a, b] = [uuidv7(), uuidv7()];
+    await queue(10, { ownerId: a });
+    await queue(1, { ownerId: b });
+    const w = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() });
+    expect(await claimOrder(w, 3)).toEqual([a, b, a]);
+  });
+
+  it('goes round three users in turn, and a user served long ago comes before one just served', async () => {
+    const [a, b, c] = [uuidv7(), uuidv7(), uuidv7()];
+    for (const owner of [a, b, c]) await queue(3, { ownerId: owner });
+    const w = new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() });
+    expect(await claimOrder(w, 9)).toEqual([a, b, c, a, b, c, a, b, c]);
+    // c was served last: after new jobs of c and then of a, a's is taken first.
+    await queue(1, { ownerId: c });
+    await queue(1, { ownerId: a });
+    expect(await claimOrder(w, 2)).toEqual([a, c]);
+  });
+
+  it('still gives each job to exactly one of racing workers', async () => {
+    const owners = [uuidv7(), uuidv7(), uuidv7()];
+    for (const owner of owners) await queue(4, { ownerId: owner });
+    const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 3 }, open)) : [db, db, db];
+    extra.push(...sources.filter((s) => s !== db));
+    const racers = sources.map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
+    const won = (await Promise.all([...racers, ...racers, ...racers, ...racers, ...racers].map((r) => r.claimNext()))).filter(Boolean) as Synthesis[];
+    expect(new Set(won.map((j) => j.id)).size).toBe(won.length);
+    expect(won.length).toBe(12);
+  });
+});
+
+describe('cancel', () => {
+  /** Renders until its signal is aborted (then rejects), or until released. */
+  class HoldingEngine implements SpeechEngine {
+    readonly name = 'stand-in';
+    readonly defaultLanguage = 'en-us';
+    baseVoices = async () => [];
+    languages = async () => ['en-us'];
+    stop = async () => {};
+    readonly signals = new Map<string, AbortSignal>();
+    release?: () => void;
+    async synthesize(request: SpeechRequest, limits: { maxSeconds: number; signal?: AbortSignal }): Promise<SpeechAudio> {
+      this.signals.set(request.text, limits.signal!);
+      await new Promise<void>((resolve, reject) => {
+        this.release = resolve;
+        limits.signal!.addEventListener('abort', () => reject(new Error('canceled')), { once: true });
+      });
+      return { sampleRate: 8000, samples: new Int16Array(800).fill(1000) };
+    }
+  }
+  const service = () => new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, { queuePerUser: 10 });
+
+  it('stops the worker rendering a job canceled by another process, records nothing more and leaves no audio', async () => {
+    const [job] = await queue(1);
+    const engine = new HoldingEngine();
+    worker(engine, { concurrency: 1 }).start();
+    const signal = await until(async () => engine.signals.get(job.text));
+    // Canceled through a service that is not this worker's (as another process would): the worker notices within a second or so.
+    const canceled = await service().cancel(job.ownerId, job.id);
+    expect(canceled).toMatchObject({ outcome: 'canceled', synthesis: { state: 'canceled', finishedAt: expect.any(Date) } });
+    await until(async () => signal.aborted);
+    const [next] = await queue(1);
+    await until(async () => engine.signals.get(next.text)); // the worker has moved on
+    engine.release!();
+    await allFinished([next.id]);
+    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({ state: 'canceled', audioKey: null });
+    expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(false);
+    const events = await db.manager.findBy(OutboxEvent, { resourceId: job.id });
+    expect(events.map((e) => e.type).sort()).toEqual(['synthesis.canceled', 'synthesis.started']);
+  });
+
+  it('removes audio a worker stored after its job was canceled', async () => {
+    const [job] = await queue(1);
+    const engine = new HoldingEngine();
+    const w = new SynthesisWorker({ ...settings, dataSource: db, engine, concurrency: 1, pollMs: 60_000 });
+    workers.push(w);
+    w.start();
+    await until(async () => engine.signals.get(job.text));
+    // Canceled in the database only (no process told the worker, which checks once a second): the render completes and stores.
+    await db.manager.update(Synthesis, { id: job.id }, { state: SynthesisState.CANCELED, workerId: null, leaseUntil: null, finishedAt: new Date() });
+    engine.release!();
+    await until(async () => !(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).length && !fs.existsSync(path.join(config.audioDir, `${job.id}.wav`)) && (w as any).running.size === 0);
+    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({ state: 'canceled', audioKey: null });
+  });
+
+  it('deletes a finished job with its audio, once; another user\'s or an unknown one is not_found', async () => {
+    const [job] = await queue(1);
+    worker(new CountingEngine()).start();
+    await allFinished([job.id]);
+    const file = path.join(config.audioDir, `${job.id}.wav`);
+    expect(fs.existsSync(file)).toBe(true);
+    await expect(service().cancel(uuidv7(), job.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await service().cancel(job.ownerId, job.id)).toMatchObject({ outcome: 'deleted', synthesis: { state: 'succeeded' } });
+    expect(fs.existsSync(file)).toBe(false);
+    expect(await db.manager.findOneBy(Synthesis, { id: job.id })).toBeNull();
+    expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.deleted' })).toHaveLength(1);
+    await expect(service().cancel(job.ownerId, job.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('per-user queue cap', () => {
+  it('accepts exactly SYNTHESIS_QUEUE_PER_USER of 40 requests racing through four services (connection pools on MySQL)', async () => {
+    const engine = new CountingEngine();
+    (engine as SpeechEngine).baseVoices = async () => [{ name: 'f3', displayName: 'f3', gender: null, languages: ['en-us'], description: '' }];
+    const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
+    extra.push(...sources.filter((s) => s !== db));
+    const services = sources.map((s) => new SynthesisService(s, engine, new VoiceService(s, engine), store, { queuePerUser: 10 }));
+    const owner = uuidv7();
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => services[i % 4].request(owner, { text: `text ${i}`, baseVoice: 'f3' })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    const refusals = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
+    expect(refusals).toHaveLength(30);
+    for (const reason of refusals) expect(reason).toMatchObject({ code: 'rate_limit_exceeded', retryAfter: expect.any(Number), details: { limit: 10 } });
+    expect(await db.manager.countBy(Synthesis, { ownerId: owner })).toBe(10);
   });
 });

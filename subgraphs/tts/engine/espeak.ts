@@ -69,7 +69,8 @@ function espeakThread() {
   }
 
   const written = new Set<string>();
-  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; maxSeconds: number }) {
+  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; maxSeconds: number; stop: SharedArrayBuffer }) {
+    const stop = new Int32Array(args.stop);
     const { m, speaker } = await loading;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
       m.FS.writeFile(`${VARIANTS}/${args.variant}`, args.variantFile);
@@ -86,8 +87,9 @@ function espeakThread() {
     speaker.synthesize(args.text, (samples: Int16Array) => {
       chunks.push(samples);
       length += samples.length;
-      return length > maxSamples; // true stops the engine
+      return length > maxSamples || Atomics.load(stop, 0) === 1; // true stops the engine
     });
+    if (Atomics.load(stop, 0) === 1) throw new Error('canceled');
     if (length > maxSamples) throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
     let samples = new Int16Array(length) as Int16Array<ArrayBufferLike>;
     let at = 0;
@@ -232,9 +234,20 @@ export class EspeakEngine implements SpeechEngine {
     } else if (!files.has(variant.toLowerCase())) {
       throw new Error(`"${variant}" is not a base voice of the speech engine`);
     }
-    return this.thread().call<SpeechAudio>('synthesize', {
-      text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed), maxSeconds: limits.maxSeconds,
-    });
+    // The thread renders synchronously and reads no messages meanwhile: a canceled job is told
+    // through shared memory, which the engine's chunk callback reads.
+    const stop = new SharedArrayBuffer(4);
+    const { signal } = limits;
+    signal?.throwIfAborted();
+    const abort = () => Atomics.store(new Int32Array(stop), 0, 1);
+    signal?.addEventListener('abort', abort, { once: true });
+    try {
+      return await this.thread().call<SpeechAudio>('synthesize', {
+        text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed), maxSeconds: limits.maxSeconds, stop,
+      });
+    } finally {
+      signal?.removeEventListener('abort', abort);
+    }
   }
 
   async stop(): Promise<void> {

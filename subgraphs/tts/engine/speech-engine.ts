@@ -26,6 +26,8 @@ export interface SpeechRequest {
 /** How much audio one request may produce: rendering stops there and the request fails. */
 export interface SpeechLimits {
   maxSeconds: number;
+  /** Aborted when the job is canceled (or its lease lost): rendering stops and the call rejects. */
+  signal?: AbortSignal;
 }
 
 /** Mono 16-bit PCM. */

@@ -6,10 +6,18 @@ export enum SynthesisState {
   RUNNING = 'running',
   SUCCEEDED = 'succeeded',
   FAILED = 'failed',
+  /** Canceled by its owner while queued or running; it has no audio. */
+  CANCELED = 'canceled',
 }
+
+/** Queued or running: what counts against SYNTHESIS_QUEUE_PER_USER, and what a cancel stops. */
+export const ACTIVE_STATES = [SynthesisState.QUEUED, SynthesisState.RUNNING];
+
+/** Where a synthesis's audio is kept in the audio store. */
+export const synthesisAudioKey = (synthesisId: string) => `${synthesisId}.wav`;
 registerEnumType(SynthesisState, {
   name: 'SynthesisState',
-  description: 'queued → running → succeeded or failed. A job whose worker died is queued work again until its lease ends.',
+  description: 'queued → running → succeeded or failed; canceled by its owner while queued or running. A job whose worker died is queued work again until its lease ends.',
 });
 
 /**
@@ -21,6 +29,7 @@ registerEnumType(SynthesisState, {
 @Entity('syntheses')
 @Index(['ownerId', 'id'])
 @Index(['state', 'leaseUntil'])
+@Index('IDX_syntheses_state_owner', ['state', 'ownerId', 'id'])
 @Index(['finishedAt'])
 export class Synthesis {
   /** UUIDv7: ordered by creation, so queued jobs are taken oldest first. */

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../../lib/errors';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
@@ -89,6 +89,19 @@ class SynthesisAudioType implements SynthesisAudio {
   etag!: string;
 }
 
+enum CancelOutcome {
+  CANCELED = 'CANCELED',
+  DELETED = 'DELETED',
+}
+registerEnumType(CancelOutcome, { name: 'CancelSynthesisOutcome', description: 'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio.' });
+
+@ObjectType({ description: 'What cancelSynthesis did.' })
+class CancelSynthesisResult {
+  @Field(() => ID) id!: string;
+  @Field(() => CancelOutcome) outcome!: CancelOutcome;
+  @Field(() => Synthesis, { description: 'As the cancel left it (CANCELED), or as it was when deleted.' }) synthesis!: Synthesis;
+}
+
 const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({ ...audio, etag: `"${audio.synthesisId}"` });
 
 @Resolver(() => Synthesis)
@@ -108,6 +121,16 @@ export class SynthesisResolver {
   })
   synthesizeSpeech(@Args() { text, voice, speed }: SpeechArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.requestSpeech(ctx.principal!.userId, { text, voice, speed });
+  }
+
+  @Authorized()
+  @Mutation(() => CancelSynthesisResult, {
+    description: 'Cancel one of your syntheses while it is QUEUED or RUNNING (its worker stops; it becomes CANCELED, with no audio), ' +
+      'or delete a finished one (SUCCEEDED, FAILED, CANCELED) with its audio.',
+  })
+  async cancelSynthesis(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<CancelSynthesisResult> {
+    const { outcome, synthesis } = await this.service.cancel(ctx.principal!.userId, id);
+    return { id, outcome: outcome === 'canceled' ? CancelOutcome.CANCELED : CancelOutcome.DELETED, synthesis };
   }
 
   @Authorized()
