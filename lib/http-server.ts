@@ -2,7 +2,9 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RequestListener } from 'node:http';
+import pino from 'pino';
 import { Config, ConfigError, loadConfig } from './config';
+import { createLogger } from './logger';
 import { metricsHandler } from './metrics';
 import { stopTracing } from './tracing';
 
@@ -123,13 +125,18 @@ export function startupFailure(err: unknown, port?: number): string {
  * message), start (a failure exits 1 with one line), and stop gracefully on SIGTERM/SIGINT.
  */
 export function runService(start: (config: Config) => Promise<{ close(): Promise<void> }>): void {
+  // Failures to start are JSON lines like every other log line, on standard error, written
+  // before the process exits.
+  const failure = pino({ base: undefined }, pino.destination({ dest: 2, sync: true }));
   let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
-    console.error(err instanceof ConfigError ? err.message : err);
+    if (err instanceof ConfigError) failure.fatal(err.message);
+    else failure.fatal({ err }, 'invalid configuration');
     process.exit(2);
   }
+  const logger = createLogger(config);
   // One metrics server per process, whatever the process serves (METRICS_PORT).
   const metrics = config.METRICS_PORT === undefined || !config.METRICS_ENABLED ? undefined : http
     .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
@@ -139,10 +146,10 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
       metrics?.close();
       await service.close();
       await stopTracing();
-    }, (m) => console.error(m)),
+    }, (message) => logger.info(message)),
     (err) => {
-      console.error(`failed to start: ${startupFailure(err, config.PORT)}`);
-      if (config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace') console.error(err);
+      const debug = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
+      failure.fatal(debug ? { err } : {}, `failed to start: ${startupFailure(err, config.PORT)}`);
       process.exit(1);
     },
   );

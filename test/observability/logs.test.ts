@@ -44,7 +44,7 @@ describe('log lines', () => {
   }, 60_000);
 
   afterAll(async () => {
-    child?.kill('SIGTERM');
+    if (child?.exitCode === null) child.kill('SIGTERM');
     await exited;
     await cleanupDatabases(loadConfig(env));
   }, 30_000);
@@ -80,8 +80,10 @@ describe('log lines', () => {
     expect(lines.join('\n')).not.toContain(secret);
   });
 
-  it('writes nothing but JSON lines, each key once', () => {
-    expect(() => parsed()).not.toThrow();
+  it('writes nothing but JSON lines, each key once, its shutdown included', async () => {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(parsed().some((l) => l.msg === 'SIGTERM received: shutting down' && l.level === 30)).toBe(true);
     for (const line of lines) {
       const keys = [...line.matchAll(/"(\w+)":/g)].map((m) => m[1]);
       // Nested objects may reuse a name; top-level facts such as `subgraph` appear once.

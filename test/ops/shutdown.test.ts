@@ -92,7 +92,7 @@ it('a gateway refuses to start, in one line, when the supergraph names a subgrap
     timeout: 30_000,
   });
   expect(gateway.status).toBe(1);
-  expect(gateway.stderr.trim().split('\n')).toEqual([
+  expect(gateway.stderr.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual([
     `failed to start: the supergraph ${supergraph} names the subgraph tts that SUBGRAPH_URLS does not give; add tts=http://…/graphql`,
   ]);
 });

@@ -34,7 +34,11 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
   });
 }
 
-const lines = (text: string) => text.split('\n').filter((l) => l.trim());
+/** A process's lines: each must be JSON (a log line); their messages. */
+const entries = (text: string) => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string } });
+const lines = (text: string) => entries(text).map((e) => e.msg);
+/** What `npm run migrate` (a command, not a service) prints for a person. */
+const textLines = (text: string) => text.split('\n').filter((l) => l.trim());
 
 describe('start-up failures', () => {
   it('port in use: one line naming the port, exit 1', async () => {
@@ -62,7 +66,7 @@ describe('start-up failures', () => {
     const debug = await run('subgraph.js', ['auth'], { ...env, LOG_LEVEL: 'debug' });
     expect(debug.code).toBe(1);
     expect(lines(debug.stderr)[0]).toBe(`failed to start: database unreachable at 127.0.0.1:${port} (ECONNREFUSED)`);
-    expect(debug.stderr).toMatch(/\n\s+at /); // the stack follows
+    expect(entries(debug.stderr)[0].err?.stack).toMatch(/\n\s+at /); // with the stack
   });
 
   it('migration failed: one line naming the migration, exit 1', async () => {
@@ -105,10 +109,10 @@ describe('migrations', () => {
       const migrated = await run('migrate.js', [], env);
       expect(migrated.code).toBe(0);
       // One line per database, naming every migration it ran, in order.
-      const ran = lines(migrated.stdout).map((l) => l.replace(/ \(\d+ ms\)$/, ''));
+      const ran = textLines(migrated.stdout).map((l) => l.replace(/ \(\d+ ms\)$/, ''));
       expect(ran).toEqual([authSubgraph, ttsSubgraph, eventLogSpec].map((d) => `${d.name}: ran ${d.migrations.map((m) => m.name).join(', ')}`));
       const again = await run('migrate.js', [], env);
-      expect(lines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual(['auth: up to date', 'tts: up to date', 'events: up to date']);
+      expect(textLines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual(['auth: up to date', 'tts: up to date', 'events: up to date']);
 
       // Starts (and is stopped by the test's kill of its own): the server answers once migrated.
       const child = spawn(process.execPath, [path.join(BIN, 'subgraph.js'), 'auth'], {
