@@ -117,6 +117,8 @@ export function startupFailure(err: unknown, port?: number): string {
   if (e?.code === 'EADDRINUSE') return `port ${e.port ?? port} is already in use${e.address ? ` on ${e.address}` : ''}; stop the other process or set PORT`;
   if (e?.code === 'EACCES' && e.syscall === 'listen') return `no permission to listen on port ${e.port ?? port}; use a port above 1023 or set PORT`;
   if (e?.code === 'EADDRNOTAVAIL') return `cannot listen on ${e.address}: no such address here; set HOST`;
+  // A setting found wrong at start (e.g. a guessable bootstrap password) names each problem.
+  if (err instanceof ConfigError) return err.message.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
   return (err instanceof Error ? err.message : String(err)).split('\n')[0];
 }
 

@@ -66,7 +66,10 @@ onMysql('synthesis worker processes', () => {
       const log = await EventLog.open(config);
       try {
         await until(async () => (await log.read(0, 1000)).some((e) => e.resourceId === id), 10_000);
-        expect((await log.read(0, 1000)).filter((e) => e.resourceId === id).map((e) => e.type)).toEqual(['synthesis.succeeded']);
+        await until(async () => (await log.read(0, 1000)).some((e) => e.resourceId === id && e.type === 'synthesis.succeeded'), 10_000);
+        // One start per take (the killed worker's and the second's), one outcome.
+        expect((await log.read(0, 1000)).filter((e) => e.resourceId === id).map((e) => [e.type, JSON.parse(e.payload).attempt ?? null]))
+          .toEqual([['synthesis.started', 1], ['synthesis.started', 2], ['synthesis.succeeded', null]]);
       } finally {
         await log.close();
       }
