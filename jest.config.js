@@ -10,6 +10,10 @@ const base = {
 module.exports = {
   // A global option: jest ignores it inside a project.
   testTimeout: 60_000,
+  // Test files run in a worker process that is replaced once it holds more than this after a
+  // file: with one worker (2 cores) jest would otherwise run every file in its own process,
+  // and what ~90 files leave behind (servers' modules, buffers) outgrew its heap.
+  workerIdleMemoryLimit: '1GB',
   projects: [
     { ...base, displayName: 'sqlite', setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
     { ...base, displayName: 'mysql', setupFiles: ['<rootDir>/test/setup/mysql.ts'] },
