@@ -6,20 +6,12 @@ import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
 import { User } from '../entities/user';
 import { SessionArgs } from './auth-resolver';
+import { PageArgs } from '../../../lib/paging';
 
 export const MAX_SESSION_PAGE_SIZE = 100;
 
 @ArgsType()
-class SessionsArgs {
-  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_SESSION_PAGE_SIZE}.` })
-  @Min(1)
-  @Max(MAX_SESSION_PAGE_SIZE)
-  first!: number;
-
-  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @MaxLength(200)
-  after?: string | null;
+class SessionsArgs extends PageArgs {
 }
 
 @ArgsType()

@@ -5,6 +5,7 @@ import type { SubgraphContext } from '../../../lib/subgraph';
 import { User } from '../entities/user';
 import { MAX_USER_PAGE_SIZE, UserAdministration } from '../user-admin';
 import { LoginArgs } from './auth-resolver';
+import { PageArgs } from '../../../lib/paging';
 
 @ArgsType()
 class CreateUserArgs extends LoginArgs {
@@ -15,21 +16,12 @@ class CreateUserArgs extends LoginArgs {
 }
 
 @ArgsType()
-class UsersArgs {
+class UsersArgs extends PageArgs {
   @Field(() => String, { nullable: true, description: 'Only usernames starting with this (ignoring case).' })
   @IsOptional()
   @MaxLength(64)
   query?: string | null;
 
-  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_USER_PAGE_SIZE}.` })
-  @Min(1)
-  @Max(MAX_USER_PAGE_SIZE)
-  first!: number;
-
-  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @MaxLength(200)
-  after?: string | null;
 }
 
 @ArgsType()

@@ -7,6 +7,7 @@ import { UserReference } from '../entities/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
 import { MAX_PAGE_SIZE } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
+import { PageArgs } from '../../../lib/paging';
 
 @ArgsType()
 class SynthesizeArgs extends VoiceTuningArgs {
@@ -57,17 +58,7 @@ class SpeechArgs {
 }
 
 @ArgsType()
-class SynthesesArgs {
-  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  first!: number;
-
-  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @MaxLength(200)
-  after?: string | null;
-
+class SynthesesArgs extends PageArgs {
   @Field(() => SynthesisState, { nullable: true, description: 'Only syntheses in this state.' })
   @IsOptional()
   state?: SynthesisState | null;

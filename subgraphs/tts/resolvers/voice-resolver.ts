@@ -7,6 +7,7 @@ import { UserReference } from '../entities/user-reference';
 import { Voice } from '../entities/voice';
 import { MAX_PAGE_SIZE, VoiceChanges, VoiceService } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
+import { PageArgs } from '../../../lib/paging';
 
 @ArgsType()
 class CreateVoiceArgs extends VoiceTuningArgs {
@@ -62,16 +63,7 @@ class UpdateVoiceArgs extends VoiceTuningArgs {
 }
 
 @ArgsType()
-class VoicesArgs {
-  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  first!: number;
-
-  @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
-  @IsOptional()
-  @MaxLength(200)
-  after?: string | null;
+class VoicesArgs extends PageArgs {
 }
 
 @ObjectType({ description: "A page of the caller's voices, oldest first." })
