@@ -307,18 +307,26 @@ export async function createEventsService(options: {
     return result;
   }
 
-  async function run(request: OperationRequest, ready?: () => Promise<boolean>): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-    // The shape limits come first: nothing larger than them is parsed whole or validated.
-    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.SUBSCRIPTION] });
+  /**
+   * What every operation on the stream endpoint passes first: the shape limits (nothing larger
+   * than them is parsed whole or validated), a valid document, and a principal.
+   */
+  async function admit(request: OperationRequest, kind: OperationTypeNode): Promise<{ document: DocumentNode; principal: Principal } | ExecutionResult> {
+    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [kind] });
     if (refused) return failed(refused);
     const document = documents.get(request.query);
     if (!('kind' in document)) return { errors: document.map((e) => normalizeError(hideSuggestions(e.toJSON()), e, logger) as any) };
-    let principal: Principal;
     try {
-      principal = await principalOf(request.headers);
+      return { document, principal: await principalOf(request.headers) };
     } catch (err) {
       return failed(err);
     }
+  }
+
+  async function run(request: OperationRequest, ready?: () => Promise<boolean>): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+    const admitted = await admit(request, OperationTypeNode.SUBSCRIPTION);
+    if (!('principal' in admitted)) return admitted;
+    const { document, principal } = admitted;
     // Counted before anything is awaited, so that concurrent requests cannot all slip through.
     const open = openStreams.get(principal.userId) ?? 0;
     if (open >= config.EVENT_STREAMS_PER_USER) {
@@ -357,16 +365,9 @@ export async function createEventsService(options: {
   }
 
   async function query(request: OperationRequest): Promise<ExecutionResult> {
-    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.QUERY] });
-    if (refused) return failed(refused);
-    const document = documents.get(request.query);
-    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(hideSuggestions(e.toJSON()), e, logger) as any) };
-    let principal: Principal;
-    try {
-      principal = await principalOf(request.headers);
-    } catch (err) {
-      return failed(err);
-    }
+    const admitted = await admit(request, OperationTypeNode.QUERY);
+    if (!('principal' in admitted)) return admitted;
+    const { document, principal } = admitted;
     const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue: { principal, stream } });
     return result.errors ? { ...result, errors: result.errors.map((e) => normalizeError(e.toJSON(), e, logger) as any) } : result;
   }
