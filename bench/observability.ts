@@ -1,6 +1,6 @@
 // Issue 17's overheads: GET /api/v1/auth/session of the one-process server with metrics off,
-// with metrics on (the default), and with metrics on and every request traced and exported over
-// OTLP/HTTP to a collector stand-in in this process. Runs alternate A/B/C so that a busy machine
+// with metrics on (the default), with metrics on and every request traced and exported over
+// OTLP/HTTP to a collector stand-in in this process, and with 1 trace in 10 sampled. Runs alternate A/B/C/D so that a busy machine
 // slows all alike; medians and the cost of each against "off" are reported.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +28,8 @@ export async function run(): Promise<void> {
     { name: 'metrics off', env: { METRICS_ENABLED: 'false' } },
     { name: 'metrics on (default)', env: {} },
     { name: 'metrics on + tracing exported', env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } },
+    // The SDK's own sampler settings: 1 request in 10 starts a recorded trace, and every hop follows its parent's decision.
+    { name: 'tracing, 10% sampled', env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
   ] as { name: string; env: Record<string, string> }[]).map((s) => ({ ...s, runs: [] as LoadResult[], server: undefined as Awaited<ReturnType<typeof startBenchServer>> | undefined, headers: {} as Record<string, string> }));
   try {
     for (const side of sides) {
