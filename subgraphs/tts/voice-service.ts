@@ -33,8 +33,6 @@ export interface VoicePage {
   nextCursor: string | null;
 }
 
-export const MAX_PAGE_SIZE = 100;
-
 /** The fields an event carries: what a stream reader needs to show the voice. */
 const eventData = (v: Voice) => ({
   voice_id: v.id, name: v.name, base_voice: v.baseVoice, voice_blend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version,

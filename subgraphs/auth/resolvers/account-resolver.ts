@@ -11,10 +11,6 @@ import { PageArgs } from '../../../lib/paging';
 export const MAX_SESSION_PAGE_SIZE = 100;
 
 @ArgsType()
-class SessionsArgs extends PageArgs {
-}
-
-@ArgsType()
 class ChangePasswordArgs {
   @Field()
   @MinLength(1)
@@ -45,7 +41,7 @@ export class AccountResolver {
 
   @Authorized()
   @Query(() => SessionPage, { description: "The caller's active sessions, newest first; `current` marks the one asking." })
-  sessions(@Args() { first, after }: SessionsArgs, @Ctx() ctx: SubgraphContext): Promise<SessionPage> {
+  sessions(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<SessionPage> {
     return this.auth.listSessions(ctx.principal!, first, after);
   }
 

@@ -21,7 +21,6 @@ class UsersArgs extends PageArgs {
   @IsOptional()
   @MaxLength(64)
   query?: string | null;
-
 }
 
 @ArgsType()

@@ -5,7 +5,6 @@ import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../entities/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
-import { MAX_PAGE_SIZE } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
 import { PageArgs } from '../../../lib/paging';
 

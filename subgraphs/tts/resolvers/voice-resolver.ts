@@ -5,7 +5,7 @@ import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
 import { UserReference } from '../entities/user-reference';
 import { Voice } from '../entities/voice';
-import { MAX_PAGE_SIZE, VoiceChanges, VoiceService } from '../voice-service';
+import { VoiceChanges, VoiceService } from '../voice-service';
 import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
 import { PageArgs } from '../../../lib/paging';
 
@@ -62,10 +62,6 @@ class UpdateVoiceArgs extends VoiceTuningArgs {
   baseVoice?: string | null;
 }
 
-@ArgsType()
-class VoicesArgs extends PageArgs {
-}
-
 @ObjectType({ description: "A page of the caller's voices, oldest first." })
 class VoicePage {
   @Field(() => [Voice]) items!: Voice[];
@@ -118,7 +114,7 @@ export class VoiceResolver {
 
   @Authorized()
   @Query(() => VoicePage, { description: 'Your voices, oldest first, a page at a time.' })
-  voices(@Args() { first, after }: VoicesArgs, @Ctx() ctx: SubgraphContext): Promise<VoicePage> {
+  voices(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<VoicePage> {
     return this.service.list(ctx.principal!.userId, first, after);
   }
 
