@@ -7,7 +7,7 @@ import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import {
   ASTVisitor, DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, Kind, OperationDefinitionNode, OperationTypeNode, parse,
-  SelectionSetNode, validate, ValidationContext, ValidationRule,
+  SelectionSetNode, validate, ValidationContext, ValidationRule, ValueNode, visit,
 } from 'graphql';
 import { ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
 import type { Config } from '../lib/config';
@@ -88,6 +88,42 @@ export interface OperationLimits {
   check(schema: GraphQLSchema, input: OperationInput, options: { authenticated: boolean; kinds: OperationTypeNode[] }): AppError | undefined;
 }
 
+/** What a document's text says, whatever its variables: kept per schema and text (./operation-limits.ts). */
+interface Analysis {
+  /** Undefined when it does not parse (the server's own parser reports that) or was refused. */
+  document?: DocumentNode;
+  refusal?: AppError;
+  /** Variables whose values can change the cost: page sizes and directive arguments (`@skip(if: $x)`). */
+  costVariables: string[];
+  /** Costs already computed, by operation name and the values of `costVariables`. */
+  costs: Map<string, number | Error>;
+}
+
+/**
+ * Documents of at most this many characters are remembered (up to ANALYSES_KEPT per schema):
+ * clients send the same few operations again and again, and parsing and walking one was a tenth
+ * of the CPU of a session read. Longer ones, and the rest, are analysed each time.
+ */
+const CACHED_QUERY_CHARS = 4096;
+const ANALYSES_KEPT = 500;
+const COSTS_KEPT = 50;
+const TOO_MANY_NODES = /maximum allowed number of nodes/;
+
+/** The variables a document uses in page-size arguments and in directives: all that the cost reads from them. */
+function costVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  const collect = (node: ValueNode): void => {
+    if (node.kind === Kind.VARIABLE) names.add(node.name.value);
+    else if (node.kind === Kind.LIST) node.values.forEach(collect);
+    else if (node.kind === Kind.OBJECT) node.fields.forEach((f) => collect(f.value));
+  };
+  visit(document, {
+    Field: (node) => node.arguments?.forEach((a) => PAGE_ARGUMENTS.includes(a.name.value) && collect(a.value)),
+    Directive: (node) => node.arguments?.forEach((a) => collect(a.value)),
+  });
+  return [...names];
+}
+
 export function operationLimits(config: LimitsConfig): OperationLimits {
   const rules: ValidationRule[] = [
     armor(maxAliasesRule, {}, 'alias', config.GRAPHQL_MAX_ALIASES, 'GRAPHQL_MAX_ALIASES'),
@@ -95,19 +131,42 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
     armor(maxDirectivesRule, {}, 'directive', config.GRAPHQL_MAX_DIRECTIVES, 'GRAPHQL_MAX_DIRECTIVES'),
     rootFieldsRule(config.GRAPHQL_MAX_ROOT_FIELDS),
   ];
+  const analyses = new WeakMap<GraphQLSchema, Map<string, Analysis>>();
+
+  function analyse(schema: GraphQLSchema, query: string): Analysis {
+    let document: DocumentNode;
+    try {
+      document = parse(query, { maxTokens: config.GRAPHQL_MAX_TOKENS });
+    } catch (err) {
+      // graphql-js says "more that N tokens".
+      if (/contains more th\w+ \d+ tokens/.test((err as Error).message)) return { refusal: refused('token', config.GRAPHQL_MAX_TOKENS, 'GRAPHQL_MAX_TOKENS'), costVariables: [], costs: new Map() };
+      return { costVariables: [], costs: new Map() };
+    }
+    const [first] = validate(schema, document, rules);
+    if (first) return { refusal: first instanceof AppError ? first : new AppError('validation_error', first.message), costVariables: [], costs: new Map() };
+    return { document, costVariables: costVariables(document), costs: new Map() };
+  }
+
+  function analysed(schema: GraphQLSchema, query: string): Analysis {
+    if (query.length > CACHED_QUERY_CHARS) return analyse(schema, query);
+    let kept = analyses.get(schema);
+    if (!kept) analyses.set(schema, (kept = new Map()));
+    let analysis = kept.get(query);
+    if (!analysis) {
+      analysis = analyse(schema, query);
+      if (kept.size >= ANALYSES_KEPT) kept.delete(kept.keys().next().value!); // oldest first out
+      kept.set(query, analysis);
+    }
+    return analysis;
+  }
+
   return {
     check(schema, input, { authenticated, kinds }) {
       if (typeof input.query !== 'string') return undefined;
-      let document: DocumentNode;
-      try {
-        document = parse(input.query, { maxTokens: config.GRAPHQL_MAX_TOKENS });
-      } catch (err) {
-        // graphql-js says "more that N tokens".
-        if (/contains more th\w+ \d+ tokens/.test((err as Error).message)) return refused('token', config.GRAPHQL_MAX_TOKENS, 'GRAPHQL_MAX_TOKENS');
-        return undefined;
-      }
-      const [first] = validate(schema, document, rules);
-      if (first) return first instanceof AppError ? first : new AppError('validation_error', first.message);
+      const analysis = analysed(schema, input.query);
+      if (analysis.refusal) return analysis.refusal;
+      const document = analysis.document;
+      if (!document) return undefined;
 
       const name = typeof input.operationName === 'string' ? input.operationName : undefined;
       const operation = getOperationAST(document, name);
@@ -127,13 +186,25 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
       }
 
       const max = authenticated ? config.GRAPHQL_MAX_COST : config.GRAPHQL_MAX_COST_ANONYMOUS;
-      let cost: number;
-      try {
-        const variables = input.variables && typeof input.variables === 'object' ? (input.variables as Record<string, unknown>) : {};
-        cost = getComplexity({ schema, query: document, variables, operationName: name, estimators: [estimator] });
-      } catch (err) {
+      const variables = input.variables && typeof input.variables === 'object' ? (input.variables as Record<string, unknown>) : {};
+      const costKey = JSON.stringify([name ?? null, ...analysis.costVariables.map((v) => variables[v] ?? null)]);
+      let cost = analysis.costs.get(costKey);
+      if (cost === undefined) {
+        try {
+          cost = getComplexity({ schema, query: document, variables, operationName: name, estimators: [estimator] });
+        } catch (err) {
+          cost = err as Error;
+        }
+        // Not an error about variables: another request may send the same page sizes with the
+        // rest of its variables right, and must have its cost counted.
+        if (!(cost instanceof Error) || TOO_MANY_NODES.test(cost.message)) {
+          if (analysis.costs.size >= COSTS_KEPT) analysis.costs.delete(analysis.costs.keys().next().value!);
+          analysis.costs.set(costKey, cost);
+        }
+      }
+      if (cost instanceof Error) {
         // Fragments spread again and again: too many fields once expanded.
-        if (/maximum allowed number of nodes/.test((err as Error).message)) return refused('cost', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', 'more than 10,000 fields once fragments are expanded');
+        if (TOO_MANY_NODES.test(cost.message)) return refused('cost', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', 'more than 10,000 fields once fragments are expanded');
         return undefined; // variables that do not fit their types: execution refuses them
       }
       if (cost > max) return refused(authenticated ? 'cost' : 'cost (without a token)', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', cost);

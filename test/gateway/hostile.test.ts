@@ -108,6 +108,27 @@ describe('operation limits, checked before validation and planning', () => {
     expect((await http.post('/api/v1/auth/refresh', { refresh_token: admin.refresh_token })).status).toBe(202);
   });
 
+  it('counts the cost of a remembered document again for other page sizes, skips and callers', async () => {
+    const page = (first: string) => `voices(first: ${first}) { items { id name description baseVoice voiceBlend language speed version createdAt updatedAt } nextCursor }`;
+    const query = `query ($n: Int!, $skip: Boolean!, $after: String) { ${aliases(5, page('$n'))} more: voices(first: $n, after: $after) @skip(if: $skip) { nextCursor } }`;
+    const token = admin.access_token;
+    // Small first (the document is remembered), then large: the large one is refused all the same.
+    expect((await graphql(query, { token, variables: { n: 3, skip: false } })).status).toBe(200);
+    expectLimit(await graphql(query, { token, variables: { n: 100, skip: false } }), 'GRAPHQL_MAX_COST', 5000);
+    expect((await graphql(query, { token, variables: { n: 3, skip: false, after: null } })).status).toBe(200);
+    // A variable of the wrong type (refused by execution) leaves nothing behind that lets a large page through.
+    expect((await graphql(query, { token, variables: { n: 90, skip: false, after: 5 } })).status).toBe(400);
+    expectLimit(await graphql(query, { token, variables: { n: 90, skip: false } }), 'GRAPHQL_MAX_COST', 5000);
+    // The same page sizes without a token meet the smaller budget.
+    expectLimit(await graphql(query, { variables: { n: 5, skip: false } }), 'GRAPHQL_MAX_COST_ANONYMOUS', 200);
+    expect((await graphql(query, { token, variables: { n: 5, skip: false } })).status).toBe(200);
+    // A directive's variable changes the cost: 21 with the large page skipped, 222 with it (anonymous budget 200).
+    const small = `query ($skip: Boolean!) { a: voices(first: 10) { items { id } } b: voices(first: 100) @skip(if: $skip) { items { id } } }`;
+    expect((await graphql(small, { token, variables: { skip: true } })).status).toBe(200);
+    expect((await graphql(small, { variables: { skip: true } })).body.errors?.[0]?.extensions?.details?.limit).not.toBe('GRAPHQL_MAX_COST_ANONYMOUS');
+    expectLimit(await graphql(small, { variables: { skip: false } }), 'GRAPHQL_MAX_COST_ANONYMOUS', 200);
+  });
+
   it('applies the same limits on /graphql/stream', async () => {
     const res = await fetch(`${server.url}/graphql/stream`, {
       method: 'POST',
