@@ -232,7 +232,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const requestId = requestIdFrom(headers);
     const authorization = headerValue(headers, 'authorization');
     const principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
-    return { requestId, clientIp, authorization, principal, userAgent: headerValue(headers, 'user-agent'), logger: logger.child({ requestId }) };
+    let requestLogger: Logger | undefined;
+    return {
+      requestId, clientIp, authorization, principal, userAgent: headerValue(headers, 'user-agent'),
+      // Made when first used (errors): a child logger per request was a cost of its own.
+      get logger() {
+        return (requestLogger ??= logger.child({ requestId }));
+      },
+    };
   }
 
   /** The refusal of an operation over a limit (or of a kind not served here); undefined when it may run. */

@@ -1,8 +1,7 @@
 // What every HTTP process here starts with (facade, gateway, subgraph): request ids,
 // JSON access logs, the proxy setting, and the two health endpoints.
 import type http from 'node:http';
-import express, { Express, Request, Response } from 'express';
-import { pinoHttp } from 'pino-http';
+import express, { Express, NextFunction, Request, Response } from 'express';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
@@ -39,6 +38,13 @@ export interface BaseAppOptions {
 }
 
 export const HEALTH_PATHS = ['/health/live', '/health/ready'];
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The process's logger with the request's `request_id`: made when first asked for. */
+    log: Logger;
+  }
+}
 
 /** The route template a request matched (never the raw path, which would make a label per id). */
 function routeLabel(req: Request): string {
@@ -84,38 +90,43 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
   app.set('trust proxy', trustProxy(config.TRUST_PROXY));
   app.set('json spaces', 0);
 
-  app.use((req, res, next) => {
+  // `req.log`, made only for the requests that log something of their own (errors, mostly): a
+  // child logger per request cost more than the line below.
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request) {
+      const log = logger.child({ request_id: this.headers[REQUEST_ID_HEADER] });
+      Object.defineProperty(this, 'log', { value: log, configurable: true, writable: true });
+      return log;
+    },
+  });
+  const metrics = config.METRICS_ENABLED;
+  app.use((req: Request, res: Response, next: NextFunction) => {
     const id = requestIdFrom(req.headers);
     req.headers[REQUEST_ID_HEADER] = id;
     res.setHeader('X-Request-Id', id);
-    if (config.METRICS_ENABLED) {
-      const start = process.hrtime.bigint();
-      res.once('finish', () =>
-        httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, secondsSince(start)),
-      );
-    }
+    // The access log: one line per request when it ends (finished or cut off), built only at a
+    // level that writes it. Health checks and scrapes are left out.
+    const start = process.hrtime.bigint();
+    const logged = !(req.url === '/metrics' || req.url.startsWith('/health'));
+    res.once('close', () => {
+      const seconds = secondsSince(start);
+      if (metrics && res.writableFinished) {
+        httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, seconds);
+      }
+      if (!logged) return;
+      const failed = res.statusCode >= 500;
+      if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+      const line: Record<string, unknown> = { request_id: id, ...requestLine(req, res, Math.round(seconds * 1000), logger) };
+      if (failed) logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
+      else logger.info(line, 'request completed');
+    });
     next();
   });
   app.use(securityHeaders());
   const cors = browsers ? corsMiddleware(config) : undefined;
   // Before every route, so that a preflight (OPTIONS) is answered here.
   if (cors) app.use(CORS_PATHS, cors);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => req.headers[REQUEST_ID_HEADER] as string,
-      customAttributeKeys: { reqId: 'request_id' },
-      // One line per request, with the facts an operator reads (the whole request only at debug).
-      quietReqLogger: true,
-      quietResLogger: true,
-      customSuccessObject: (req, res, val) => requestLine(req as Request, res, val.responseTime as number, logger),
-      customErrorObject: (req, res, err, val) => ({ ...requestLine(req as Request, res, val.responseTime as number, logger), err }),
-      customSuccessMessage: () => 'request completed',
-      customErrorMessage: () => 'request failed',
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/metrics' || (req.url?.startsWith('/health') ?? false) },
-    }),
-  );
 
   const live = (_req: Request, res: Response) => res.json({ status: 'ok' });
   const ready = async (_req: Request, res: Response) => {

@@ -155,12 +155,16 @@ export async function startSubgraph(
     dataSource,
     async createContext({ headers, clientIp, verified }) {
       const requestId = requestIdFrom(headers);
+      let requestLogger: Logger | undefined;
       const ctx: SubgraphContext = {
         principal: null,
         requestId,
         clientIp,
         userAgent: headerValue(headers, 'user-agent'),
-        logger: logger.child({ requestId }),
+        // Made when first used (errors, mostly): a child logger per request was a cost of its own.
+        get logger() {
+          return (requestLogger ??= logger.child({ requestId }));
+        },
         memo: new Map(),
       };
       if (hasBearer(headers)) {
