@@ -109,8 +109,16 @@ const schema = z.object({
    * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
    */
   SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
-  /** How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for its synthesis to be rendered. */
+  /**
+   * How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for audio, first or
+   * next (queued behind other jobs, or a stalled worker), before it gives up (503, or a cut stream).
+   */
   SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
+  /**
+   * Longest pause between the speech endpoint's looks at a synthesis that has no new audio yet
+   * (it starts at 5 ms and doubles); after a piece it looks again at once.
+   */
+  SPEECH_POLL_MS: int(5, 10_000).default(50),
   /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
   SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
   /** Finished syntheses and their audio are deleted this long after they finished. */

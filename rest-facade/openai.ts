@@ -2,10 +2,11 @@
 // clients written against OpenAI's API (the official SDKs' `audio.speech.create`). It is not
 // part of /api/v1 and answers errors in OpenAI's shape, `{ error: { message, type, param, code } }`.
 //
-// The facade knows only GraphQL, so the request is three steps through the gateway: the
+// The facade knows only GraphQL, so the request is two steps through the gateway: the
 // `synthesizeSpeech` mutation queues an ordinary synthesis (same per-user limits, same workers:
-// nothing renders on this thread), `synthesis(id)` is polled until the job has ended, and the
-// audio is streamed in pieces through `synthesisAudio.chunk`, as GET …/audio does.
+// nothing renders on this thread), then `synthesisStream` reads the WAV its worker is writing,
+// piece by piece as it is rendered, until its end; each piece goes out as it comes. A client
+// that hangs up cancels the synthesis.
 import express, { Request, Response, Router } from 'express';
 import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../lib/errors';
@@ -29,7 +30,8 @@ export const SpeechRequest: JsonSchema = {
     model: { type: 'string', minLength: 1, maxLength: 100, description: 'Accepted and ignored (e.g. tts-1): there is one engine', example: 'tts-1' },
     input: { type: 'string', minLength: 1, maxLength: 10000, description: 'What to say: 1 to 10,000 characters' },
     voice: {
-      description: 'One of your voice ids (also as `{ "id": … }`), a base voice name (GET /api/v1/tts/base-voices) or a blend such as f3(2)+m3',
+      description: 'One of your voice ids (also as `{ "id": … }`), a base voice name (GET /api/v1/tts/base-voices), a blend such as f3(2)+m3, ' +
+        'or one of OpenAI\'s voice names, spoken by a base voice: alloy f3, ash m3, ballad m2, coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5',
       anyOf: [
         { type: 'string', minLength: 1, maxLength: 500 },
         { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 500 } } },
@@ -37,7 +39,7 @@ export const SpeechRequest: JsonSchema = {
       example: 'f3',
     },
     speed: { type: 'number', minimum: 0.25, maximum: 4, description: "0.25 to 4.0; default 1.0, or the stored voice's speed" },
-    response_format: { type: 'string', enum: ['wav', 'pcm'], default: 'wav', description: 'wav (mono 16-bit, 22,050 Hz), or pcm: the same samples without the header' },
+    response_format: { type: 'string', enum: ['wav', 'pcm'], default: 'wav', description: 'wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
     stream_format: { type: 'string', enum: ['audio'], description: 'Only audio (no SSE)' },
     instructions: { type: 'string', maxLength: 4096, description: 'Accepted and ignored' },
   },
@@ -52,18 +54,28 @@ export const openAiSpeechOpenApi = {
       description:
         'A compatibility surface for clients written against OpenAI\'s `POST /v1/audio/speech` (e.g. the official SDKs\' ' +
         '`audio.speech.create`, with this server\'s URL + `/v1` as base URL and an access token as the API key). It queues an ' +
-        'ordinary synthesis (listed under /api/v1/tts/syntheses, with the same per-user limits and the same workers), waits for it ' +
-        '(at most SPEECH_MAX_WAIT_SECONDS, 300 s) and then streams the audio in pieces: `wav` (mono 16-bit PCM, 22,050 Hz) or `pcm` ' +
-        '(the same samples, little-endian, without the header; note 22,050 Hz, not OpenAI\'s 24 kHz). The first byte is sent once ' +
-        'rendering has finished, not while it runs. `model` is accepted and ignored; `voice` is a base voice, a blend or one of ' +
-        'your voice ids. Errors are OpenAI-shaped: `{ "error": { "message", "type", "param", "code" } }` with `type` and `code` ' +
-        'one of this API\'s error codes.',
+        'ordinary synthesis (listed under /api/v1/tts/syntheses, with the same per-user limits and the same workers) and **streams ' +
+        'the audio while it renders**: the worker writes the WAV as the engine hands it over (about 100 ms of audio a piece, already ' +
+        'stretched and resampled), and this endpoint sends each piece as it is written (chunked, no Content-Length), reading it ' +
+        'through the GraphQL query `synthesisStream` (the facade knows only GraphQL operations; this works alike in one process and ' +
+        'with separate facade, gateway, subgraph and worker processes sharing the database and the audio folder). `wav` is mono ' +
+        '16-bit PCM at 24,000 Hz whose RIFF and data sizes say 0xFFFFFFFF (length unknown, as OpenAI and Kokoro stream WAV; the real sizes when the render had ended before the first byte); ' +
+        '`pcm` is the same samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s). `model` is accepted and ' +
+        'ignored; `voice` is a base voice, a blend, one of your voice ids or an OpenAI voice name (alloy f3, ash m3, ballad m2, ' +
+        'coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5). Before the first byte, errors are ' +
+        'OpenAI-shaped: `{ "error": { "message", "type", "param", "code" } }` with `type` and `code` one of this API\'s error ' +
+        'codes (a failed render 400 with its reason, a canceled synthesis 409, no audio for SPEECH_MAX_WAIT_SECONDS 503); after it, ' +
+        'a failure cuts the connection, so a truncated answer is never mistaken for a whole one. A client that disconnects before ' +
+        'the end cancels the synthesis (its render stops and leaves no audio).',
       security: [{ bearerAuth: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: SpeechRequest } } },
       responses: {
         200: {
           description: 'The audio',
-          headers: { 'X-Synthesis-Id': { schema: { type: 'string', format: 'uuid' }, description: 'The synthesis it was rendered as' } },
+          headers: {
+            'X-Synthesis-Id': { schema: { type: 'string', format: 'uuid' }, description: 'The synthesis it was rendered as' },
+            'X-Sample-Rate': { schema: { type: 'integer', example: 24000 }, description: 'Samples a second: 24000' },
+          },
           content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } }, 'audio/pcm': { schema: { type: 'string', format: 'binary' } } },
         },
         ...Object.fromEntries(
@@ -144,45 +156,84 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     if (!queued) return;
     const id = queued.id as string;
 
-    // Until the job ends: a short wait first (short texts render in a fraction of a second), longer later.
-    const deadline = Date.now() + config.SPEECH_MAX_WAIT_SECONDS * 1000;
-    let bytes: number | undefined;
-    for (let wait = 25; open; wait = Math.min(500, wait * 1.5)) {
-      const state = await run('query SpeechState($id: ID!) { result: synthesis(id: $id) { state error audio { bytes } } }', { id });
-      if (!state) return;
-      if (state.state === 'SUCCEEDED') {
-        bytes = state.audio?.bytes;
-        break;
+    // Streams the WAV as the worker renders it (synthesisStream reads the file it is writing):
+    // asks again at once after a piece, after a growing pause (to SPEECH_POLL_MS) after none.
+    let ended = false;
+    let offset = 0;
+    let head = Buffer.alloc(0); // the WAV header, until all 44 bytes are here
+    let lastProgress = Date.now();
+    const hungUp = () => {
+      // Hung up before the end: the render is canceled, not left to run for nobody (a finished synthesis is kept).
+      if (ended) return;
+      ended = true;
+      req.log.info({ synthesisId: id }, 'speech client disconnected; canceling its synthesis');
+      void graphql.execute({
+        query: 'mutation StopSpeech($id: ID!) { result: cancelSynthesis(id: $id, keepFinished: true) { outcome } }',
+        variables: { id }, clientIp: req.ip ?? '',
+        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
+      }).then(
+        (r) => r.errors?.length && req.log.warn({ synthesisId: id, errors: r.errors }, 'could not cancel the synthesis of a disconnected speech client'),
+        (err) => req.log.warn({ err, synthesisId: id }, 'could not cancel the synthesis of a disconnected speech client'),
+      );
+    };
+    if (!open) hungUp();
+    else res.once('close', hungUp);
+    /** Ends the answer: an error status before the first byte, a cut-off stream (never a wrong "complete" file) after. */
+    const fail = (code: ErrorCode, message: string, param: string | null = null) => {
+      ended = true;
+      if (res.headersSent) res.destroy();
+      else sendOpenAiError(res, code, message, param);
+    };
+    for (let wait = 5; open; ) {
+      const piece = await run(
+        'query SpeechStream($id: ID!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, offset: $offset, length: $length) { state error chunk end } }',
+        { id, offset, length: PIECE_BYTES },
+      );
+      if (!piece) {
+        ended = true;
+        if (res.headersSent) res.destroy();
+        return;
       }
       // A failed render is about the input (e.g. audio past SYNTHESIS_MAX_AUDIO_SECONDS); a canceled one was canceled by its owner.
-      if (state.state === 'FAILED') return sendOpenAiError(res, 'validation_error', `The speech could not be rendered: ${state.error}`, 'input');
-      if (state.state !== 'QUEUED' && state.state !== 'RUNNING') {
-        return sendOpenAiError(res, 'conflict', `The synthesis ${id} was ${state.state.toLowerCase()} before it was rendered.`);
+      if (piece.state === 'FAILED') return fail('validation_error', `The speech could not be rendered: ${piece.error}`, 'input');
+      if (piece.state === 'CANCELED') return fail('conflict', `The synthesis ${id} was canceled before it was rendered.`);
+      let data = Buffer.from((piece.chunk as string | undefined) ?? '', 'base64');
+      offset += data.length;
+      if (data.length) {
+        lastProgress = Date.now();
+        wait = 5;
+        if (!res.headersSent) {
+          head = Buffer.concat([head, data]);
+          if (head.length < WAV_HEADER_BYTES) continue;
+          data = head;
+          res.status(200);
+          res.type(format === 'pcm' ? 'audio/pcm' : 'audio/wav');
+          res.setHeader('X-Synthesis-Id', id);
+          res.setHeader('X-Sample-Rate', String(data.readUInt32LE(24)));
+          if (format === 'pcm') data = data.subarray(WAV_HEADER_BYTES);
+        }
+        if (data.length && !res.write(data)) {
+          await new Promise<void>((resolve) => {
+            const go = () => {
+              res.off('drain', go).off('close', go);
+              resolve();
+            };
+            res.on('drain', go).on('close', go);
+          });
+        }
       }
-      if (Date.now() > deadline) {
-        return sendOpenAiError(res, 'service_unavailable', `The speech was not rendered within ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`);
+      if (piece.end) {
+        ended = true;
+        if (!res.headersSent) return fail('internal_error', DEFAULT_MESSAGES.internal_error); // a finished synthesis always has its header
+        return void res.end();
+      }
+      if (data.length) continue;
+      if (Date.now() - lastProgress > config.SPEECH_MAX_WAIT_SECONDS * 1000) {
+        return fail('service_unavailable', `No audio came for ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`);
       }
       await new Promise((r) => setTimeout(r, wait));
+      wait = Math.min(config.SPEECH_POLL_MS, wait * 2);
     }
-    if (!open || bytes === undefined) return;
-
-    const start = format === 'pcm' ? WAV_HEADER_BYTES : 0;
-    res.status(200);
-    res.type(format === 'pcm' ? 'audio/pcm' : 'audio/wav');
-    res.setHeader('Content-Length', String(bytes - start));
-    res.setHeader('X-Synthesis-Id', id);
-    res.setHeader('X-Sample-Rate', '22050');
-    for (let at = start; at < bytes && open; ) {
-      const piece = await run(
-        'query SpeechAudio($id: ID!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id) { chunk(offset: $offset, length: $length) } }',
-        { id, offset: at, length: Math.min(PIECE_BYTES, bytes - at) },
-      );
-      const data = Buffer.from((piece?.chunk as string | undefined) ?? '', 'base64');
-      if (!data.length) return void res.destroy(); // the audio went away mid-way: cut short, never a wrong length
-      at += data.length;
-      if (!res.write(data)) await new Promise((r) => res.once('drain', r).once('close', r));
-    }
-    res.end();
   });
   return router;
 }

@@ -447,7 +447,7 @@ export const routes: RouteSpec[] = [
   {
     method: 'get', path: '/tts/syntheses/:synthesisId/audio', tag: 'TTS', auth: true,
     summary: 'The audio of a succeeded synthesis (WAV, with Range support)',
-    description: 'audio/wav, mono 16-bit PCM at 22,050 Hz. One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
+    description: 'audio/wav, mono 16-bit PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech). One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
       'the end answers 416; several ranges, or a malformed Range, get the whole file. ETag and If-None-Match / If-Range work. ' +
       'While the synthesis is queued or running, or when it failed, the answer is 409 `conflict` with `details.state`.',
     params: { synthesisId: uuidParam },

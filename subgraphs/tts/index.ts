@@ -18,6 +18,7 @@ import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-Cr
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
 import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
+import { AddSynthesisSampleRate1737600000000 } from './migrations/1737600000000-AddSynthesisSampleRate';
 import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
@@ -67,7 +68,7 @@ export const ttsSubgraph: SubgraphDefinition = {
   entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
   migrations: [
     CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateSynthesisOwners1737200000000,
-    CreateEventConsumers1737400000000, CreateSynthesisWorkersTable1737500000000,
+    CreateEventConsumers1737400000000, CreateSynthesisWorkersTable1737500000000, AddSynthesisSampleRate1737600000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -114,6 +115,9 @@ export const ttsSubgraph: SubgraphDefinition = {
           work: async () => {
             const pruned = await syntheses.prune(new Date(Date.now() - config.SYNTHESIS_RETENTION_SECONDS * 1000));
             if (pruned) logger.info({ pruned }, 'expired syntheses deleted with their audio');
+            // Audio of takes whose worker died mid-render: a live render writes every ~100 ms.
+            const partial = await store.prunePartial(new Date(Date.now() - Math.max(3600, 4 * config.SYNTHESIS_LEASE_SECONDS) * 1000));
+            if (partial) logger.info({ partial }, 'audio left by interrupted renders deleted');
           },
         });
       },

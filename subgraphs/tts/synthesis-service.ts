@@ -10,7 +10,7 @@ import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
-import { ACTIVE_STATES, Synthesis, synthesisAudioKey, SynthesisState } from './entities/synthesis';
+import { ACTIVE_STATES, Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import { decodeCursor, encodeCursor, VoiceService } from './voice-service';
@@ -54,12 +54,34 @@ export interface SynthesisServiceOptions {
   onCanceled?: (synthesisId: string) => void;
 }
 
+/** The sample rate of the OpenAI-compatible endpoint's audio (OpenAI's `pcm` is 24 kHz). */
+export const SPEECH_SAMPLE_RATE = 24_000;
+
+/** A piece of a synthesis's WAV as far as it is rendered (synthesisStream). */
+export interface SynthesisStreamPiece {
+  state: SynthesisState;
+  error: string | null;
+  bytes: Buffer;
+  /** The piece reaches the end of the finished audio; no more will come. */
+  end: boolean;
+}
+
 export interface SynthesisAudio {
   synthesisId: string;
   contentType: string;
   bytes: number;
   key: string;
 }
+
+/**
+ * OpenAI's voice names, each spoken by one eSpeak NG base voice of a like gender (OpenAI's
+ * voices are neural and cannot be matched; these only let clients that send them work).
+ * A base voice of the same name would win, but eSpeak NG has none.
+ */
+export const OPENAI_VOICES: Readonly<Record<string, string>> = {
+  alloy: 'f3', ash: 'm3', ballad: 'm2', coral: 'f2', echo: 'm1', fable: 'm4',
+  onyx: 'm7', nova: 'f4', sage: 'f5', shimmer: 'f1', verse: 'm5',
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -100,16 +122,17 @@ export class SynthesisService {
 
   /**
    * The OpenAI-style request (`POST /v1/audio/speech`): `voice` is one of the owner's voice ids, a
-   * base voice name, or a blend expression (spoken with the blend, its heaviest part as the base
+   * base voice name, one of OpenAI's voice names (OPENAI_VOICES), or a blend expression (spoken with the blend, its heaviest part as the base
    * voice); `speed`, when given, replaces a stored voice's speed. Queued like any synthesis.
    */
   async requestSpeech(ownerId: string, input: { text: string; voice: string; speed?: number | null }): Promise<Synthesis> {
     const problems = textProblems(input.text);
     if (Object.keys(problems).length) throw validationError(problems);
-    const voice = input.voice.trim();
+    const named = input.voice.trim();
+    const voice = OPENAI_VOICES[named.toLowerCase()] ?? named;
     if (UUID.test(voice)) {
       const { id, baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, voice.toLowerCase());
-      return this.queue(ownerId, input.text, id, { baseVoice, voiceBlend, language, speed: input.speed ?? speed });
+      return this.queue(ownerId, input.text, id, { baseVoice, voiceBlend, language, speed: input.speed ?? speed }, SPEECH_SAMPLE_RATE);
     }
     const blend = /[+(]/.test(voice) ? parseBlend(voice) : undefined;
     if (blend && 'problems' in blend) throw validationError({ voice: blend.problems });
@@ -123,10 +146,10 @@ export class SynthesisService {
       if ((err as AppError).code === 'validation_error' && details) throw validationError({ voice: Object.values(details).flat() });
       throw err;
     }
-    return this.queue(ownerId, input.text, null, settings);
+    return this.queue(ownerId, input.text, null, settings, SPEECH_SAMPLE_RATE);
   }
 
-  private async queue(ownerId: string, text: string, voiceId: string | null, settings: VoiceSettings): Promise<Synthesis> {
+  private async queue(ownerId: string, text: string, voiceId: string | null, settings: VoiceSettings, sampleRate: number | null = null): Promise<Synthesis> {
     const characters = [...text].length;
     const synthesis = this.dataSource.manager.create(Synthesis, {
       id: uuidv7(),
@@ -143,6 +166,7 @@ export class SynthesisService {
       leaseUntil: null,
       audioKey: null,
       audioBytes: null,
+      sampleRate,
       traceParent: currentTraceParent(),
       createdAt: new Date(),
       startedAt: null,
@@ -184,7 +208,7 @@ export class SynthesisService {
    * with a synthesis.deleted event. Answers which it was, and the synthesis as the cancel left
    * it or as it was when deleted. Another user's is `not_found`.
    */
-  async cancel(ownerId: string, id: string): Promise<{ outcome: 'canceled' | 'deleted'; synthesis: Synthesis }> {
+  async cancel(ownerId: string, id: string, keepFinished = false): Promise<{ outcome: 'canceled' | 'deleted' | 'unchanged'; synthesis: Synthesis }> {
     const canceled = await inTransaction(this.dataSource, async (m) => {
       const now = new Date();
       const stopped = { state: SynthesisState.CANCELED, finishedAt: now, leaseUntil: null, workerId: null };
@@ -201,6 +225,7 @@ export class SynthesisService {
     }
     // Not queued nor running: finished (it stays so), or not there.
     const finished = await this.get(ownerId, id);
+    if (keepFinished) return { outcome: 'unchanged', synthesis: finished };
     // The audio first, as retention does: a crash in between leaves a row without audio, never audio without a row.
     await this.store.delete(finished.audioKey ?? synthesisAudioKey(id));
     const deleted = await inTransaction(this.dataSource, async (m) => {
@@ -246,6 +271,30 @@ export class SynthesisService {
       throw new AppError('conflict', `The synthesis has no audio: ${why}.`, { state: synthesis.state });
     }
     return audio;
+  }
+
+  /**
+   * `length` bytes of the synthesis's WAV from `offset`, as far as they are rendered: while it
+   * runs, from the file its worker is writing (its header says "length unknown"; the samples are
+   * those the finished file will have), once it has succeeded from the finished file. Fewer
+   * bytes (none) when no more are rendered yet; `end` once the piece reaches the end.
+   */
+  async stream(ownerId: string, id: string, offset: number, length: number): Promise<SynthesisStreamPiece> {
+    if (length > MAX_AUDIO_READ_BYTES) throw validationError({ length: [`must be at most ${MAX_AUDIO_READ_BYTES}`] });
+    const synthesis = await this.get(ownerId, id);
+    const { state, error } = synthesis;
+    const nothing = Buffer.alloc(0);
+    if (state === SynthesisState.SUCCEEDED) {
+      const audio = this.audioOf(synthesis)!;
+      const bytes = await this.readAudio(audio, offset, length);
+      return { state, error, bytes, end: offset + bytes.length >= audio.bytes };
+    }
+    if (state === SynthesisState.RUNNING && synthesis.workerId) {
+      // Not there yet (just taken), or already renamed onto its key (done, not yet recorded).
+      const bytes = (await this.store.read(synthesisPartialKey(synthesis), offset, length)) ?? (await this.store.read(synthesisAudioKey(id), offset, length));
+      return { state, error, bytes: bytes ?? nothing, end: false };
+    }
+    return { state, error, bytes: nothing, end: state !== SynthesisState.QUEUED && state !== SynthesisState.RUNNING };
   }
 
   async readAudio(audio: SynthesisAudio, offset: number, length: number): Promise<Buffer> {

@@ -12,10 +12,10 @@ import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
 import { inLinkedSpan } from '../../lib/tracing';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
-import type { AudioStore } from './audio/audio-store';
-import { durationMs, encodeWav } from './audio/wav';
+import type { AudioStore, AudioWriter } from './audio/audio-store';
+import { pcmBytes, UNKNOWN_SIZE, WAV_HEADER_BYTES, wavHeader } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
-import { Synthesis, synthesisAudioKey, SynthesisState } from './entities/synthesis';
+import { Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { synthesisEventData as eventData } from './synthesis-service';
 
@@ -33,6 +33,39 @@ export interface SynthesisWorkerOptions {
   maxAudioSeconds: number;
   /** How long stop() lets running jobs finish before handing them back to the queue. */
   stopGraceMs?: number;
+}
+
+/**
+ * Appends pieces in order, one write at a time: pieces that come while a write runs go out
+ * together in the next. The first failure is kept and answered by done().
+ */
+class AppendQueue {
+  private pending: Buffer[] = [];
+  private writing?: Promise<void>;
+  private failure?: unknown;
+
+  constructor(private readonly writer: AudioWriter) {}
+
+  push(bytes: Buffer): void {
+    if (this.failure) return;
+    this.pending.push(bytes);
+    this.writing ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length && !this.failure) await this.writer.append(Buffer.concat(this.pending.splice(0)));
+    } catch (err) {
+      this.failure = err;
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  async done(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.failure) throw this.failure;
+  }
 }
 
 const unique = (jobs: Synthesis[]) => [...new Map(jobs.map((j) => [j.id, j])).values()];
@@ -178,27 +211,50 @@ export class SynthesisWorker {
     return new Date(Date.now() + this.options.leaseSeconds * 1000);
   }
 
+  /**
+   * Renders the job into its partial file as the engine hands the audio over (a WAV whose header
+   * says "length unknown", readable while it grows: what POST /v1/audio/speech streams), then
+   * writes the real header, renames the file onto the job's key and records the outcome.
+   */
   private async run(job: Synthesis): Promise<void> {
     const { engine, store, logger, leaseSeconds } = this.options;
     this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
     const abort = new AbortController();
     this.aborts.set(job.id, abort);
     let stage = 'render';
+    let writer: AudioWriter | undefined;
     try {
+      stage = 'store';
+      writer = await store.begin(synthesisPartialKey(job));
+      stage = 'render';
+      const out = new AppendQueue(writer);
+      let rate = 0;
+      let samples = 0;
+      const onAudio = (piece: Int16Array, sampleRate: number) => {
+        if (!piece.length) return;
+        // The header goes with the first samples: a reader finds the file empty, or with audio.
+        const bytes = samples ? pcmBytes(piece) : Buffer.concat([wavHeader((rate = sampleRate), UNKNOWN_SIZE), pcmBytes(piece)]);
+        samples += piece.length;
+        out.push(bytes);
+      };
       const renderStart = process.hrtime.bigint();
-      const audio = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds, signal: abort.signal }).catch((err) => {
+      const rest = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds, signal: abort.signal, sampleRate: job.sampleRate ?? undefined, onAudio }).catch((err) => {
         synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
         throw err;
       });
       synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));
-      if (!audio.samples.length) throw new Error('the speech engine produced no audio for this text');
+      onAudio(rest.samples, rest.sampleRate); // an engine that does not stream answers it all here
+      if (!samples) throw new Error('the speech engine produced no audio for this text');
       stage = 'store';
-      const wav = encodeWav(audio);
+      await out.done();
       const key = synthesisAudioKey(job.id);
-      await store.put(key, wav);
-      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: durationMs(audio), audioKey: key, audioBytes: wav.length });
+      const audioBytes = await writer.commit(key, { offset: 0, bytes: wavHeader(rate, samples * 2) });
+      writer = undefined;
+      if (audioBytes !== WAV_HEADER_BYTES + samples * 2) throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
+      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: Math.round((samples * 1000) / rate), audioKey: key, audioBytes });
       if (!done) await this.lostAfterStoring(job, key);
     } catch (err) {
+      await writer?.abort().catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
       if (this.released.has(job.id)) return;
       if (abort.signal.aborted) {
         // Canceled, or taken over: not this worker's to record.

@@ -17,8 +17,9 @@ export function parseWav(bytes: Buffer): Wav {
   let fmt: Omit<Wav, 'riffSize' | 'dataSize' | 'samples'> | undefined;
   for (let at = 12; at + 8 <= bytes.length; ) {
     const id = bytes.toString('ascii', at, at + 4);
-    const size = bytes.readUInt32LE(at + 4);
     const body = at + 8;
+    // A streamed WAV's data size is 0xFFFFFFFF (length unknown when sent): the data runs to the end.
+    const size = id === 'data' && bytes.readUInt32LE(at + 4) === 0xffffffff ? (bytes.length - body) & ~1 : bytes.readUInt32LE(at + 4);
     if (body + size > bytes.length) throw new Error(`chunk ${id} runs past the end`);
     if (id === 'fmt ') {
       fmt = { format: bytes.readUInt16LE(body), channels: bytes.readUInt16LE(body + 2), sampleRate: bytes.readUInt32LE(body + 4), bitsPerSample: bytes.readUInt16LE(body + 14) };

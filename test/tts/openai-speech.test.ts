@@ -1,9 +1,15 @@
 // The OpenAI-compatible POST /v1/audio/speech, driven by the official `openai` client
-// (client.audio.speech.create) against the running server, on SQLite and on MySQL.
+// (client.audio.speech.create) against the running server, on SQLite and on MySQL; streaming
+// while it renders and a client hanging up, with fetch.
+import fs from 'node:fs';
+import path from 'node:path';
 import OpenAI from 'openai';
+import { synthesisRenderSeconds } from '../../lib/metrics';
+import { OPENAI_VOICES } from '../../subgraphs/tts/synthesis-service';
 import { api, login } from '../helpers/http';
 import { medianPitch, parseWav, rms } from '../helpers/audio';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { until } from '../helpers/wait';
 
 let server: TestServer;
 let token: string;
@@ -19,13 +25,16 @@ afterAll(() => server.close());
 const TEXT = 'The quick brown fox jumps over the lazy dog.';
 
 describe('POST /v1/audio/speech through the openai client', () => {
-  it('answers a WAV of the text: parseable, mono 16-bit 22,050 Hz, of plausible length, not silent', async () => {
+  it('answers a WAV of the text: parseable, mono 16-bit 24 kHz, of plausible length, not silent', async () => {
     const res = await client.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT, response_format: 'wav' });
     expect(res.headers.get('content-type')).toBe('audio/wav');
+    expect(res.headers.get('x-sample-rate')).toBe('24000');
     const bytes = Buffer.from(await res.arrayBuffer());
-    expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
     const wav = parseWav(bytes);
-    expect(wav).toMatchObject({ format: 1, channels: 1, bitsPerSample: 16, sampleRate: 22050, riffSize: bytes.length - 8 });
+    expect(wav).toMatchObject({ format: 1, channels: 1, bitsPerSample: 16, sampleRate: 24000 });
+    // Streamed while rendering: the sizes say "unknown"; or, when the render was done before the first look, the real ones.
+    expect([0xffffffff, bytes.length - 8]).toContain(wav.riffSize);
+    expect(wav.samples.length * 2).toBe(bytes.length - 44);
     // 9 words at 175 a minute is about 3.1 s.
     const seconds = wav.samples.length / wav.sampleRate;
     expect(seconds).toBeGreaterThan(1.5);
@@ -37,7 +46,9 @@ describe('POST /v1/audio/speech through the openai client', () => {
     const synthesis = (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body;
     expect(synthesis).toMatchObject({ state: 'succeeded', base_voice: 'f3', speed: 1, characters: TEXT.length });
     const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } });
-    expect(Buffer.from(await stored.arrayBuffer()).equals(bytes)).toBe(true);
+    const file = Buffer.from(await stored.arrayBuffer());
+    expect(parseWav(file)).toMatchObject({ sampleRate: 24000, riffSize: file.length - 8, dataSize: file.length - 44 });
+    expect(file.subarray(44).equals(bytes.subarray(44))).toBe(true);
   });
 
   it('takes a blend, one of my voice ids (its speed unless speed is given) and a speed; pcm is the samples without the header', async () => {
@@ -52,7 +63,8 @@ describe('POST /v1/audio/speech through the openai client', () => {
     const pcmBytes = Buffer.from(await pcm.arrayBuffer());
     expect(pcm.headers.get('content-type')).toBe('audio/pcm');
     expect(pcmBytes.subarray(0, 4).toString('ascii')).not.toBe('RIFF');
-    // pcm: exactly the stored WAV's samples without its 44-byte header.
+    // pcm: exactly the stored WAV's samples without its 44-byte header, at 24 kHz as OpenAI's.
+    expect(pcm.headers.get('x-sample-rate')).toBe('24000');
     const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${pcm.headers.get('x-synthesis-id')}/audio`, { headers: { authorization: `Bearer ${token}` } });
     expect(pcmBytes.equals(Buffer.from(await stored.arrayBuffer()).subarray(44))).toBe(true);
     // The stored voice speaks at its 2.0: as long as m3 at 2.0, and about half as long as at speed 1.
@@ -68,7 +80,7 @@ describe('POST /v1/audio/speech through the openai client', () => {
     const attempt = (params: Record<string, unknown>) =>
       client.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT, ...params } as any).then(() => null, (err: unknown) => err as InstanceType<typeof OpenAI.APIError>);
     const cases: [Record<string, unknown>, number, string][] = [
-      [{ voice: 'alloy' }, 400, 'voice'],
+      [{ voice: 'nobody' }, 400, 'voice'],
       [{ voice: 'f3(0)+m3' }, 400, 'voice'],
       [{ response_format: 'mp3' }, 400, 'response_format'],
       [{ speed: 5 }, 400, 'speed'],
@@ -86,22 +98,88 @@ describe('POST /v1/audio/speech through the openai client', () => {
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
-  it('answers a render that fails (audio past SYNTHESIS_MAX_AUDIO_SECONDS) with a 400 saying why', async () => {
+  it('answers a render that fails (audio past SYNTHESIS_MAX_AUDIO_SECONDS) with a 400 saying why, or cuts the stream it had begun', async () => {
     const short = await startTestServer({ SYNTHESIS_MAX_AUDIO_SECONDS: '10' });
     try {
       const owner = (await login(short.url, ADMIN)).access_token;
       const limited = new OpenAI({ apiKey: owner, baseURL: `${short.url}/v1`, maxRetries: 0 });
-      const err = await limited.audio.speech.create({ model: 'tts-1', voice: 'f3', input: 'one two three four five six seven eight nine ten. '.repeat(10) }).catch((e) => e);
-      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-      expect(err.message).toContain('more than 10 seconds');
+      // Failed before any audio was sent (a 400 with the reason), or after the first 10 s went out (the body breaks off).
+      const err = await limited.audio.speech.create({ model: 'tts-1', voice: 'f3', input: 'one two three four five six seven eight nine ten. '.repeat(10) })
+        .then((res) => res.arrayBuffer()).then(() => null, (e) => e);
+      expect(err).toBeTruthy(); // an APIError, or fetch's "terminated" TypeError (another realm's: not instanceof jest's)
+      if (err instanceof OpenAI.APIError) {
+        expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+        expect(err.message).toContain('more than 10 seconds');
+      }
+      const [failed] = (await api(short.url).get('/api/v1/tts/syntheses?state=failed', { token: owner })).body.items;
+      expect(failed.error).toContain('more than 10 seconds');
+      // Nothing left of it in the audio folder: neither the file it was writing nor a finished one.
+      await until(() => fs.readdirSync(short.config.audioDir).length === 0, 'the partial audio to be removed');
     } finally {
       await short.close();
     }
   });
 
+  it('takes OpenAI\'s voice names, each spoken by its base voice', async () => {
+    expect(Object.keys(OPENAI_VOICES).sort()).toEqual(['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse']);
+    const [named, base] = await Promise.all([
+      client.audio.speech.create({ model: 'tts-1', voice: 'onyx', input: 'Hi.', response_format: 'pcm' }),
+      client.audio.speech.create({ model: 'tts-1', voice: OPENAI_VOICES.onyx, input: 'Hi.', response_format: 'pcm' }),
+    ]);
+    // eSpeak NG's noise sources are random: the same voice gives the same length and pitch, not the same bytes.
+    const [a, b] = await Promise.all([named, base].map(async (r) => new Int16Array(new Uint8Array(await r.arrayBuffer()).slice().buffer)));
+    expect(Math.abs(a.length / b.length - 1)).toBeLessThan(0.02);
+    expect(Math.abs(medianPitch(a, 24000) / medianPitch(b, 24000) - 1)).toBeLessThan(0.05);
+    const synthesis = (await api(server.url).get(`/api/v1/tts/syntheses/${named.headers.get('x-synthesis-id')}`, { token })).body;
+    expect(synthesis.base_voice).toBe(OPENAI_VOICES.onyx);
+  });
+
+  describe('streaming', () => {
+    // About 2,000 words: minutes of audio, rendered in seconds; the first piece goes out long before the end.
+    const LONG = 'The quick brown fox jumps over the lazy dog, and then it runs far away into the forest. '.repeat(110);
+    const failedRenders = async () => (await synthesisRenderSeconds.get()).values.find((v) => v.metricName === 'synthesis_render_seconds_count' && v.labels.outcome === 'failed')?.value ?? 0;
+    const state = async (id: string) => (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body.state as string;
+    const speech = (body: Record<string, unknown>, signal?: AbortSignal) =>
+      fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ model: 'tts-1', voice: 'f3', ...body }), signal });
+
+    it('sends the first audio while the synthesis is still rendering, and stops the render when the client hangs up', async () => {
+      const abort = new AbortController();
+      const res = await speech({ input: LONG, response_format: 'pcm' }, abort.signal);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-length')).toBeNull(); // length unknown: chunked
+      const id = res.headers.get('x-synthesis-id')!;
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      expect(first.value!.length).toBeGreaterThan(0);
+      // At the first byte the job is still running, and its finished audio is not there yet.
+      expect(await state(id)).toBe('running');
+      expect((await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(409);
+
+      const failedBefore = await failedRenders();
+      abort.abort();
+      // The facade cancels the job; the worker's engine stops (its render ends as failed, not succeeded) and leaves no file.
+      await until(async () => (await state(id)) === 'canceled', 'the synthesis to be canceled');
+      await until(async () => (await failedRenders()) > failedBefore, 'the render to stop');
+      await until(() => !fs.readdirSync(server.config.audioDir).some((f) => f.startsWith(id)), 'its audio to be removed');
+      expect(fs.readdirSync(server.config.audioDir).filter((f) => f.startsWith(id))).toEqual([]);
+    });
+
+    it('streams a whole long WAV: the header says "length unknown", the samples are those stored', async () => {
+      const res = await speech({ input: LONG.slice(0, 3000), response_format: 'wav', speed: 3 });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.readUInt32LE(4)).toBe(0xffffffff);
+      expect(bytes.readUInt32LE(40)).toBe(0xffffffff);
+      const id = res.headers.get('x-synthesis-id')!;
+      expect(await state(id)).toBe('succeeded');
+      const stored = Buffer.from(await (await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
+      expect(stored.subarray(44).equals(bytes.subarray(44))).toBe(true);
+      expect(stored.readUInt32LE(40)).toBe(stored.length - 44);
+    });
+  });
+
   it('answers wav when response_format is left out, and 405 to other methods', async () => {
     const res = await client.audio.speech.create({ model: 'tts-1', voice: 'f1', input: 'Hi.' });
-    expect(parseWav(Buffer.from(await res.arrayBuffer())).sampleRate).toBe(22050);
+    expect(parseWav(Buffer.from(await res.arrayBuffer())).sampleRate).toBe(24000);
     expect((await fetch(`${server.url}/v1/audio/speech`)).status).toBe(405);
   });
 });

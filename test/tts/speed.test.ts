@@ -3,7 +3,7 @@
 // nearest rate and time-stretching the rest with WSOLA, which must keep the pitch.
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { timeStretch } from '../../subgraphs/tts/engine/time-stretch';
+import { createTimeStretch, timeStretch } from '../../subgraphs/tts/engine/time-stretch';
 import { stretchTempo } from '../../subgraphs/tts/engine/espeak';
 import { medianPitch, parseWav, rms, Wav } from '../helpers/audio';
 import { api, login } from '../helpers/http';
@@ -17,15 +17,27 @@ describe('timeStretch (WSOLA, soundtouchjs)', () => {
   const signal = new Int16Array(rate * 2).map((_, i) => Math.round(6000 * (Math.sin((2 * Math.PI * 150 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 300 * i) / rate))));
 
   /** Runs the function's source in a worker thread with soundtouchjs imported natively, as the engine threads do. */
-  function stretched(input: Int16Array, tempo: number): Promise<Int16Array> {
+  function stretched(input: Int16Array, tempo: number, pieces = 0): Promise<Int16Array> {
     const source = `
+      const createTimeStretch = ${createTimeStretch.toString()};
       const timeStretch = ${timeStretch.toString()};
+      // In pieces, as the engine streams it: each piece in, what comes out gathered.
+      const inPieces = (samples, rate, tempo, Stretch) => {
+        const stage = createTimeStretch(rate, tempo, Stretch);
+        const out = [];
+        for (let at = 0; at < samples.length; at += workerData.pieces) out.push(stage.push(samples.subarray(at, at + workerData.pieces)));
+        out.push(stage.finish());
+        const all = new Int16Array(out.reduce((n, p) => n + p.length, 0));
+        let w = 0;
+        for (const p of out) { all.set(p, w); w += p.length; }
+        return all;
+      };
       const { parentPort, workerData } = require('node:worker_threads');
       import(workerData.url).then(({ Stretch }) => {
-        try { parentPort.postMessage({ samples: timeStretch(workerData.samples, workerData.rate, workerData.tempo, Stretch) }); }
+        try { parentPort.postMessage({ samples: (workerData.pieces ? inPieces : timeStretch)(workerData.samples, workerData.rate, workerData.tempo, Stretch) }); }
         catch (err) { parentPort.postMessage({ error: err.message }); }
       });`;
-    const worker = new Worker(source, { eval: true, workerData: { url: pathToFileURL(require.resolve('soundtouchjs')).href, samples: input, rate, tempo } });
+    const worker = new Worker(source, { eval: true, workerData: { url: pathToFileURL(require.resolve('soundtouchjs')).href, samples: input, rate, tempo, pieces } });
     return new Promise<Int16Array>((resolve, reject) => {
       worker.once('message', ({ samples, error }) => (error ? reject(new Error(error)) : resolve(samples)));
       worker.once('error', reject);
@@ -39,6 +51,12 @@ describe('timeStretch (WSOLA, soundtouchjs)', () => {
     // Not padded out with silence: the middle of the result is as loud as the input.
     const middle = out.subarray(Math.floor(out.length * 0.25), Math.floor(out.length * 0.75));
     expect(rms(middle)).toBeGreaterThan(rms(signal) * 0.8);
+  });
+
+  it.each([0.25, 4])('at tempo %p gives the same samples streamed in eSpeak-sized pieces (2,205) as in one go', async (tempo) => {
+    const [whole, streamed] = await Promise.all([stretched(signal, tempo), stretched(signal, tempo, 2205)]);
+    expect(streamed.length).toBe(whole.length);
+    expect(streamed).toEqual(whole);
   });
 
   it('leaves tempo 1 alone and refuses a tempo that is not above 0', async () => {

@@ -2,7 +2,7 @@
 // of the local disk (the default, under DATA_DIR/audio). Keys are chosen by the TTS module
 // (`<synthesis id>.wav`), never by a caller.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface AudioStore {
@@ -14,9 +14,29 @@ export interface AudioStore {
   read(key: string, offset: number, length: number): Promise<Buffer | null>;
   /** Removes it; removing what is not there is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * An object written piece by piece: readable (read, size) under `partialKey` while it grows,
+   * then published whole under its key by `commit`. `partialKey` must end in `.part`.
+   */
+  begin(partialKey: string): Promise<AudioWriter>;
+  /** Removes `.part` objects last written before `before`: left by writers that died. Answers how many. */
+  prunePartial(before: Date): Promise<number>;
+}
+
+export interface AudioWriter {
+  /** Adds bytes at the end; calls must not overlap. */
+  append(bytes: Uint8Array): Promise<void>;
+  /**
+   * Writes `patch` at its offset (a header whose sizes are known only now), then publishes the
+   * object under `key` at once: readers of `key` see nothing or all of it. Answers its size.
+   */
+  commit(key: string, patch?: { offset: number; bytes: Uint8Array }): Promise<number>;
+  /** Removes the partial object (and publishes nothing). */
+  abort(): Promise<void>;
 }
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+const PARTIAL = '.part';
 
 export class DiskAudioStore implements AudioStore {
   private ready?: Promise<unknown>;
@@ -41,6 +61,65 @@ export class DiskAudioStore implements AudioStore {
       await rm(temp, { force: true });
       throw err;
     }
+  }
+
+  async begin(partialKey: string): Promise<AudioWriter> {
+    if (!partialKey.endsWith(PARTIAL)) throw new Error(`not a partial audio key: ${JSON.stringify(partialKey)}`);
+    const file = this.file(partialKey);
+    this.ready ??= mkdir(this.dir, { recursive: true });
+    await this.ready;
+    const handle = await open(file, 'w');
+    let size = 0;
+    let closed = false;
+    const close = async () => {
+      if (closed) return;
+      closed = true;
+      await handle.close();
+    };
+    return {
+      append: async (bytes) => {
+        await handle.write(bytes, 0, bytes.length, size);
+        size += bytes.length;
+      },
+      commit: async (key, patch) => {
+        const target = this.file(key);
+        try {
+          if (patch) await handle.write(patch.bytes, 0, patch.bytes.length, patch.offset);
+          await close();
+          await rename(file, target);
+        } catch (err) {
+          await close().catch(() => undefined);
+          await rm(file, { force: true });
+          throw err;
+        }
+        return size;
+      },
+      abort: async () => {
+        await close().catch(() => undefined);
+        await rm(file, { force: true });
+      },
+    };
+  }
+
+  async prunePartial(before: Date): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let pruned = 0;
+    for (const name of names) {
+      if (!name.endsWith(PARTIAL)) continue;
+      const file = path.join(this.dir, name);
+      const info = await stat(file).catch(() => null);
+      if (info && info.mtime < before) {
+        await rm(file, { force: true });
+        pruned++;
+      }
+    }
+    return pruned;
   }
 
   async size(key: string): Promise<number | null> {

@@ -3,13 +3,16 @@ import { endianness } from 'node:os';
 import type { SpeechAudio } from '../engine/speech-engine';
 
 export const WAV_CONTENT_TYPE = 'audio/wav';
-const HEADER_BYTES = 44;
+export const WAV_HEADER_BYTES = 44;
+const HEADER_BYTES = WAV_HEADER_BYTES;
+/** The sizes of a WAV whose length is not known yet (streamed while it renders), as OpenAI and Kokoro write them. */
+export const UNKNOWN_SIZE = 0xffffffff;
 
-export function encodeWav({ sampleRate, samples }: SpeechAudio): Buffer {
-  const dataBytes = samples.length * 2;
-  const wav = Buffer.alloc(HEADER_BYTES + dataBytes);
+/** The 44-byte header of `dataBytes` bytes of samples; UNKNOWN_SIZE while they are still coming. */
+export function wavHeader(sampleRate: number, dataBytes: number): Buffer {
+  const wav = Buffer.alloc(HEADER_BYTES);
   wav.write('RIFF', 0, 'ascii');
-  wav.writeUInt32LE(HEADER_BYTES - 8 + dataBytes, 4); // everything after this field
+  wav.writeUInt32LE(dataBytes === UNKNOWN_SIZE ? UNKNOWN_SIZE : HEADER_BYTES - 8 + dataBytes, 4); // everything after this field
   wav.write('WAVE', 8, 'ascii');
   wav.write('fmt ', 12, 'ascii');
   wav.writeUInt32LE(16, 16); // fmt chunk size
@@ -21,6 +24,21 @@ export function encodeWav({ sampleRate, samples }: SpeechAudio): Buffer {
   wav.writeUInt16LE(16, 34); // bits per sample
   wav.write('data', 36, 'ascii');
   wav.writeUInt32LE(dataBytes, 40);
+  return wav;
+}
+
+/** Samples as WAV's little-endian bytes. */
+export function pcmBytes(samples: Int16Array): Buffer {
+  if (endianness() === 'LE') return Buffer.from(samples.buffer, samples.byteOffset, samples.length * 2);
+  const bytes = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) bytes.writeInt16LE(samples[i], i * 2);
+  return bytes;
+}
+
+export function encodeWav({ sampleRate, samples }: SpeechAudio): Buffer {
+  const dataBytes = samples.length * 2;
+  const wav = Buffer.alloc(HEADER_BYTES + dataBytes);
+  wavHeader(sampleRate, dataBytes).copy(wav);
   if (endianness() === 'LE') wav.set(new Uint8Array(samples.buffer, samples.byteOffset, dataBytes), HEADER_BYTES);
   else for (let i = 0; i < samples.length; i++) wav.writeInt16LE(samples[i], HEADER_BYTES + i * 2); // WAV is little-endian
 

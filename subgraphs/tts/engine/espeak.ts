@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { blendVariantFiles, parseBlend } from './blend';
 import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechLimits, SpeechRequest } from './speech-engine';
-import { timeStretch } from './time-stretch';
+import { createResampler } from './resample';
+import { createTimeStretch } from './time-stretch';
 
 interface Catalog {
   languages: string[];
@@ -39,9 +40,11 @@ function espeakThread() {
     const m = await mod.default();
     return { m, speaker: new m.eSpeakNGWorker() };
   });
-  // SoundTouch's WSOLA, loaded when a speed first needs it; the stretch function is the source of time-stretch.ts, put beside this one.
+  // SoundTouch's WSOLA, loaded when a speed first needs it; the stretch and resampling stages are
+  // the source of time-stretch.ts and resample.ts, put beside this one.
   let stretcher: Promise<any> | undefined;
-  const stretch = (globalThis as any).__timeStretch as typeof timeStretch;
+  const newStretch = (globalThis as any).__createTimeStretch as typeof createTimeStretch;
+  const newResampler = (globalThis as any).__createResampler as typeof createResampler;
 
   async function catalog() {
     const { m, speaker } = await loading;
@@ -69,7 +72,13 @@ function espeakThread() {
   }
 
   const written = new Set<string>();
-  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; maxSeconds: number; stop: SharedArrayBuffer }) {
+  /**
+   * Renders the text. eSpeak NG hands its audio over in pieces (about 100 ms each) as it renders;
+   * each goes through the stretch (when the speed needs one) and the resampler (when another
+   * rate is wanted) and, with `stream`, straight to the caller as an `audio` message of this
+   * call, while the engine goes on. Without `stream` the pieces are gathered into the answer.
+   */
+  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; sampleRate?: number; stream?: boolean; maxSeconds: number; stop: SharedArrayBuffer }, id: number) {
     const stop = new Int32Array(args.stop);
     const { m, speaker } = await loading;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
@@ -80,35 +89,63 @@ function espeakThread() {
     const status = speaker.set_voice(`${args.voice}+${args.variant}`);
     if (status !== 0) throw new Error(`voice "${args.voice}+${args.variant}" was refused (${status})`);
     speaker.set_rate(args.wpm);
+    const rate: number = speaker.get_samplerate();
+    const outRate = args.sampleRate ?? rate;
+    const stages: { push(s: Int16Array): Int16Array; finish(): Int16Array }[] = [];
+    if (Math.abs(args.tempo - 1) > 1e-6) {
+      stretcher ??= importModule(workerData.soundtouchUrl).then((mod: any) => mod.Stretch);
+      stages.push(newStretch(rate, args.tempo, await stretcher));
+    }
+    if (outRate !== rate) stages.push(newResampler(rate, outRate));
     const chunks: Int16Array[] = [];
+    let out = 0;
+    const emit = (samples: Int16Array) => {
+      if (!samples.length) return;
+      out += samples.length;
+      if (args.stream) parentPort.postMessage({ id, audio: samples, sampleRate: outRate }, [samples.buffer]);
+      else chunks.push(samples);
+    };
+    /** Through every stage; `last`: the input has ended, so each stage gives what it holds. */
+    const pipe = (samples: Int16Array, last: boolean) => {
+      let s = samples;
+      for (const stage of stages) {
+        const pushed = stage.push(s);
+        if (!last) s = pushed;
+        else {
+          const rest = stage.finish();
+          s = new Int16Array(pushed.length + rest.length);
+          s.set(pushed);
+          s.set(rest, pushed.length);
+        }
+      }
+      emit(s === samples ? samples.slice() : s); // a copy of the engine's piece: it may be a view of its memory
+    };
     // The limit is on the audio as delivered: stretched by 1/tempo after rendering.
-    const maxSamples = args.maxSeconds * speaker.get_samplerate() * args.tempo;
+    const maxSamples = args.maxSeconds * rate * args.tempo;
     let length = 0;
     speaker.synthesize(args.text, (samples: Int16Array) => {
-      chunks.push(samples);
       length += samples.length;
-      return length > maxSamples || Atomics.load(stop, 0) === 1; // true stops the engine
+      if (length > maxSamples || Atomics.load(stop, 0) === 1) return true; // true stops the engine
+      pipe(samples, false);
+      return false;
     });
     if (Atomics.load(stop, 0) === 1) throw new Error('canceled');
     if (length > maxSamples) throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
-    let samples = new Int16Array(length) as Int16Array<ArrayBufferLike>;
+    pipe(new Int16Array(0), true);
+    let samples = new Int16Array(args.stream ? 0 : out) as Int16Array<ArrayBufferLike>;
     let at = 0;
     for (const c of chunks) {
       samples.set(c, at);
       at += c.length;
     }
     chunks.length = 0;
-    if (args.tempo !== 1) {
-      stretcher ??= importModule(workerData.soundtouchUrl).then((mod: any) => mod.Stretch);
-      samples = stretch(samples, speaker.get_samplerate(), args.tempo, await stretcher);
-    }
-    return { result: { sampleRate: speaker.get_samplerate(), samples }, transfer: [samples.buffer] };
+    return { result: { sampleRate: outRate, samples }, transfer: [samples.buffer] };
   }
 
-  const ops: Record<string, (args: any) => Promise<unknown>> = { catalog, synthesize };
+  const ops: Record<string, (args: any, id: number) => Promise<unknown>> = { catalog, synthesize };
   parentPort.on('message', async ({ id, op, args }: { id: number; op: string; args: unknown }) => {
     try {
-      const answer = (await ops[op](args)) as { result?: unknown; transfer?: ArrayBuffer[] };
+      const answer = (await ops[op](args, id)) as { result?: unknown; transfer?: ArrayBuffer[] };
       if (answer && typeof answer === 'object' && 'transfer' in answer) parentPort.postMessage({ id, result: answer.result }, answer.transfer);
       else parentPort.postMessage({ id, result: answer });
     } catch (err) {
@@ -121,15 +158,28 @@ function espeakThread() {
 class EngineThread {
   private readonly worker: Worker;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; onAudio?(samples: Int16Array, sampleRate: number): void }>();
   dead = false;
 
   constructor(moduleUrl: string, soundtouchUrl: string) {
-    const source = `globalThis.__timeStretch = ${timeStretch.toString()};\n(${espeakThread.toString()})()`;
+    const source = [
+      `globalThis.__createTimeStretch = ${createTimeStretch.toString()};`,
+      `globalThis.__createResampler = ${createResampler.toString()};`,
+      `(${espeakThread.toString()})()`,
+    ].join('\n');
     this.worker = new Worker(source, { eval: true, workerData: { moduleUrl, soundtouchUrl } });
     this.worker.unref();
-    this.worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
+    this.worker.on('message', ({ id, result, error, audio, sampleRate }: { id: number; result?: unknown; error?: string; audio?: Int16Array; sampleRate?: number }) => {
       const p = this.pending.get(id);
+      if (audio) {
+        // A piece of a call still rendering: an exception of the listener must not stop the others.
+        try {
+          p?.onAudio?.(audio, sampleRate!);
+        } catch {
+          /* the caller's concern */
+        }
+        return;
+      }
       this.pending.delete(id);
       if (error !== undefined) p?.reject(new Error(`speech engine: ${error}`));
       else p?.resolve(result);
@@ -148,10 +198,10 @@ class EngineThread {
     return this.pending.size;
   }
 
-  call<T>(op: string, args?: unknown): Promise<T> {
+  call<T>(op: string, args?: unknown, onAudio?: (samples: Int16Array, sampleRate: number) => void): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onAudio });
       this.worker.postMessage({ id, op, args });
     });
   }
@@ -164,6 +214,8 @@ class EngineThread {
 export class EspeakEngine implements SpeechEngine {
   readonly name = 'eSpeak NG';
   readonly defaultLanguage = 'en-us';
+  /** eSpeak NG renders at 22,050 Hz; other rates are resampled. */
+  readonly sampleRate = 22050;
   private readonly threads: EngineThread[] = [];
   private catalog?: Promise<Catalog & { variantFiles: Map<string, string> }>;
   private voices?: Promise<BaseVoice[]>;
@@ -243,8 +295,9 @@ export class EspeakEngine implements SpeechEngine {
     signal?.addEventListener('abort', abort, { once: true });
     try {
       return await this.thread().call<SpeechAudio>('synthesize', {
-        text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed), maxSeconds: limits.maxSeconds, stop,
-      });
+        text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed),
+        sampleRate: limits.sampleRate, stream: !!limits.onAudio, maxSeconds: limits.maxSeconds, stop,
+      }, limits.onAudio);
     } finally {
       signal?.removeEventListener('abort', abort);
     }

@@ -28,6 +28,14 @@ export interface SpeechLimits {
   maxSeconds: number;
   /** Aborted when the job is canceled (or its lease lost): rendering stops and the call rejects. */
   signal?: AbortSignal;
+  /** The sample rate wanted; the engine's own when left out. */
+  sampleRate?: number;
+  /**
+   * Given: the engine may hand the audio over in pieces, in order, while it renders, each with
+   * its sample rate. The whole audio is then these pieces followed by the samples of the answer
+   * (which an engine that streams leaves empty, and one that does not fills).
+   */
+  onAudio?: (samples: Int16Array, sampleRate: number) => void;
 }
 
 /** Mono 16-bit PCM. */

@@ -15,6 +15,17 @@ export const ACTIVE_STATES = [SynthesisState.QUEUED, SynthesisState.RUNNING];
 
 /** Where a synthesis's audio is kept in the audio store. */
 export const synthesisAudioKey = (synthesisId: string) => `${synthesisId}.wav`;
+
+/**
+ * Where one take of a running job writes its audio while it renders (readable as it grows):
+ * one name per worker and attempt, so that a worker that lost its lease never writes into its
+ * successor's file. Renamed to synthesisAudioKey when done.
+ */
+export function synthesisPartialKey(job: { id: string; attempts: number; workerId: string | null }): string {
+  let hash = 0x811c9dc5; // FNV-1a of the worker id: short, and only [0-9a-f] in the key
+  for (const c of job.workerId ?? '') hash = Math.imul(hash ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return `${job.id}.${job.attempts}-${hash.toString(16).padStart(8, '0')}.part`;
+}
 registerEnumType(SynthesisState, {
   name: 'SynthesisState',
   description: 'queued → running → succeeded or failed; canceled by its owner while queued or running. A job whose worker died is queued work again until its lease ends.',
@@ -98,6 +109,11 @@ export class Synthesis {
 
   @Column({ name: 'audio_bytes', type: 'integer', nullable: true })
   audioBytes!: number | null;
+
+  /** The audio's sample rate when asked for one (the OpenAI endpoint's 24 kHz); null: the engine's own. */
+  @Field(() => Int, { nullable: true, description: "The audio's sample rate when one was asked for (24,000 for POST /v1/audio/speech); null: the engine's own (22,050 Hz)." })
+  @Column({ name: 'sample_rate', type: 'integer', nullable: true })
+  sampleRate!: number | null;
 
   /** The W3C traceparent of the request that queued it (tracing on), linked from the job's trace. */
   @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })

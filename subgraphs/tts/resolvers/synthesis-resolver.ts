@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../../lib/errors';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -37,6 +37,33 @@ class AudioChunkArgs {
   @Min(1)
   @Max(MAX_AUDIO_READ_BYTES)
   length!: number;
+}
+
+@ArgsType()
+class StreamArgs extends AudioChunkArgs {
+  @Field(() => ID)
+  @IsUUID()
+  id!: string;
+}
+
+@ArgsType()
+class CancelArgs extends VoiceIdArgs {
+  @Field(() => Boolean, { defaultValue: false, description: 'Only cancel: a synthesis that has already finished is left as it is (outcome UNCHANGED), not deleted.' })
+  @IsBoolean()
+  keepFinished!: boolean;
+}
+
+@ObjectType({ description: 'A piece of a synthesis\'s WAV as far as it is rendered.' })
+class SynthesisStreamPiece {
+  @Field(() => SynthesisState) state!: SynthesisState;
+  @Field(() => String, { nullable: true, description: 'Why it failed.' }) error!: string | null;
+  @Field({
+    description: 'Base64 of up to `length` bytes of the WAV from `offset`: fewer (or none) when no more are rendered yet. While the synthesis ' +
+      'runs the header\'s two sizes are 0xFFFFFFFF (length unknown); every byte after the 44-byte header is final.',
+  })
+  chunk!: string;
+  @Field({ description: 'The piece reaches the end of the finished audio: nothing more will come (also true once it failed or was canceled).' })
+  end!: boolean;
 }
 
 @ArgsType()
@@ -82,8 +109,12 @@ class SynthesisAudioType implements SynthesisAudio {
 enum CancelOutcome {
   CANCELED = 'CANCELED',
   DELETED = 'DELETED',
+  UNCHANGED = 'UNCHANGED',
 }
-registerEnumType(CancelOutcome, { name: 'CancelSynthesisOutcome', description: 'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio.' });
+registerEnumType(CancelOutcome, {
+  name: 'CancelSynthesisOutcome',
+  description: 'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio; UNCHANGED: it had finished and keepFinished was set.',
+});
 
 @ObjectType({ description: 'What cancelSynthesis did.' })
 class CancelSynthesisResult {
@@ -118,9 +149,9 @@ export class SynthesisResolver {
     description: 'Cancel one of your syntheses while it is QUEUED or RUNNING (its worker stops; it becomes CANCELED, with no audio), ' +
       'or delete a finished one (SUCCEEDED, FAILED, CANCELED) with its audio.',
   })
-  async cancelSynthesis(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<CancelSynthesisResult> {
-    const { outcome, synthesis } = await this.service.cancel(ctx.principal!.userId, id);
-    return { id, outcome: outcome === 'canceled' ? CancelOutcome.CANCELED : CancelOutcome.DELETED, synthesis };
+  async cancelSynthesis(@Args() { id, keepFinished }: CancelArgs, @Ctx() ctx: SubgraphContext): Promise<CancelSynthesisResult> {
+    const { outcome, synthesis } = await this.service.cancel(ctx.principal!.userId, id, keepFinished);
+    return { id, outcome: { canceled: CancelOutcome.CANCELED, deleted: CancelOutcome.DELETED, unchanged: CancelOutcome.UNCHANGED }[outcome], synthesis };
   }
 
   @Authorized()
@@ -164,13 +195,8 @@ export class SynthesisAudioResolver {
     private readonly maxBytesPerOperation: number,
   ) {}
 
-  @FieldResolver(() => String, {
-    description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time). ' +
-      'One operation may read at most GRAPHQL_MAX_AUDIO_BYTES (4 MiB) over all its chunks.',
-  })
-  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
-    // Reserved before anything is read: resolvers of all aliases start before any read ends.
-    const wanted = Math.max(0, Math.min(length, audio.bytes - offset));
+  /** Reserved before anything is read: resolvers of all aliases start before any read ends. */
+  private reserve(ctx: SubgraphContext, wanted: number): void {
     const taken = (this.taken.get(ctx) ?? 0) + wanted;
     if (taken > this.maxBytesPerOperation) {
       throw new AppError('validation_error', `One operation may read at most ${this.maxBytesPerOperation} bytes of audio (GRAPHQL_MAX_AUDIO_BYTES); fetch the rest in further operations.`, {
@@ -178,6 +204,26 @@ export class SynthesisAudioResolver {
       });
     }
     this.taken.set(ctx, taken);
+  }
+
+  @FieldResolver(() => String, {
+    description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time). ' +
+      'One operation may read at most GRAPHQL_MAX_AUDIO_BYTES (4 MiB) over all its chunks.',
+  })
+  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
+    this.reserve(ctx, Math.max(0, Math.min(length, audio.bytes - offset)));
     return (await this.service.readAudio(audio, offset, length)).toString('base64');
+  }
+
+  @Authorized()
+  @Query(() => SynthesisStreamPiece, {
+    description: 'The audio of one of your syntheses while it renders: what POST /v1/audio/speech streams. Ask from offset 0, then from ' +
+      'where the last piece ended, until `end`; an empty piece means "not rendered that far yet, ask again". Counts against ' +
+      'GRAPHQL_MAX_AUDIO_BYTES like `chunk`.',
+  })
+  async synthesisStream(@Args() { id, offset, length }: StreamArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisStreamPiece> {
+    this.reserve(ctx, length);
+    const { state, error, bytes, end } = await this.service.stream(ctx.principal!.userId, id, offset, length);
+    return { state, error, chunk: bytes.toString('base64'), end };
   }
 }
