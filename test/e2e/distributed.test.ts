@@ -82,6 +82,24 @@ onMysql('distributed mode as separate processes', () => {
     expect(audio.status).toBe(206);
     expect(Buffer.from(await audio.arrayBuffer()).toString('latin1')).toMatch(/^RIFF....WAVE$/s);
 
+    // OpenAI-style speech streams across the processes too: facade 2 reads, over the gateway's
+    // HTTP hop, the WAV the worker process is still writing in the shared audio folder; the
+    // first bytes come while the synthesis runs. Hanging up cancels it, and the worker stops.
+    const abort = new AbortController();
+    const speech = await fetch(`${facades[1].url}/v1/audio/speech`, {
+      method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ model: 'tts-1', voice: 'alloy', response_format: 'pcm', input: 'A long text, streamed from another process while it renders. '.repeat(150) }),
+    });
+    expect(speech.status).toBe(200);
+    const speechId = speech.headers.get('x-synthesis-id')!;
+    expect((await speech.body!.getReader().read()).value!.length).toBeGreaterThan(0);
+    expect((await via(0).get(`/api/v1/tts/syntheses/${speechId}`, { token })).body.state).toBe('running');
+    abort.abort();
+    await events.waitFor((f) => f.event === 'synthesis.canceled' && f.data.id === speechId, 1, 20_000);
+    const stopped = () => layout.workers[0].logs.some((l) => l.synthesisId === speechId && /rendering stopped/.test(String(l.msg)));
+    for (const deadline = Date.now() + 20_000; !stopped() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    expect(stopped()).toBe(true);
+
     // Traffic through both facades while gateway 1 and facade 1 die without warning. A
     // request caught in a dying process may fail (it was never acknowledged); none may 500.
     let stop = false;
