@@ -13,6 +13,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   gateways: () => import('./gateways'),
   observability: () => import('./observability'),
   abuse: () => import('./abuse'),
+  speech: () => import('./speech'),
 };
 
 async function main() {
