@@ -8,6 +8,7 @@ import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 import { openStream, OpenStream } from '../helpers/sse';
+import { until } from '../helpers/wait';
 
 // Several processes share one database only on MySQL; SQLite is the one-process default.
 const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
@@ -40,8 +41,9 @@ onMysql('distributed mode as separate processes', () => {
     const traced = await via(1).get('/api/v1/auth/session', { token, headers: { 'x-request-id': requestId } });
     expect(traced.status).toBe(200);
     expect(traced.headers.get('x-request-id')).toBe(requestId);
-    await new Promise((r) => setTimeout(r, 200)); // let the log lines arrive
     const logged = (p: ServiceProcess) => p.logs.some((l) => JSON.stringify(l).includes(requestId));
+    // Each process writes its line after answering: waited for, not slept for.
+    await until(() => logged(facades[1]) && gateways.some(logged) && subgraphs.some(logged), 'the request id in the facade, gateway and subgraph logs', 10_000).catch(() => undefined);
     expect(logged(facades[1])).toBe(true);
     expect(gateways.some(logged)).toBe(true);
     expect(subgraphs.some(logged)).toBe(true);
@@ -107,6 +109,7 @@ onMysql('distributed mode as separate processes', () => {
     const statuses: number[] = [];
     const afterKill: number[] = []; // facade 2's answers to requests sent once the kill had settled
     const survivorErrors: string[] = [];
+    const answeredBy = [0, 0];
     const traffic = [0, 1].map(async (facade) => {
       const target = facades[facade].url;
       for (let n = 0; !stop; n++) {
@@ -118,11 +121,13 @@ onMysql('distributed mode as separate processes', () => {
           continue;
         }
         statuses.push(res.status);
+        answeredBy[facade]++;
         if (facade === 1 && sentAt > killedAt + 500) afterKill.push(res.status);
         if (res.status === 202) voices.push(res.body.id);
       }
     });
-    await new Promise((r) => setTimeout(r, 500));
+    // Both facades are serving the traffic before the kill (waited for, not a fixed 500 ms).
+    await until(() => answeredBy.every((n) => n >= 2), 'traffic answered through both facades');
     await Promise.all([gateways[0].kill('SIGKILL'), facades[0].kill('SIGKILL')]);
     killedAt = Date.now();
     // Traffic goes on until facade 2 has answered 5 requests sent after the kill settled.

@@ -5,16 +5,7 @@ import { DistributedLayout, startDistributed } from '../../bench/processes';
 import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer, TEST_DB, TestServer } from '../helpers/server';
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { until } from '../helpers/wait';
 
 describe('one process rendering nothing itself (SYNTHESIS_CONCURRENCY=0)', () => {
   let server: TestServer;
@@ -35,8 +26,11 @@ describe('one process rendering nothing itself (SYNTHESIS_CONCURRENCY=0)', () =>
     expect(created.status).toBe(202);
     expect(created.body).toEqual({ id: created.body.id, message: 'Synthesis queued.', warning: expect.stringMatching(/^No synthesis worker is running/) });
 
-    await new Promise((r) => setTimeout(r, 300));
-    const status = await http.get('/api/v1/tts/status', { token });
+    // The queue's age grows while nobody renders: polled until it shows, not slept for.
+    const status = await until(async () => {
+      const r = await http.get('/api/v1/tts/status', { token });
+      return r.body.oldest_queued_age_seconds >= 0.2 ? r : undefined;
+    }, 'the queued job to be 0.2 s old in /tts/status');
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ status: 'degraded', live_workers: 0, queued: 1 });
     expect(status.body.oldest_queued_age_seconds).toBeGreaterThanOrEqual(0.2);
@@ -56,7 +50,7 @@ describe('one process rendering (the default)', () => {
     const ready = await until(async () => {
       const r = await http.get('/health/ready');
       return r.body.checks.synthesis === 'up' ? r : undefined;
-    }, 10_000);
+    }, 'synthesis up in /health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details.synthesis.live_workers).toBe(1);
     const created = await http.post('/api/v1/tts/syntheses', { text: 'Said at once.', base_voice: 'f3' }, { token });
@@ -81,7 +75,7 @@ describe('one process rendering (the default)', () => {
     const [gateway] = layout.gateways;
     const [facade] = layout.facades;
     const readiness = async (url: string) => api(url).get('/health/ready');
-    const up = await until(async () => ((await readiness(gateway.url)).body.checks.synthesis === 'up' ? true : undefined), 15_000);
+    const up = await until(async () => ((await readiness(gateway.url)).body.checks.synthesis === 'up' ? true : undefined), 'synthesis up at the gateway');
     expect(up).toBe(true);
     expect((await readiness(facade.url)).body).toMatchObject({ status: 'ready', checks: { synthesis: 'up' }, details: { synthesis: { live_workers: 1 } } });
 
@@ -89,7 +83,7 @@ describe('one process rendering (the default)', () => {
     const degraded = await until(async () => {
       const r = await readiness(gateway.url);
       return r.body.checks.synthesis === 'degraded' ? r : undefined;
-    }, 15_000);
+    }, 'synthesis degraded at the gateway');
     expect(degraded.status).toBe(200);
     expect(degraded.body.details.synthesis.live_workers).toBe(0);
     const viaFacade = await readiness(facade.url);
