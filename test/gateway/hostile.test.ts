@@ -260,6 +260,14 @@ describe('answers and audio are capped', () => {
     const over = await whole(fit + 1);
     expect(over.body.data).toBeNull();
     expect(over.body.errors[0]).toMatchObject({ extensions: { code: 'validation_error' }, message: expect.stringContaining('GRAPHQL_MAX_AUDIO_BYTES') });
+    // synthesisStream (what the speech endpoint reads) counts against the same cap, by the length asked.
+    const streamed = (n: number) =>
+      graphql(`query ($id: ID!) { ${aliases(n, 'synthesisStream(id: $id, offset: 0, length: 524288) { chunk end }')} }`, { token: user.token, variables: { id } });
+    const one = await streamed(1);
+    expect(one.body.data.a0.end).toBe(true);
+    expect(Buffer.from(one.body.data.a0.chunk, 'base64')).toHaveLength(bytes);
+    const two = await streamed(2);
+    expect(two.body.errors[0]).toMatchObject({ extensions: { code: 'validation_error' }, message: expect.stringContaining('GRAPHQL_MAX_AUDIO_BYTES') });
     // The REST download (pieces of 512 KiB, one operation each) stays within it.
     const download = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${user.token}` } });
     expect(download.status).toBe(200);

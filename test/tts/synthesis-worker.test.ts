@@ -370,6 +370,28 @@ describe('retention', () => {
   });
 });
 
+describe('partial audio', () => {
+  it('prunePartial removes only .part files not written since the cut-off', async () => {
+    const dir = path.join(config.audioDir, 'partial');
+    const disk = new DiskAudioStore(dir);
+    expect(await disk.prunePartial(new Date())).toBe(0); // no folder yet
+    const stale = await disk.begin('stale.1-00000000.part');
+    await stale.append(Buffer.from('RIFF'));
+    const live = await disk.begin('live.1-00000000.part');
+    await live.append(Buffer.from('RIFF'));
+    await disk.put('done.wav', Buffer.from('RIFF'));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    fs.utimesSync(path.join(dir, 'stale.1-00000000.part'), hourAgo, hourAgo);
+    fs.utimesSync(path.join(dir, 'done.wav'), hourAgo, hourAgo);
+    expect(await disk.prunePartial(new Date(Date.now() - 60_000))).toBe(1);
+    expect(fs.readdirSync(dir).sort()).toEqual(['done.wav', 'live.1-00000000.part']);
+    await stale.abort();
+    await live.commit('live.wav');
+    expect(fs.readdirSync(dir).sort()).toEqual(['done.wav', 'live.wav']);
+    await expect(disk.begin('not-partial.wav')).rejects.toThrow(/partial/);
+  });
+});
+
 describe('fair order (round robin across users)', () => {
   const claimOrder = async (w: SynthesisWorker, n: number) => {
     const owners: string[] = [];
