@@ -172,6 +172,23 @@ export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityM
   });
 }
 
+/**
+ * One SELECT that sees committed rows only. SQLite has one connection, which may be inside
+ * another caller's transaction between its statements (TypeORM's calls are asynchronous): wait
+ * until it is not, then read synchronously, so that nothing can begin in between.
+ */
+export async function selectCommitted<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
+  if (dataSource.options.type !== 'better-sqlite3') return (await dataSource.query(sql, params)) as T[];
+  const db = (dataSource.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
+  while (db.inTransaction) await new Promise((resolve) => setTimeout(resolve, 1));
+  return db.prepare(sql).all(...params) as T[];
+}
+
+interface SqliteHandle {
+  inTransaction: boolean;
+  prepare(sql: string): { all(...params: unknown[]): unknown[]; get(...params: unknown[]): unknown };
+}
+
 /** Calls `listener` after each transaction of inTransaction() on this data source commits. */
 export function onCommit(dataSource: DataSource, listener: () => void): () => void {
   let listeners = commitListeners.get(dataSource);

@@ -2,13 +2,14 @@
 // (`events`). Subgraphs never write here directly: each writes its outbox in the same
 // transaction as its change (lib/outbox.ts), and a relay in the subgraph's process moves the
 // outbox rows here. Streams read the log by sequence number.
-import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table } from 'typeorm';
+import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table, TableIndex } from 'typeorm';
 import type { Config } from './config';
 import { columns, inTransaction, isUniqueViolation, openDatabase } from './database';
 import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
+import { SESSION_REVOKED, SessionRevocations } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
 
@@ -18,6 +19,7 @@ const bigintNumber = { to: (v: number) => v, from: (v: string | number) => Numbe
 @Entity('events')
 @Index(['userId', 'seq'])
 @Index(['resourceId'])
+@Index(['type', 'seq'])
 export class LoggedEvent extends EventColumns {
   /** The stream position: assigned in commit order, so a reader at `seq > n` never skips one. */
   @PrimaryColumn({ type: 'bigint', transformer: bigintNumber })
@@ -67,6 +69,17 @@ export class CreateSpentStreamTickets1736000000000 implements MigrationInterface
   }
 }
 
+/** Events of one type by position: what the revocation set reads (lib/revocations.ts). */
+export class IndexEventTypes1737000000000 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.createIndex('events', new TableIndex({ name: 'IDX_events_type_seq', columnNames: ['type', 'seq'] }));
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.dropIndex('events', 'IDX_events_type_seq');
+  }
+}
+
 export class CreateEventLog1734000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const c = columns(queryRunner);
@@ -90,21 +103,23 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
   }
 }
 
-const REVOKED_SQL = 'SELECT 1 FROM events WHERE resource_id = ? AND type = ? LIMIT 1';
-
 /** The event log's database: opened by every process that relays or streams, migrated under the same lock. */
 export const eventLogSpec = {
   name: EVENTS_DATABASE,
   entities: [LoggedEvent, EventSequence, SpentStreamTicket],
-  migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000],
+  migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000, IndexEventTypes1737000000000],
 };
 
 export class EventLog {
-  private constructor(readonly dataSource: DataSource) {}
+  private readonly revocations: SessionRevocations;
+
+  private constructor(readonly dataSource: DataSource, config: Pick<Config, 'EVENT_POLL_MS' | 'EVENT_RETENTION_SECONDS'>) {
+    this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, retentionMs: config.EVENT_RETENTION_SECONDS * 1000 });
+  }
 
   static async open(config: Config, logger?: Logger): Promise<EventLog> {
     const dataSource = await openDatabase(config, eventLogSpec, logger);
-    return new EventLog(dataSource);
+    return new EventLog(dataSource, config);
   }
 
   /**
@@ -112,9 +127,9 @@ export class EventLog {
    * The sequence row is locked by the UPDATE for the whole transaction, so appends are
    * serialised and numbers become visible in order.
    */
-  append(source: string, events: OutboxEvent[]): Promise<number> {
-    if (!events.length) return Promise.resolve(0);
-    return inTransaction(this.dataSource, async (m: EntityManager) => {
+  async append(source: string, events: OutboxEvent[]): Promise<number> {
+    if (!events.length) return 0;
+    const appended = await inTransaction(this.dataSource, async (m: EntityManager) => {
       await m.query('UPDATE event_sequence SET last_seq = last_seq WHERE id = 1'); // takes the lock first
       const known = new Set(
         (await m.find(LoggedEvent, { select: { eventId: true }, where: { eventId: In(events.map((e) => e.eventId)) } })).map((e) => e.eventId),
@@ -132,6 +147,9 @@ export class EventLog {
       await m.update(EventSequence, { id: 1 }, { lastSeq: lastSeq + fresh.length });
       return fresh.length;
     });
+    // In the log now (appended here or before): this process refuses those sessions at once.
+    this.revocations.appended(events.filter((e) => e.type === SESSION_REVOKED).map((e) => e.resourceId));
+    return appended;
   }
 
   /** Events after `seq`, oldest first; only `userId`'s when given. */
@@ -145,12 +163,12 @@ export class EventLog {
 
   /**
    * Whether a session was revoked: how processes that cannot read the auth database refuse the
-   * tokens of a revoked session. Kept at least as long as an access token lives (config).
+   * tokens of a revoked session. Kept at least as long as an access token lives (config). Every
+   * request to a subgraph other than auth asks this: answered from a set read from the log at
+   * most EVENT_POLL_MS ago (lib/revocations.ts), not by a query each.
    */
-  async sessionRevoked(sessionId: string): Promise<boolean> {
-    // Plain SQL: every request to a subgraph other than auth asks this (the resource_id index).
-    const rows = (await this.dataSource.query(REVOKED_SQL, [sessionId, 'session.revoked'])) as unknown[];
-    return rows.length > 0;
+  sessionRevoked(sessionId: string): Promise<boolean> {
+    return this.revocations.isRevoked(sessionId);
   }
 
   /** Marks a stream ticket used; false when it already was (by this or any other instance). */
