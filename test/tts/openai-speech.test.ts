@@ -120,6 +120,22 @@ describe('POST /v1/audio/speech through the openai client', () => {
     }
   });
 
+  it('answers 503 naming the synthesis when no audio comes within SPEECH_MAX_WAIT_SECONDS (no worker), and leaves it queued', async () => {
+    const idle = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', SPEECH_MAX_WAIT_SECONDS: '1' });
+    try {
+      const owner = (await login(idle.url, ADMIN)).access_token;
+      const waiting = new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 });
+      const err = await waiting.audio.speech.create({ model: 'tts-1', voice: 'nova', input: TEXT }).catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.InternalServerError);
+      expect(err.status).toBe(503);
+      const [queued] = (await api(idle.url).get('/api/v1/tts/syntheses', { token: owner })).body.items;
+      expect(queued).toMatchObject({ state: 'queued', base_voice: 'f4' });
+      expect(err.message).toContain(queued.id);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('takes OpenAI\'s voice names, each spoken by its base voice', async () => {
     expect(Object.keys(OPENAI_VOICES).sort()).toEqual(['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse']);
     const [named, base] = await Promise.all([
