@@ -3,21 +3,27 @@
 // knows common passwords, names, words, keyboard walks, dates and l33t spellings; a score of
 // PASSWORD_MIN_SCORE (0–4, default 3) or more is required. Existing passwords are not checked
 // again: only new ones (users created by anyone, bootstrap, password changes).
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as common from '@zxcvbn-ts/language-common';
-import * as en from '@zxcvbn-ts/language-en';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 1024;
 
-/** Built on first use: loading the dictionaries takes ~150 ms, which most processes never need. */
+/**
+ * Loaded and built on first use: the dictionaries take ~150 ms and several MiB, which most
+ * processes never need (only new passwords are checked).
+ */
 let factory: ZxcvbnFactory | undefined;
-const estimator = () =>
-  (factory ??= new ZxcvbnFactory({
-    dictionary: { ...common.dictionary, ...en.dictionary },
-    graphs: common.adjacencyGraphs,
-    translations: en.translations,
-  }));
+function estimator(): ZxcvbnFactory {
+  if (!factory) {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { ZxcvbnFactory: Factory } = require('@zxcvbn-ts/core') as typeof import('@zxcvbn-ts/core');
+    const common = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    const en = require('@zxcvbn-ts/language-en') as typeof import('@zxcvbn-ts/language-en');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    factory = new Factory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs, translations: en.translations });
+  }
+  return factory;
+}
 
 /**
  * The problems of a proposed password, empty when it is acceptable. `context` (the username)
