@@ -3,7 +3,10 @@
 // primary-key read with mysql2), both on MySQL, same token and row. Runs alternate A/B/A/B so
 // that a busy machine slows both alike; medians and their ratio are reported, with the CPU
 // each process spends per request.
-import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, startBenchServer } from './harness';
+import fs from 'node:fs';
+import path from 'node:path';
+import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData, startBenchServer } from './harness';
+import { startProcess } from './processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -47,9 +50,40 @@ export async function run(): Promise<void> {
     console.log(`\nratio project / ceiling (median requests/s): ${ratio.toFixed(2)}   (target ≥ 0.5)`);
     // On a shared, busy machine requests/s swing with the neighbours' load; CPU per request less so.
     console.log(`ratio ceiling / project (median server CPU per request): ${(median(sides[1].cpu) / median(sides[0].cpu)).toFixed(2)}`);
-    printTable('One-process server', [{ 'idle RSS (MiB)': idleRss.toFixed(1), 'RSS after load (MiB)': project.rssMiB().toFixed(1), 'target idle RSS (MiB)': '< 150' }]);
+    printTable('Bench server (npm start plus the baseline routes)', [{ 'idle RSS (MiB)': idleRss.toFixed(1), 'RSS after load (MiB)': project.rssMiB().toFixed(1) }]);
   } finally {
     await ceiling.stop();
     await project.stop();
   }
+  await idleRssOfNpmStart();
+}
+
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/**
+ * `npm start` as deployed (its script's node options, NODE_ENV=production), idle: its resident
+ * memory. Started twice on the same data, measured the second time: the first start creates the
+ * bootstrap user, whose password check loads the strength estimator's dictionaries.
+ */
+async function idleRssOfNpmStart(): Promise<void> {
+  const start = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).scripts.start as string;
+  const nodeArgs = /node ((?:--\S+ )*)dist\/bin\/all-in-one\.js/.exec(start)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+  const rows = [];
+  for (const db of ['sqlite', 'mysql'] as const) {
+    const env = benchEnv(db);
+    try {
+      await (await startProcess(`npm start (${db})`, 'all-in-one.js', [], env, 60_000, nodeArgs)).kill();
+      const server = await startProcess(`npm start (${db})`, 'all-in-one.js', [], env, 60_000, nodeArgs);
+      try {
+        await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+        rows.push({ server: `${server.name}, node ${nodeArgs.join(' ')}`, [`idle RSS ${IDLE_SECONDS} s after start (MiB)`]: rssMiB(server.pid).toFixed(1), target: '< 150' });
+      } finally {
+        await server.kill();
+      }
+    } finally {
+      await removeBenchData(env);
+    }
+  }
+  printTable('One-process server, idle', rows);
 }

@@ -31,11 +31,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startProcess(name: string, script: string, args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+export async function startProcess(name: string, script: string, args: string[], env: Record<string, string>, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, path.join(BIN, script), ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...profile, path.join(BIN, script), ...args], {
     // As deployed: jest's NODE_ENV=test changes how some libraries behave (Apollo's signal handling).
     env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,6 +14,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   observability: () => import('./observability'),
   abuse: () => import('./abuse'),
   speech: () => import('./speech'),
+  cpu: () => import('./cpu'),
 };
 
 async function main() {

@@ -1,10 +1,13 @@
-// Issue 3's figures: voice creates and deletes through the facade (facade → gateway → tts
-// subgraph) beside the same writes done by a baseline route without GraphQL, in one run, on
-// SQLite and on MySQL, at 50 connections.
+// Issue 3's and 14's figures: voice creates through the facade (facade → gateway → tts subgraph)
+// beside the same writes done by a baseline route without GraphQL (bench/baselines/tts.ts), in
+// one server, on SQLite and on MySQL, at 50 connections. Creates run A/B/A/B (BENCH_ROUNDS,
+// medians, with the server's CPU per request, steadier on a shared machine); then as many deletes
+// of each. Issue 14's target is on MySQL: the facade at ≥ 0.6× the baseline.
 import type autocannon from 'autocannon';
-import { benchEnv, load, LoadResult, postJson, printTable, startBenchServer } from './harness';
+import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, startBenchServer } from './harness';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 export async function run(): Promise<void> {
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite', 'mysql']) as ('sqlite' | 'mysql')[];
@@ -14,7 +17,6 @@ export async function run(): Promise<void> {
       const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
       const headers = { authorization: `Bearer ${login.body.access_token}`, 'content-type': 'application/json' };
       let n = 0;
-      const created: Record<string, string[]> = { facade: [], baseline: [] };
       const createRequests = (path: string, into: string[]): autocannon.Request[] => [{
         method: 'POST',
         path,
@@ -31,16 +33,39 @@ export async function run(): Promise<void> {
       await load('warm-up', { url: server.url, headers, duration: 2, requests: createRequests('/api/v1/tts/voices', []) });
       await load('warm-up', { url: server.url, headers, duration: 2, requests: createRequests('/bench/baseline/voices', []) });
 
-      const rows: LoadResult[] = [];
-      rows.push(await load('POST /api/v1/tts/voices (facade → gateway → subgraph)', { url: server.url, headers, duration: DURATION, requests: createRequests('/api/v1/tts/voices', created.facade) }));
-      rows.push(await load('POST /bench/baseline/voices (same writes, no GraphQL)', { url: server.url, headers, duration: DURATION, requests: createRequests('/bench/baseline/voices', created.baseline) }));
-      const toDelete = Math.min(created.facade.length, created.baseline.length);
-      rows.push(await load('DELETE /api/v1/tts/voices/{id}?version=1 (facade)', { url: server.url, headers, amount: toDelete, requests: deleteRequests('/api/v1/tts/voices', created.facade) }));
-      rows.push(await load('DELETE /bench/baseline/voices/{id}?version=1 (no GraphQL)', { url: server.url, headers, amount: toDelete, requests: deleteRequests('/bench/baseline/voices', created.baseline) }));
-      printTable(`Voice writes, 50 connections, ${db} (creates for ${DURATION} s; then ${toDelete} deletes each)`, rows.map((r) => ({
+      const sides = [
+        { name: 'POST /api/v1/tts/voices (facade → gateway → subgraph)', path: '/api/v1/tts/voices', created: [] as string[], runs: [] as LoadResult[], cpu: [] as number[] },
+        { name: 'POST /bench/baseline/voices (same writes, no GraphQL)', path: '/bench/baseline/voices', created: [] as string[], runs: [] as LoadResult[], cpu: [] as number[] },
+      ];
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const side of sides) {
+          const before = cpuMs(server.pid);
+          const result = await load(side.name, { url: server.url, headers, duration: DURATION, requests: createRequests(side.path, side.created) });
+          side.cpu.push((cpuMs(server.pid) - before) / Math.max(1, result.requests));
+          side.runs.push(result);
+        }
+      }
+      const toDelete = Math.min(sides[0].created.length, sides[1].created.length);
+      const deletes = [
+        await load('DELETE /api/v1/tts/voices/{id}?version=1 (facade)', { url: server.url, headers, amount: toDelete, requests: deleteRequests('/api/v1/tts/voices', sides[0].created) }),
+        await load('DELETE /bench/baseline/voices/{id}?version=1 (no GraphQL)', { url: server.url, headers, amount: toDelete, requests: deleteRequests('/bench/baseline/voices', sides[1].created) }),
+      ];
+      printTable(`Voice creates, 50 connections, ${db}, ${ROUNDS} × ${DURATION} s alternating`, sides.map((s) => ({
+        route: s.name,
+        'req/s per run': s.runs.map((r) => r.rps).join(', '),
+        'median req/s': median(s.runs.map((r) => r.rps)),
+        'median p50 ms': median(s.runs.map((r) => r.p50)),
+        'median p99 ms': median(s.runs.map((r) => r.p99)),
+        'server CPU ms/request': median(s.cpu).toFixed(3),
+        'non-2xx': s.runs.reduce((k, r) => k + r.non2xx, 0),
+        errors: s.runs.reduce((k, r) => k + r.errors, 0),
+      })));
+      printTable(`Voice deletes, ${toDelete} each, ${db}`, deletes.map((r) => ({
         route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, requests: r.requests, 'non-2xx': r.non2xx, errors: r.errors,
       })));
-      console.log(`\nratio facade / baseline (requests/s): create ${(rows[0].rps / rows[1].rps).toFixed(2)}, delete ${(rows[2].rps / rows[3].rps).toFixed(2)}`);
+      const create = median(sides[0].runs.map((r) => r.rps)) / median(sides[1].runs.map((r) => r.rps));
+      console.log(`\nratio facade / baseline on ${db}: create ${create.toFixed(2)} (median requests/s${db === 'mysql' ? '; target ≥ 0.6' : ''}), ` +
+        `create ${(median(sides[1].cpu) / median(sides[0].cpu)).toFixed(2)} (baseline / facade server CPU per request), delete ${(deletes[0].rps / deletes[1].rps).toFixed(2)}`);
     } finally {
       await server.stop();
     }
