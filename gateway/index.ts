@@ -163,6 +163,28 @@ function checkAddresses(sdl: string, file: string, known: Set<string>): void {
   }
 }
 
+/**
+ * The gateway's context of one request. Its logger is made when first used (errors): a child
+ * logger per request was a cost of its own. A getter on the prototype, because Apollo copies the
+ * context's own properties (which would call a getter of the object itself) for each operation.
+ */
+class RequestContext implements GatewayContext {
+  private requestLogger?: Logger;
+
+  constructor(
+    readonly requestId: string,
+    readonly clientIp: string,
+    readonly authorization: string | undefined,
+    readonly principal: GatewayContext['principal'],
+    readonly userAgent: string | undefined,
+    private readonly processLogger: Logger,
+  ) {}
+
+  get logger(): Logger {
+    return (this.requestLogger ??= this.processLogger.child({ requestId: this.requestId }));
+  }
+}
+
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger, subgraphs } = options;
   const byName = new Map(subgraphs.map((s) => [s.name, s]));
@@ -232,14 +254,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const requestId = requestIdFrom(headers);
     const authorization = headerValue(headers, 'authorization');
     const principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
-    let requestLogger: Logger | undefined;
-    return {
-      requestId, clientIp, authorization, principal, userAgent: headerValue(headers, 'user-agent'),
-      // Made when first used (errors): a child logger per request was a cost of its own.
-      get logger() {
-        return (requestLogger ??= logger.child({ requestId }));
-      },
-    };
+    return new RequestContext(requestId, clientIp, authorization, principal, headerValue(headers, 'user-agent'), logger);
   }
 
   /** The refusal of an operation over a limit (or of a kind not served here); undefined when it may run. */
