@@ -156,10 +156,14 @@ export class SynthesisWorker {
       }
       // Compare-and-set on (state, attempts): of workers that saw the same row, one changes it,
       // and only that one records synthesis.started (with the attempt) in the same transaction.
+      // Only from queued, or from running with an ended lease: never from whatever state the row
+      // was read in (a job finished or canceled since the look is not work to take again).
       const job = await inTransaction(this.options.dataSource, async (m) => {
         const result = await m.update(
           Synthesis,
-          { id: seen.id, state: seen.state, attempts: seen.attempts, ...(abandoned ? { leaseUntil: LessThan(now) } : {}) },
+          abandoned
+            ? { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }
+            : { id: seen.id, state: SynthesisState.QUEUED, attempts: seen.attempts },
           { state: SynthesisState.RUNNING, workerId: this.id, attempts: seen.attempts + 1, leaseUntil: this.leaseEnd(), startedAt: now },
         );
         if (affectedRows(result) !== 1) return null;
@@ -202,7 +206,11 @@ export class SynthesisWorker {
       [SynthesisState.QUEUED],
     );
     if (!heads.length) return [];
-    const rows = await manager.find(Synthesis, { select: { id: true, state: true, attempts: true, ownerId: true }, where: { id: In(heads.map((h) => h.id)) } });
+    // Still queued: a head may have been taken, finished or canceled since the query above.
+    const rows = await manager.find(Synthesis, {
+      select: { id: true, state: true, attempts: true, ownerId: true },
+      where: { id: In(heads.map((h) => h.id)), state: SynthesisState.QUEUED },
+    });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return heads.map((h) => byId.get(h.id)).filter((r): r is Synthesis => !!r);
   }

@@ -154,6 +154,33 @@ describe('claiming', () => {
     expect(await row(renewed.id)).toMatchObject({ workerId: 'gone', attempts: 1 });
   });
 
+  it('never takes a job that another worker finished, or its owner canceled, after it looked for the next one', async () => {
+    // The owner's next job is looked up in two steps (the heads, then their rows): in between,
+    // another worker takes the job and finishes it, or its owner cancels it.
+    for (const since of [
+      { state: SynthesisState.SUCCEEDED, attempts: 1, durationMs: 100, audioKey: 'x.wav', audioBytes: 1644 },
+      { state: SynthesisState.CANCELED, attempts: 0 },
+    ]) {
+      const [job] = await queue(1);
+      const query = db.manager.query.bind(db.manager);
+      let changed = false;
+      const spy = jest.spyOn(db.manager, 'query').mockImplementationOnce(async (...args: Parameters<typeof query>) => {
+        const heads = await query(...args);
+        changed = true;
+        await db.manager.update(Synthesis, { id: job.id }, { ...since, finishedAt: new Date() });
+        return heads;
+      });
+      try {
+        expect(await new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() }).claimNext()).toBeNull();
+      } finally {
+        spy.mockRestore();
+      }
+      expect(changed).toBe(true);
+      expect(await row(job.id)).toMatchObject({ state: since.state, attempts: since.attempts, workerId: null });
+      expect(await db.manager.findBy(OutboxEvent, { type: 'synthesis.started', resourceId: job.id })).toEqual([]);
+    }
+  });
+
   it('runs each of 60 jobs exactly once across four running workers', async () => {
     const engine = new CountingEngine();
     const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
