@@ -32,7 +32,7 @@ function reachable(host, port) {
   const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args], { stdio: 'inherit' });
   try {
     const r = JSON.parse(fs.readFileSync(results, 'utf8'));
-    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped (per-file times: ${results})`);
   } catch {
     console.log('0 passed, 1 failed');
   }
