@@ -6,7 +6,6 @@ import { api, createUserAndLogin, ISO_DATE, login, UUID } from '../helpers/http'
 import { openStream, OpenStream } from '../helpers/sse';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { startProcess } from '../../bench/processes';
 import { loadConfig } from '../../lib/config';
 import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer, TestServer } from '../helpers/server';
 
@@ -234,28 +233,7 @@ describe('the bootstrap admin', () => {
   });
 });
 
-describe('the process log', () => {
-  it('has a line for each audit event, with the username', async () => {
-    const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: 'boss', AUTH_BOOTSTRAP_PASSWORD: 'boss password 123' };
-    const proc = await startProcess('server', 'all-in-one.js', [], env, 60_000);
-    try {
-      const at = api(proc.url);
-      expect((await at.post('/api/v1/auth/login', { username: 'boss', password: 'not the password' })).status).toBe(401);
-      const tokens = (await at.post('/api/v1/auth/login', { username: 'boss', password: 'boss password 123' })).body;
-      expect((await at.post('/api/v1/auth/logout', undefined, { token: tokens.access_token })).status).toBe(202);
-      const line = async (match: (l: Record<string, any>) => boolean) => {
-        while (!proc.logs.some(match)) await new Promise((r) => setTimeout(r, 50));
-        return proc.logs.find(match)!;
-      };
-      expect(await line((l) => l.audit === 'login.failed')).toMatchObject({ username: 'boss', reason: 'wrong_password', client_address: expect.stringMatching(/127\.0\.0\.1/) });
-      expect(await line((l) => l.audit === 'session.created')).toMatchObject({ username: 'boss', session_id: tokens.session_id });
-      expect(await line((l) => l.audit === 'session.revoked')).toMatchObject({ username: 'boss', reason: 'logout' });
-    } finally {
-      await proc.kill();
-      await cleanupDatabases(loadConfig(env));
-    }
-  }, 120_000);
-});
+// The audit lines in the process log are checked in test/observability/logs.test.ts, on its server process.
 
 describe('audit events of login and refresh', () => {
   it('login.failed names the username and client address, for known and unknown users alike', async () => {

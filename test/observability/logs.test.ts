@@ -1,5 +1,5 @@
 // The log as an operator reads it: the one-process server as a real process, its standard
-// output read line by line.
+// output read line by line (the audit lines too: one process serves every test here).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../bench/processes';
@@ -78,6 +78,16 @@ describe('log lines', () => {
     await fetch(`${url}/graphql?query=${encodeURIComponent(`mutation { login(username: "x", password: "${secret}") { accessToken } }`)}`, { headers: { 'x-request-id': requestId } });
     await lineMatching((l) => l.request_id === requestId);
     expect(lines.join('\n')).not.toContain(secret);
+  });
+
+  it('has a line for each audit event, with the username', async () => {
+    const at = api(url);
+    expect((await at.post('/api/v1/auth/login', { username: ADMIN.username, password: 'not the password' })).status).toBe(401);
+    const tokens = await login(url, ADMIN);
+    expect((await at.post('/api/v1/auth/logout', undefined, { token: tokens.access_token })).status).toBe(202);
+    expect(await lineMatching((l) => l.audit === 'login.failed' && l.username === ADMIN.username)).toMatchObject({ username: ADMIN.username, reason: 'wrong_password', client_address: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(await lineMatching((l) => l.audit === 'session.created' && l.session_id === tokens.session_id)).toMatchObject({ username: ADMIN.username, session_id: tokens.session_id });
+    expect(await lineMatching((l) => l.audit === 'session.revoked' && l.session_id === tokens.session_id)).toMatchObject({ username: ADMIN.username, reason: 'logout' });
   });
 
   it('writes nothing but JSON lines, each key once, its shutdown included', async () => {
