@@ -138,6 +138,10 @@ describe('GET /api/v1/tts/voices', () => {
       cursor = res.body.next_cursor;
     } while (cursor);
     expect(seen).toEqual(mine);
+    // A page that ends exactly at the last voice has no next page (not a cursor to an empty one).
+    const whole = await http.get('/api/v1/tts/voices?limit=5', { token: other.token });
+    expect(whole.body.items.map((v: any) => v.id)).toEqual(mine);
+    expect(whole.body.next_cursor).toBeNull();
   });
 
   it('rejects a bad limit or cursor', async () => {
