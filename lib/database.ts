@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { DataSource, EntityManager, QueryRunner, TableColumnOptions } from 'typeorm';
 import mysql from 'mysql2/promise';
 import type { Config } from './config';
+import { isLockConflictError } from './graphql-errors';
 import type { Logger } from './logger';
 import { watchPool } from './metrics';
 import { dataSourceOptions, DataSourceSpec, isMysql, mysqlDatabaseName } from '../ormconfig';
@@ -170,6 +171,22 @@ export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityM
     commitListeners.get(dataSource)?.forEach((listener) => listener());
     return result;
   });
+}
+
+/**
+ * Runs `transaction` (a whole inTransaction call) again when it lost a lock conflict (deadlock,
+ * lock wait timeout: see isLockConflictError), at most `attempts` times in all, after a short
+ * jittered pause (10, 20, 40 ms… ×0.5–1.5). Other errors, and the last conflict, are thrown.
+ */
+export async function retryOnLockConflict<T>(transaction: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (err) {
+      if (attempt >= attempts || !isLockConflictError(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** (attempt - 1) * (0.5 + Math.random())));
+    }
+  }
 }
 
 /**

@@ -40,6 +40,23 @@ export function isUnavailableError(err: unknown): boolean {
   return false;
 }
 
+// Lock conflicts a transaction loses to another one (MariaDB/MySQL: deadlock 1213, lock wait
+// timeout 1205): the whole transaction was (or is, by the caller) rolled back and may be run again.
+const LOCK_CONFLICT_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+const LOCK_CONFLICT_ERRNOS = new Set([1213, 1205]);
+
+/** True when the error (or what it wraps) is a transient lock conflict: run the transaction again. */
+export function isLockConflictError(err: unknown): boolean {
+  type Wrapped = { code?: unknown; errno?: unknown; driverError?: unknown; originalError?: unknown; cause?: unknown };
+  let e = err as Wrapped | undefined;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === 'string' && LOCK_CONFLICT_CODES.has(e.code)) return true;
+    if (typeof e.errno === 'number' && LOCK_CONFLICT_ERRNOS.has(e.errno)) return true;
+    e = (e.driverError ?? e.originalError ?? e.cause) as Wrapped | undefined;
+  }
+  return false;
+}
+
 const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND']);
 
 /** The code a raw GraphQL error should carry; `internal_error` for anything unexpected. */

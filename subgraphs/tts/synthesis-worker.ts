@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import { In, LessThan } from 'typeorm';
-import { affectedRows, inTransaction } from '../../lib/database';
+import { affectedRows, inTransaction, retryOnLockConflict } from '../../lib/database';
 import type { Logger } from '../../lib/logger';
 import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
 import { inLinkedSpan } from '../../lib/tracing';
@@ -158,7 +158,8 @@ export class SynthesisWorker {
       // and only that one records synthesis.started (with the attempt) in the same transaction.
       // Only from queued, or from running with an ended lease: never from whatever state the row
       // was read in (a job finished or canceled since the look is not work to take again).
-      const job = await inTransaction(this.options.dataSource, async (m) => {
+      // A lost lock conflict (deadlock, lock wait timeout) rolled it all back: the same compare-and-set again.
+      const job = await retryOnLockConflict(() => inTransaction(this.options.dataSource, async (m) => {
         const result = await m.update(
           Synthesis,
           abandoned
@@ -170,7 +171,7 @@ export class SynthesisWorker {
         const taken = await m.findOneByOrFail(Synthesis, { id: seen.id });
         await recordEvent(m, { type: 'synthesis.started', userId: taken.ownerId, resourceId: taken.id, data: { ...eventData(taken), attempt: taken.attempts } });
         return taken;
-      });
+      }));
       if (job) {
         await this.served(job.ownerId, now);
         if (abandoned) this.options.logger.warn({ synthesisId: seen.id, attempt: seen.attempts + 1 }, 'synthesis taken again after its worker stopped renewing');
@@ -256,11 +257,27 @@ export class SynthesisWorker {
       stage = 'store';
       await out.done();
       const key = synthesisAudioKey(job.id);
-      const audioBytes = await writer.commit(key, { offset: 0, bytes: wavHeader(rate, samples * 2) });
-      writer = undefined;
-      if (audioBytes !== WAV_HEADER_BYTES + samples * 2) throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
-      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: Math.round((samples * 1000) / rate), audioKey: key, audioBytes });
-      if (!done) await this.lostAfterStoring(job, key);
+      const partial = writer;
+      let published = false;
+      // Renamed onto the key inside finish's transaction, only once the row is known to be still
+      // this worker's (and before it is marked succeeded): a take that lost its lease never
+      // replaces the current take's audio.
+      const publish = async () => {
+        const audioBytes = await partial.commit(key, { offset: 0, bytes: wavHeader(rate, samples * 2) });
+        published = true;
+        writer = undefined;
+        if (audioBytes !== WAV_HEADER_BYTES + samples * 2) throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
+        return { audioBytes };
+      };
+      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: Math.round((samples * 1000) / rate), audioKey: key }, publish);
+      if (!done) {
+        if (published) await this.lostAfterStoring(job, key);
+        else {
+          writer = undefined;
+          await partial.abort().catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
+          logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; its audio is dropped, the result is left to the current holder');
+        }
+      }
     } catch (err) {
       await writer?.abort().catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
       if (this.released.has(job.id)) return;
@@ -302,14 +319,28 @@ export class SynthesisWorker {
     }
   }
 
-  /** Records the outcome and its event in one transaction, if the job is still this worker's. */
-  private finish(job: Synthesis, outcome: Partial<Synthesis>): Promise<boolean> {
-    return inTransaction(this.options.dataSource, async (m) => {
-      const finished = { ...outcome, finishedAt: new Date(), leaseUntil: null, workerId: null };
+  /**
+   * Records the outcome and its event in one transaction, if the job is still this worker's.
+   * `publish` (the rename of the audio onto its key) runs in that transaction after the row is
+   * locked and found still this worker's, before the outcome is written: false without calling it
+   * when the job is no longer ours. Run again on a lost lock conflict; the audio is published once.
+   */
+  private finish(job: Synthesis, outcome: Partial<Synthesis>, publish?: () => Promise<Partial<Synthesis>>): Promise<boolean> {
+    const { dataSource } = this.options;
+    let published: Partial<Synthesis> | undefined;
+    return retryOnLockConflict(() => inTransaction(dataSource, async (m) => {
+      if (publish) {
+        // The row lock (MariaDB) holds off a takeover or a cancel until this commits; SQLite has one writer.
+        const query = m.createQueryBuilder(Synthesis, 's').select('s.id').where(held(job));
+        if (dataSource.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+        if (!(await query.getOne())) return false;
+        published ??= await publish();
+      }
+      const finished = { ...outcome, ...published, finishedAt: new Date(), leaseUntil: null, workerId: null };
       if (affectedRows(await m.update(Synthesis, held(job), finished)) !== 1) return false;
       await this.recordOutcome(m, { ...job, ...finished } as Synthesis);
       return true;
-    });
+    }));
   }
 
   private recordOutcome(m: EntityManager, s: Synthesis) {
@@ -331,14 +362,14 @@ export class SynthesisWorker {
 
   /** A job whose workers kept dying is failed rather than taken forever. */
   private giveUp(seen: Synthesis, now: Date): Promise<boolean> {
-    return inTransaction(this.options.dataSource, async (m) => {
+    return retryOnLockConflict(() => inTransaction(this.options.dataSource, async (m) => {
       const error = `The synthesis was interrupted ${seen.attempts} times (its worker stopped) and is not tried again.`;
       const failed = { state: SynthesisState.FAILED, error, finishedAt: now, leaseUntil: null, workerId: null };
       const result = await m.update(Synthesis, { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }, failed);
       if (affectedRows(result) !== 1) return false;
       await this.recordOutcome(m, { ...(await m.findOneByOrFail(Synthesis, { id: seen.id })) });
       return true;
-    });
+    }));
   }
 
   /**

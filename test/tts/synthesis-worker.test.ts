@@ -377,6 +377,72 @@ describe('outcomes', () => {
   });
 });
 
+describe('finishing', () => {
+  it('runs finish again when it loses a deadlock: the job ends succeeded, with its audio and one event', async () => {
+    const [job] = await queue(1);
+    // Injected at the query layer (a real deadlock needs a second connection in lock step with the
+    // worker): finish's first transaction, its work done, fails as MariaDB's deadlock victim does.
+    const transaction = db.transaction.bind(db) as (work: (m: import('typeorm').EntityManager) => Promise<unknown>) => Promise<unknown>;
+    let deadlocks = 0;
+    const spy = jest.spyOn(db, 'transaction').mockImplementation((async (work: (m: import('typeorm').EntityManager) => Promise<unknown>) =>
+      transaction(async (m) => {
+        const result = await work(m);
+        if (!deadlocks && (await m.findOneByOrFail(Synthesis, { id: job.id })).state === SynthesisState.SUCCEEDED) {
+          deadlocks++;
+          throw Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
+        }
+        return result;
+      })) as never);
+    try {
+      worker(new CountingEngine()).start();
+      const [done] = await allFinished([job.id]);
+      expect(deadlocks).toBe(1);
+      expect(done).toMatchObject({ state: 'succeeded', audioKey: `${job.id}.wav`, audioBytes: 44 + 1600, attempts: 1 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(fs.statSync(path.join(config.audioDir, `${job.id}.wav`)).size).toBe(44 + 1600);
+    expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).toHaveLength(1);
+    expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.failed' })).toHaveLength(0);
+  });
+
+  it('a worker whose lease was taken over leaves <id>.wav alone: the new take\'s audio is what is stored', async () => {
+    const [job] = await queue(1);
+    const file = path.join(config.audioDir, `${job.id}.wav`);
+    // The first take renders 800 samples and is held mid-render; its poller is not started (run() is
+    // driven directly), so only finish's fence can stop it.
+    let release!: () => void;
+    const stale = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(1000) }))));
+    const first = worker(stale);
+    const taken = (await first.claimNext())!;
+    const running = (first as unknown as { run(j: Synthesis): Promise<void> }).run(taken);
+    await until(() => Promise.resolve(stale.calls.size > 0));
+    // Its lease ends; another worker takes the job again and stores its own (shorter) audio.
+    await db.manager.update(Synthesis, { id: job.id }, { leaseUntil: new Date(Date.now() - 1) });
+    worker(new CountingEngine(async () => ({ sampleRate: 8000, samples: new Int16Array(400).fill(2000) }))).start();
+    const [done] = await allFinished([job.id]);
+    expect(done).toMatchObject({ state: 'succeeded', attempts: 2, audioBytes: 44 + 800 });
+    const current = fs.readFileSync(file);
+    // The first take finishes now: refused, and its audio goes nowhere.
+    const renames: string[] = [];
+    const rename = jest.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
+      renames.push(String(to));
+      return realRename(from, to);
+    });
+    try {
+      release();
+      await running;
+    } finally {
+      rename.mockRestore();
+    }
+    expect(renames).toEqual([]);
+    expect(fs.readFileSync(file).equals(current)).toBe(true);
+    expect(current.length).toBe(44 + 800);
+    expect(await row(job.id)).toMatchObject({ state: 'succeeded', attempts: 2, audioBytes: 44 + 800 });
+    expect(fs.readdirSync(config.audioDir).filter((f) => f.includes(job.id))).toEqual([`${job.id}.wav`]);
+  });
+});
+
 describe('retention', () => {
   it('deletes syntheses that finished before the cut-off, with their audio, and keeps the rest', async () => {
     const old = new Date(Date.now() - 3600_000);
