@@ -17,7 +17,8 @@ const verifiedWith = (password: string) => verify.mock.calls.filter(([, p]) => p
 function expectRetryAfter(res: { headers: Headers }) {
   const seconds = Number(res.headers.get('retry-after'));
   expect(Number.isInteger(seconds)).toBe(true);
-  expect(seconds).toBeGreaterThan(0);
+  // The block was just set: most of the 900 s window is left (a file runs well under 5 minutes).
+  expect(seconds).toBeGreaterThan(600);
   expect(seconds).toBeLessThanOrEqual(900);
 }
 
