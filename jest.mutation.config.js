@@ -16,6 +16,10 @@ module.exports = {
     // unlock (LoginThrottle.unlock: no test in chunk 1 without it)
     '<rootDir>/test/auth/admin-users.test.ts',
     '<rootDir>/test/auth/tokens.test.ts',
+    // TokenVerifier's cache of verified tokens (expiry, bound, messages)
+    '<rootDir>/test/auth/token-cache.test.ts',
+    // LoginThrottle itself: refusal, unlock on both stores, the memory store's 10,000 bound
+    '<rootDir>/test/auth/login-throttle.test.ts',
     '<rootDir>/test/events/event-stream.test.ts',
     '<rootDir>/test/events/stream.test.ts',
     '<rootDir>/test/facade/conventions.test.ts',

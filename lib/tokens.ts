@@ -116,7 +116,8 @@ type HeaderSource = { headers: Record<string, string | string[] | undefined> };
 export class TokenVerifier {
   private readonly strategies: Record<TokenType, JwtStrategy>;
 
-  constructor(keys: KeyMaterial, issuer: string) {
+  /** `tokensKept`: how many verified access tokens to remember (a parameter so a test can reach the bound). */
+  constructor(keys: KeyMaterial, issuer: string, private readonly tokensKept = VERIFIED_TOKENS_KEPT) {
     // A KeyObject, parsed once: given the PEM string, jsonwebtoken parses it on every verification.
     const publicKey = crypto.createPublicKey(keys.publicKey) as unknown as string;
     const make = (typ: TokenType) =>
@@ -180,7 +181,7 @@ export class TokenVerifier {
 
   private remember(token: string, principal: Principal): void {
     // Oldest first out: a Map iterates in insertion order.
-    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+    if (this.verified.size >= this.tokensKept) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, Object.freeze(principal));
   }
 

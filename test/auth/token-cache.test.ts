@@ -42,3 +42,31 @@ it('does not take a remembered token for one whose text differs, nor for another
   await expect(verifier.verifyRequest(bearer(token), 'refresh')).rejects.toMatchObject({ code: 'unauthorized' });
   await expect(verifier.verifyToken(token, 'refresh')).rejects.toMatchObject({ code: 'unauthorized' });
 });
+
+it('answers a remembered token from memory until the instant it expires', async () => {
+  const verifier = new TokenVerifier(keys, 'test-issuer');
+  const { token, expiresAt } = signer.sign(claims, 'access', 60);
+  const first = await verifier.verifyRequest(bearer(token));
+  // The same (frozen) principal: not verified again.
+  expect(await verifier.verifyRequest(bearer(token))).toBe(first);
+  jest.useFakeTimers({ now: expiresAt.getTime() - 1, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+  expect(await verifier.verifyRequest(bearer(token))).toBe(first);
+});
+
+it('refuses with a message that says what is wrong', async () => {
+  const verifier = new TokenVerifier(keys, 'test-issuer');
+  await expect(verifier.verifyRequest(bearer('not.a.token'))).rejects.toMatchObject({ code: 'unauthorized', message: 'The token is missing, invalid or expired.' });
+});
+
+it('remembers at most tokensKept tokens, forgetting the oldest first', async () => {
+  const verifier = new TokenVerifier(keys, 'test-issuer', 2);
+  const [a, b, c] = [1, 2, 3].map(() => signer.sign(claims, 'access', 60).token);
+  const first = await verifier.verifyRequest(bearer(a));
+  const second = await verifier.verifyRequest(bearer(b));
+  const third = await verifier.verifyRequest(bearer(c));
+  expect(await verifier.verifyRequest(bearer(b))).toBe(second);
+  expect(await verifier.verifyRequest(bearer(c))).toBe(third);
+  const again = await verifier.verifyRequest(bearer(a)); // forgotten: verified afresh
+  expect(again).not.toBe(first);
+  expect(again).toEqual(first);
+});

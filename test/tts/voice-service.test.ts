@@ -10,7 +10,7 @@ import { OutboxEvent } from '../../lib/outbox';
 import { ttsSubgraph } from '../../subgraphs/tts';
 import type { SpeechEngine } from '../../subgraphs/tts/engine/speech-engine';
 import { Voice } from '../../subgraphs/tts/entities/voice';
-import { VoiceService } from '../../subgraphs/tts/voice-service';
+import { decodeCursor, encodeCursor, VoiceService } from '../../subgraphs/tts/voice-service';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
 
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
@@ -91,5 +91,64 @@ describe('VoiceService.delete', () => {
     expect(err.details).toEqual({ currentVersion: 1 });
     expect(err.message).toBe('The voice is at version 1, not 3.');
     expect(await deletedEvents(voice.id)).toEqual([]);
+  });
+});
+
+/** Runs `between` after the service's first read of a voice and before its write. */
+async function afterRead<T>(between: () => Promise<unknown>, act: () => Promise<T>) {
+  const findOneBy = db.manager.findOneBy.bind(db.manager);
+  const spy = jest.spyOn(db.manager, 'findOneBy').mockImplementationOnce(async (...args: Parameters<typeof findOneBy>) => {
+    const read = await findOneBy(...args);
+    await between();
+    return read;
+  });
+  try {
+    return await act().catch((err) => err);
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('VoiceService: not_found', () => {
+  it("get() is not_found, with its message, for another owner's voice and for an unknown id", async () => {
+    const voice = await create();
+    for (const [who, id] of [[uuidv7(), voice.id], [owner, uuidv7()]]) {
+      await expect(service.get(who, id)).rejects.toMatchObject({ code: 'not_found', message: 'No such voice.' });
+    }
+    expect((await service.get(owner, voice.id)).id).toBe(voice.id);
+  });
+
+  it('a delete that finds the voice gone by its DELETE statement is not_found, with its message', async () => {
+    await create(); // other voices exist: the voice looked up again is this one
+    const voice = await create();
+    const err = await afterRead(() => db.manager.delete(Voice, { id: voice.id }), () => service.delete(owner, voice.id, 1));
+    expect(err).toMatchObject({ code: 'not_found', message: 'No such voice.' });
+  });
+
+  it('an update that finds the voice gone by its UPDATE statement is not_found, with its message', async () => {
+    await create();
+    const voice = await create();
+    const err = await afterRead(() => db.manager.delete(Voice, { id: voice.id }), () => service.update(owner, voice.id, 1, { speed: 1.5 }));
+    expect(err).toMatchObject({ code: 'not_found', message: 'No such voice.' });
+  });
+});
+
+describe('VoiceService.list', () => {
+  it('a page of exactly `limit` voices with nothing after it has no next cursor', async () => {
+    const someone = uuidv7();
+    const made = [await service.create(someone, { name: 'a', baseVoice: 'F3' }), await service.create(someone, { name: 'b', baseVoice: 'F3' })];
+    const page = await service.list(someone, 2);
+    expect(page.items.map((v) => v.id)).toEqual(made.map((v) => v.id));
+    expect(page.nextCursor).toBeNull();
+    const first = await service.list(someone, 1);
+    expect(first.nextCursor).toBe(encodeCursor(made[0].id));
+  });
+
+  it('refuses a cursor that holds more than a voice id, before or after it', () => {
+    const id = uuidv7();
+    expect(decodeCursor(encodeCursor(id))).toBe(id);
+    for (const text of [`x${id}`, `${id}x`]) {
+      expect(() => decodeCursor(encodeCursor(text))).toThrow(expect.objectContaining({ code: 'validation_error' }));
+    }
   });
 });
