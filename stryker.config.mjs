@@ -31,7 +31,7 @@ export default {
     method('subgraphs/tts/synthesis-worker.ts', 'async claimNext('),
     method('subgraphs/tts/synthesis-worker.ts', 'private finish('),
     method('subgraphs/tts/synthesis-worker.ts', 'private giveUp('),
-    method('lib/event-log.ts', 'append('),
+    method('lib/event-log.ts', 'async append('),
     method('lib/event-stream.ts', 'async checkResumable('),
     method('lib/event-stream.ts', 'subscribe('),
     method('lib/event-stream.ts', 'private async *deliver('),
