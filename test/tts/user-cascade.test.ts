@@ -119,6 +119,9 @@ describe('the user.deleted cascade in the tts subgraph', () => {
       while ((await log.position()).lastSeq < Number(deleted.id)) await new Promise((r) => setTimeout(r, 20));
       await Promise.all(consumers.map((c) => c.drain()));
       await consumedThrough(Number(deleted.id));
+      // The cascade's events go through the tts outbox; the relay appends them to the log a moment later.
+      await audit.waitFor((f) => f.event === 'voice.deleted' && user.voices.includes(f.data.id), 2, 30_000);
+      expect(await tts.manager.countBy(OutboxEvent, { type: 'voice.deleted' })).toBe(0);
       const events = await voiceDeletedEvents(user.voices);
       expect(events.map((e) => e.resourceId).sort()).toEqual([...user.voices].sort());
       expect(fs.existsSync(user.audio)).toBe(false);
