@@ -1,6 +1,7 @@
 // Voice updates (PATCH /api/v1/tts/voices/{id} and updateVoice) with optimistic locking, on
 // SQLite and on MySQL: the rules of creation, ?version and If-Match, stale versions, concurrent
 // updates, the voice.updated event, and syntheses keeping the settings they were queued with.
+import { get } from 'node:http';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { openStream } from '../helpers/sse';
@@ -69,6 +70,24 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     expect(res.status).toBe(202);
     expect((await patch(id, { description: 'both agree' }, { version: 2, ifMatch: '"2"' })).status).toBe(202);
     expect(await read(id)).toMatchObject({ description: 'both agree', version: 3 });
+  });
+
+  it('GET answers If-None-Match of the current version with 304; other JSON answers carry no hashed ETag', async () => {
+    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
+    const conditional = (id: string, etag: string) =>
+      new Promise<{ status: number; etag: unknown }>((resolve, reject) => {
+        get(`${server.url}/api/v1/tts/voices/${id}`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, etag: res.headers.etag }));
+        }).on('error', reject);
+      });
+    const id = await createVoice();
+    expect(await conditional(id, '"1"')).toEqual({ status: 304, etag: '"1"' });
+    await patch(id, { description: 'moved on' }, { version: 1 });
+    expect(await conditional(id, '"1"')).toEqual({ status: 200, etag: '"2"' });
+    const list = await http.get('/api/v1/tts/voices', { token });
+    expect(list.status).toBe(200);
+    expect(list.headers.get('etag')).toBeNull();
   });
 
   it.each([
