@@ -110,7 +110,10 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     const other = await createVoice({ name: 'Taken Name' });
     const taken = await patch(id, { name: 'taken name' }, { version: 2 });
     expect(taken.status).toBe(409);
-    expect(taken.body.details).toHaveProperty('name');
+    expect(taken.body).toMatchObject({ error: 'conflict', message: 'You have a voice with this name already.', details: { name: ['is taken by another of your voices'] } });
+    // A stale version is refused before the changes are checked: the caller must read again first.
+    const staleAndBad = await patch(id, { base_voice: 'no such voice' }, { version: 1 });
+    expect(staleAndBad.body).toMatchObject({ error: 'conflict', details: { current_version: 2 } });
     expect(await read(id)).toMatchObject({ speed: 2, version: 2 });
     expect((await read(other)).name).toBe('Taken Name');
   });
@@ -176,5 +179,12 @@ describe('updateVoice over GraphQL', () => {
     expect(stale.body.errors[0].extensions).toMatchObject({ code: 'conflict', details: { currentVersion: 3 } });
     const bad = await http.graphql(mutation, { id, v: 3, s: 9 }, token);
     expect(bad.body.errors[0].extensions).toMatchObject({ code: 'validation_error', details: { speed: expect.any(Array) } });
+    // GraphQL has no request schema in front: the service itself refuses nothing to change and cleared required fields.
+    const nothing = await http.graphql(mutation, { id, v: 3 }, token);
+    expect(nothing.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { body: [expect.stringMatching(/^give at least one of name, /)] } });
+    const named = 'mutation ($id: ID!, $v: Int!, $n: String, $l: String) { updateVoice(id: $id, version: $v, name: $n, language: $l) { version } }';
+    const nulls = await http.graphql(named, { id, v: 3, n: null, l: null }, token);
+    expect(nulls.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { name: ['cannot be cleared (null)'], language: ['cannot be cleared (null)'] } });
+    expect(await read(id)).toMatchObject({ version: 3, speed: 0.5 });
   });
 });
