@@ -22,6 +22,7 @@ import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
 import { asksForLegacyJson, httpStatusPlugin } from './http-status';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
+import { directExecution } from './direct-execution';
 import { operationLimits } from './operation-limits';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
@@ -247,6 +248,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
   });
+  // Before the gateway loads, so that it hears of the first schema.
+  const direct = directExecution(gateway, { logger, metrics: config.METRICS_ENABLED, maxResponseBytes: maxResponse });
   await apollo.start();
 
   /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
@@ -329,9 +332,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }
       const refused = refusal({ query, variables }, Boolean(contextValue.authorization));
       if (refused) return { errors: [normalizeError(refused.toJSON(), refused)] };
-      const response = await apollo.executeOperation({ query, variables }, { contextValue });
-      if (response.body.kind !== 'single') throw new Error('incremental delivery is not used here');
-      return response.body.singleResult as OperationResult;
+      return direct.execute(query, variables, contextValue);
     },
     checks: () => readiness().then((r) => r.checks),
     readiness,

@@ -75,7 +75,7 @@ const schema = z.object({
   /** The same for callers without a token (login, refresh, introspection in development). */
   GRAPHQL_MAX_COST_ANONYMOUS: int(10, 10_000_000).default(200),
   /** Largest GraphQL answer; a larger one becomes an error (counted before it is serialised). */
-  GRAPHQL_MAX_RESPONSE_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(16 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   /**
    * Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its
    * aliases. At least the 512 KiB piece the REST facade fetches per operation.

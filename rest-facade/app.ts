@@ -35,6 +35,9 @@ export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
   const routes = options.routes ?? defaultRoutes;
   const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX], browsers: true });
+  // No ETag hashed from every JSON body: answers that have a version carry it as their ETag
+  // (voices), the audio its own; If-None-Match is honoured for those.
+  app.set('etag', false);
 
   // ---- documentation ---------------------------------------------------------------------
   const openapi = openApiDocument(routes, openAiSpeechOpenApi);

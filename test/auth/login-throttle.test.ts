@@ -51,6 +51,34 @@ describe.each(['memory', 'database'] as const)('LoginThrottle (RATE_LIMIT_STORE=
   });
 });
 
+describe('throttles on one database, as in two auth processes', () => {
+  it('share the database store: failures counted by one refuse in the other, whose unlock() clears them', async () => {
+    const [a, b] = await Promise.all([throttle('database'), throttle('database')]);
+    await lockOut(a, 'shared', '10.0.1.1');
+    expect(await refusal(b.attempt('shared', '10.0.1.1'))).toMatchObject({ code: 'rate_limit_exceeded' });
+    await b.unlock('shared');
+    await expect(a.attempt('shared', '10.0.1.1')).resolves.toBeDefined();
+    // The limiter's rows are named as unlock() reads them.
+    const rows: { key: string }[] = await db.query("SELECT `key` AS `key` FROM rate_limits WHERE `key` LIKE '%10.0.1.1'");
+    expect(rows.map((r) => r.key).sort()).toEqual(['login_fail:shared|10.0.1.1', 'login_ip:10.0.1.1']);
+  });
+
+  it('do not share the memory store', async () => {
+    const [a, b] = await Promise.all([throttle('memory'), throttle('memory')]);
+    await lockOut(a, 'apart', '10.0.1.2');
+    await expect(b.attempt('apart', '10.0.1.2')).resolves.toBeDefined();
+  });
+
+  it('unlock() clears that username only, not a longer one that starts with it and a "|"', async () => {
+    const t = await throttle('database');
+    await lockOut(t, 'bob', '10.0.1.3');
+    await lockOut(t, 'bob|x', '10.0.1.3');
+    await t.unlock('bob');
+    await expect(t.attempt('bob', '10.0.1.3')).resolves.toBeDefined();
+    expect(await refusal(t.attempt('bob|x', '10.0.1.3'))).toMatchObject({ code: 'rate_limit_exceeded' });
+  });
+});
+
 it('the memory store remembers the addresses of 10,000 usernames, forgetting the oldest first', async () => {
   const t = await throttle('memory');
   await lockOut(t, 'oldest', '10.0.0.1');

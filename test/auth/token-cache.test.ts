@@ -70,3 +70,26 @@ it('remembers at most tokensKept tokens, forgetting the oldest first', async () 
   expect(again).not.toBe(first);
   expect(again).toEqual(first);
 });
+
+describe('the principal a token names', () => {
+  const sign = (payload: Record<string, unknown>, expiresIn = 60) =>
+    jwt.sign({ sid: claims.sessionId, ...payload }, keys.privateKey!, { algorithm: 'RS256', issuer: 'test-issuer', subject: claims.userId, jwtid: crypto.randomUUID(), expiresIn });
+
+  it("a stream ticket's principal lasts as long as the access token that asked for it (sxp), not the ticket", async () => {
+    const verifier = new TokenVerifier(keys, 'test-issuer');
+    const sxp = Math.floor(Date.now() / 1000) + 3600;
+    const principal = await verifier.verifyToken(sign({ typ: 'stream', sxp }, 30), 'stream');
+    expect(principal.expiresAt.getTime()).toBe(sxp * 1000);
+    // Without sxp a stream ticket is refused; an access token's principal ends with the token.
+    await expect(verifier.verifyToken(sign({ typ: 'stream' }, 30), 'stream')).rejects.toMatchObject({ code: 'unauthorized' });
+    const access = sign({ typ: 'access' }, 60);
+    expect((await verifier.verifyToken(access, 'access')).expiresAt.getTime()).toBe((jwt.decode(access) as { exp: number }).exp * 1000);
+  });
+
+  it('keeps only string roles, and none when the claim is missing or not a list', async () => {
+    const verifier = new TokenVerifier(keys, 'test-issuer');
+    expect((await verifier.verifyToken(sign({ typ: 'access', roles: ['admin', 5, null, 'x'] }), 'access')).roles).toEqual(['admin', 'x']);
+    expect((await verifier.verifyToken(sign({ typ: 'access' }), 'access')).roles).toEqual([]);
+    expect((await verifier.verifyToken(sign({ typ: 'access', roles: 'admin' }), 'access')).roles).toEqual([]);
+  });
+});

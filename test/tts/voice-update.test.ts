@@ -1,6 +1,7 @@
 // Voice updates (PATCH /api/v1/tts/voices/{id} and updateVoice) with optimistic locking, on
 // SQLite and on MySQL: the rules of creation, ?version and If-Match, stale versions, concurrent
 // updates, the voice.updated event, and syntheses keeping the settings they were queued with.
+import { get } from 'node:http';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { openStream } from '../helpers/sse';
@@ -71,6 +72,24 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     expect(await read(id)).toMatchObject({ description: 'both agree', version: 3 });
   });
 
+  it('GET answers If-None-Match of the current version with 304; other JSON answers carry no hashed ETag', async () => {
+    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
+    const conditional = (id: string, etag: string) =>
+      new Promise<{ status: number; etag: unknown }>((resolve, reject) => {
+        get(`${server.url}/api/v1/tts/voices/${id}`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, etag: res.headers.etag }));
+        }).on('error', reject);
+      });
+    const id = await createVoice();
+    expect(await conditional(id, '"1"')).toEqual({ status: 304, etag: '"1"' });
+    await patch(id, { description: 'moved on' }, { version: 1 });
+    expect(await conditional(id, '"1"')).toEqual({ status: 200, etag: '"2"' });
+    const list = await http.get('/api/v1/tts/voices', { token });
+    expect(list.status).toBe(200);
+    expect(list.headers.get('etag')).toBeNull();
+  });
+
   it.each([
     [{ speed: 2 }, {}, ['version']],
     [{ speed: 2 }, { version: 0 }, ['version']],
@@ -110,7 +129,10 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     const other = await createVoice({ name: 'Taken Name' });
     const taken = await patch(id, { name: 'taken name' }, { version: 2 });
     expect(taken.status).toBe(409);
-    expect(taken.body.details).toHaveProperty('name');
+    expect(taken.body).toMatchObject({ error: 'conflict', message: 'You have a voice with this name already.', details: { name: ['is taken by another of your voices'] } });
+    // A stale version is refused before the changes are checked: the caller must read again first.
+    const staleAndBad = await patch(id, { base_voice: 'no such voice' }, { version: 1 });
+    expect(staleAndBad.body).toMatchObject({ error: 'conflict', details: { current_version: 2 } });
     expect(await read(id)).toMatchObject({ speed: 2, version: 2 });
     expect((await read(other)).name).toBe('Taken Name');
   });
@@ -176,5 +198,12 @@ describe('updateVoice over GraphQL', () => {
     expect(stale.body.errors[0].extensions).toMatchObject({ code: 'conflict', details: { currentVersion: 3 } });
     const bad = await http.graphql(mutation, { id, v: 3, s: 9 }, token);
     expect(bad.body.errors[0].extensions).toMatchObject({ code: 'validation_error', details: { speed: expect.any(Array) } });
+    // GraphQL has no request schema in front: the service itself refuses nothing to change and cleared required fields.
+    const nothing = await http.graphql(mutation, { id, v: 3 }, token);
+    expect(nothing.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { body: [expect.stringMatching(/^give at least one of name, /)] } });
+    const named = 'mutation ($id: ID!, $v: Int!, $n: String, $l: String) { updateVoice(id: $id, version: $v, name: $n, language: $l) { version } }';
+    const nulls = await http.graphql(named, { id, v: 3, n: null, l: null }, token);
+    expect(nulls.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { name: ['cannot be cleared (null)'], language: ['cannot be cleared (null)'] } });
+    expect(await read(id)).toMatchObject({ version: 3, speed: 0.5 });
   });
 });

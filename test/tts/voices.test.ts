@@ -103,7 +103,7 @@ describe('POST /api/v1/tts/voices', () => {
     await createVoice({ name, base_voice: 'f1' });
     const again = await http.post('/api/v1/tts/voices', { name: `  ${name.toUpperCase()} `, base_voice: 'f2' }, { token });
     expect(again.status).toBe(409);
-    expect(again.body.error).toBe('conflict');
+    expect(again.body).toMatchObject({ error: 'conflict', message: 'You have a voice with this name already.', details: { name: ['is taken by another of your voices'] } });
   });
 
   it('stores SQL metacharacters and a long unicode description exactly', async () => {
