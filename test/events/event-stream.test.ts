@@ -152,3 +152,39 @@ describe('EventStream', () => {
     }
   });
 });
+
+describe('EventStream, resuming', () => {
+  it('replays a backlog longer than one page of the log (500) whole, in order', async () => {
+    const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
+    await stream.start();
+    try {
+      const user = crypto.randomUUID();
+      const after = (await log.position()).lastSeq;
+      const count = 1001;
+      await log.append('backlog', Array.from({ length: count }, (_, n) => outboxRow(user, n)));
+      const got: number[] = [];
+      for await (const e of stream.subscribe({ userId: user, after, endAfter: (e) => e.resourceId === `r${count - 1}` })) got.push(e.seq);
+      expect(got).toEqual(Array.from({ length: count }, (_, n) => after + 1 + n));
+    } finally {
+      await stream.stop();
+    }
+  });
+
+  // Last in the file: it prunes the log.
+  it('resumes from any kept position, refuses a pruned one (resync_required) and one past the end (validation_error)', async () => {
+    const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
+    await log.append('prune me', [outboxRow(crypto.randomUUID(), 1), outboxRow(crypto.randomUUID(), 2)]);
+    await log.prune(new Date(Date.now() + 60_000));
+    const { prunedThrough, lastSeq } = await log.position();
+    expect(prunedThrough).toBeGreaterThan(0);
+    await expect(stream.checkResumable(undefined)).resolves.toBeUndefined();
+    await expect(stream.checkResumable(prunedThrough)).resolves.toBeUndefined();
+    await expect(stream.checkResumable(lastSeq)).resolves.toBeUndefined();
+    await expect(stream.checkResumable(prunedThrough - 1)).rejects.toMatchObject({ code: 'resync_required' });
+    await expect(stream.checkResumable(lastSeq + 1)).rejects.toMatchObject({
+      code: 'validation_error',
+      message: `Position ${lastSeq + 1} lies past the end of the event stream (its newest position is ${lastSeq}); start again without a position.`,
+      details: { after: ['is past the end of the event stream'] },
+    });
+  });
+});

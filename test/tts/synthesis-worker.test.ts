@@ -224,14 +224,17 @@ describe('workers that die', () => {
     expect(started.map((e) => JSON.parse(e.payload).attempt)).toEqual([1, 2]);
   });
 
-  it('fails a job that has been taken the most times, with a synthesis.failed event', async () => {
-    const [job] = await queue(1, { state: SynthesisState.RUNNING, attempts: 3, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) });
+  it('fails a job that has been taken the most times, with a synthesis.failed event of its own', async () => {
+    const jobs = await queue(2, { state: SynthesisState.RUNNING, attempts: 3, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) });
     const engine = new CountingEngine();
     worker(engine).start();
-    const [done] = await allFinished([job.id]);
-    expect(done).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted 3 times') });
+    const done = await allFinished(jobs.map((j) => j.id));
+    for (const d of done) expect(d).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted 3 times') });
     expect(engine.calls.size).toBe(0);
-    expect(await db.manager.findBy(OutboxEvent, { type: 'synthesis.failed', resourceId: job.id })).toHaveLength(1);
+    for (const job of jobs) {
+      const events = await db.manager.findBy(OutboxEvent, { type: 'synthesis.failed', resourceId: job.id });
+      expect(events.map((e) => JSON.parse(e.payload))).toEqual([expect.objectContaining({ synthesis_id: job.id, state: 'failed', error: expect.stringContaining('interrupted 3 times') })]);
+    }
   });
 
   it('keeps renewing the lease of a long job, so no other worker takes it', async () => {
