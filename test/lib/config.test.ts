@@ -116,3 +116,67 @@ describe('loadConfig', () => {
     expect(refusal({ SUBGRAPH_URLS: `tts=http://t/graphql,${pair}` })).toContain(`SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`);
   });
 });
+
+describe('the schema, value by value', () => {
+  it('defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      HOST: '0.0.0.0', DATABASE_URL: 'sqlite', MIGRATIONS_RUN: true, LOG_LEVEL: 'info', TRUST_PROXY: 'loopback',
+      BODY_LIMIT_BYTES: 256 * 1024, JWT_ISSUER: 'federated-auth-voice', REFRESH_TOKEN_TTL_SECONDS: 90 * 86_400,
+      EVENT_RETENTION_SECONDS: 7 * 86_400, GRAPHQL_MAX_RESPONSE_BYTES: 16 * 1024 * 1024, GRAPHQL_MAX_AUDIO_BYTES: 4 * 1024 * 1024,
+      SYNTHESIS_MAX_AUDIO_SECONDS: 3600, SYNTHESIS_RETENTION_SECONDS: 7 * 86_400, GATEWAY_URL: [], CORS_ORIGINS: [],
+      graphqlExplorer: true, introspection: true,
+    });
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ graphqlExplorer: false, introspection: false });
+  });
+
+  it.each([
+    ['BODY_LIMIT_BYTES', 64 * 1024 * 1024],
+    ['REFRESH_TOKEN_TTL_SECONDS', 400 * 86_400],
+    ['EVENT_RETENTION_SECONDS', 365 * 86_400],
+    ['GRAPHQL_MAX_RESPONSE_BYTES', 1024 * 1024 * 1024],
+    ['GRAPHQL_MAX_AUDIO_BYTES', 1024 * 1024 * 1024],
+    ['SYNTHESIS_MAX_AUDIO_SECONDS', 6 * 3600],
+    ['SYNTHESIS_RETENTION_SECONDS', 3650 * 86_400],
+  ])('%s takes its largest value (%i) and refuses one more', (name, max) => {
+    // EVENT_RETENTION_SECONDS must stay ≥ ACCESS_TOKEN_TTL_SECONDS; the largest values keep that.
+    expect(loadConfig({ [name]: String(max) })[name as 'BODY_LIMIT_BYTES']).toBe(max);
+    expect(refusal({ [name]: String(max + 1) })).toContain(name);
+  });
+
+  it.each([['GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024], ['BODY_LIMIT_BYTES', 1024]])('%s takes its smallest value (%i) and refuses one less', (name, min) => {
+    expect(loadConfig({ [name]: String(min) })[name as 'BODY_LIMIT_BYTES']).toBe(min);
+    expect(refusal({ [name]: String(min - 1) })).toContain(name);
+  });
+
+  it('booleans are true/false, 1/0 or yes/no; anything else is refused', () => {
+    for (const [text, value] of [['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false]] as const) {
+      expect(loadConfig({ MIGRATIONS_RUN: text }).MIGRATIONS_RUN).toBe(value);
+    }
+    expect(refusal({ MIGRATIONS_RUN: 'maybe' })).toContain('MIGRATIONS_RUN');
+  });
+
+  it('DATABASE_URL is sqlite or a whole mysql:// URL, nothing around it', () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://u:p@h:3306/x' }).DATABASE_URL).toBe('mysql://u:p@h:3306/x');
+    for (const bad of ['mysql://', 'xsqlite', 'sqlitex', 'postgres://h/x', ' mysql://h']) {
+      expect(refusal({ DATABASE_URL: bad })).toMatch(/DATABASE_URL.*must be "sqlite" or a mysql:\/\/user:password@host:port\[\/prefix\] URL/s);
+    }
+  });
+
+  it('bootstrap username 1–64 characters, password 8–1,024', () => {
+    expect(loadConfig({ AUTH_BOOTSTRAP_USERNAME: 'a'.repeat(64), AUTH_BOOTSTRAP_PASSWORD: 'p'.repeat(1024) }).AUTH_BOOTSTRAP_USERNAME).toHaveLength(64);
+    expect(refusal({ AUTH_BOOTSTRAP_USERNAME: 'a'.repeat(65), AUTH_BOOTSTRAP_PASSWORD: 'p'.repeat(8) })).toContain('AUTH_BOOTSTRAP_USERNAME');
+    expect(refusal({ AUTH_BOOTSTRAP_USERNAME: 'a', AUTH_BOOTSTRAP_PASSWORD: 'p'.repeat(7) })).toContain('AUTH_BOOTSTRAP_PASSWORD');
+    expect(loadConfig({ AUTH_BOOTSTRAP_USERNAME: 'a', AUTH_BOOTSTRAP_PASSWORD: 'p'.repeat(8) }).AUTH_BOOTSTRAP_PASSWORD).toHaveLength(8);
+  });
+
+  it('CORS origins: http or https, a host and port only, exactly; GATEWAY_URL http(s) URLs; SUBGRAPH_URLS name=http(s)://', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'http://a.test:8080,https://b.test' }).CORS_ORIGINS).toEqual(['http://a.test:8080', 'https://b.test']);
+    for (const bad of ['xhttp://a.test', 'https://a.test/', 'https://', 'ftp://a.test']) {
+      expect(refusal({ CORS_ORIGINS: bad })).toMatch(/CORS_ORIGINS.*must be origins like https:\/\/app\.example/s);
+    }
+    expect(loadConfig({ GATEWAY_URL: 'http://g1:4000, http://g2:4000' }).GATEWAY_URL).toEqual(['http://g1:4000', 'http://g2:4000']);
+    expect(refusal({ GATEWAY_URL: 'not a url' })).toMatch(/GATEWAY_URL.*must be http\(s\) URLs, comma-separated/s);
+    expect(loadConfig({ SUBGRAPH_URLS: 'auth=http://a:4001/graphql' }).subgraphUrls).toEqual({ auth: 'http://a:4001/graphql' });
+    expect(refusal({ SUBGRAPH_URLS: 'auth=xhttp://a:4001/graphql' })).toContain('SUBGRAPH_URLS');
+  });
+});
