@@ -24,5 +24,7 @@ module.exports = {
     '<rootDir>/test/events/stream.test.ts',
     '<rootDir>/test/facade/conventions.test.ts',
     '<rootDir>/test/lib/config.test.ts',
+    // the error table: statuses, default messages, AppError's extensions
+    '<rootDir>/test/lib/errors.test.ts',
   ],
 };
