@@ -6,7 +6,7 @@
 // response size cap. Operations from clients over HTTP still go through Apollo Server.
 import { createHash } from 'node:crypto';
 import type { ApolloGateway } from '@apollo/gateway';
-import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
 import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { observeOperation, secondsSince } from '../lib/metrics';
@@ -52,26 +52,37 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
     async execute(query: string, variables: Record<string, unknown> | undefined, contextValue: GatewayContext) {
       const start = process.hrtime.bigint();
       const entry = schema ? prepare(query) : [new GraphQLError('The supergraph is not loaded yet.')];
+      const format = (err: unknown) => {
+        const e = asGraphQLError(err);
+        return normalizeError(e.toJSON(), e, contextValue.logger);
+      };
       let result: { data?: Record<string, unknown> | null; errors?: ReturnType<typeof normalizeError>[] };
       if (!('document' in entry)) {
-        result = { errors: entry.map((e) => normalizeError(e.toJSON(), e, contextValue.logger)) };
+        result = { errors: entry.map(format) };
       } else {
-        // The fields of Apollo Server's request context that the gateway's executor reads.
-        const response = await gateway.executor({
-          request: { query, variables },
-          document: entry.document,
-          operation: entry.operation,
-          operationName: entry.operation.name?.value ?? null,
-          queryHash: entry.queryHash,
-          schema: schema!,
-          context: contextValue,
-          contextValue,
-          logger,
-          metrics: {},
-        } as unknown as Parameters<ApolloGateway['executor']>[0]);
+        let response: Awaited<ReturnType<ApolloGateway['executor']>>;
+        try {
+          // The fields of Apollo Server's request context that the gateway's executor reads.
+          response = await gateway.executor({
+            request: { query, variables },
+            document: entry.document,
+            operation: entry.operation,
+            operationName: entry.operation.name?.value ?? null,
+            queryHash: entry.queryHash,
+            schema: schema!,
+            context: contextValue,
+            contextValue,
+            logger,
+            metrics: {},
+          } as unknown as Parameters<ApolloGateway['executor']>[0]);
+        } catch (err) {
+          // Query planning throws; Apollo Server answers that as an error of the operation, so do
+          // we: a rejection here would reach the facade as "gateway unreachable" (503, retry).
+          response = { errors: [asGraphQLError(err)] };
+        }
         result = {
           data: response.data as Record<string, unknown> | null | undefined,
-          ...(response.errors?.length ? { errors: response.errors.map((e) => normalizeError(e.toJSON(), e, contextValue.logger)) } : {}),
+          ...(response.errors?.length ? { errors: response.errors.map(format) } : {}),
         };
         if (jsonExceeds(result, maxResponseBytes)) {
           const e = responseTooLarge(maxResponseBytes);
@@ -86,4 +97,19 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
       return result;
     },
   };
+}
+
+/**
+ * The executor's errors as Apollo Server's pipeline would see them: a variable whose value does
+ * not fit its type is the caller's mistake (BAD_USER_INPUT, as the pipeline marks it), and a
+ * plain thrown value (a data source's) becomes a GraphQL error that keeps it as its cause.
+ */
+function asGraphQLError(err: unknown): GraphQLError {
+  if (!(err instanceof GraphQLError)) {
+    const cause = err instanceof Error ? err : new Error(String(err));
+    return new GraphQLError(cause.message, { originalError: cause });
+  }
+  const variableValue = err.nodes?.length === 1 && err.nodes[0].kind === Kind.VARIABLE_DEFINITION && err.extensions?.code == null;
+  if (!variableValue) return err;
+  return new GraphQLError(err.message, { nodes: err.nodes, originalError: err.originalError, extensions: { ...err.extensions, code: 'BAD_USER_INPUT' } });
 }
