@@ -3,154 +3,161 @@
 import path from 'node:path';
 import { z } from 'zod';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const csv = z.string().transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean));
+/**
+ * The schema, built when configuration is loaded (once per process) rather than when this module
+ * is imported: module-level code runs before a test can switch a mutant on, so mutation testing
+ * could not check its bounds and defaults.
+ */
+function configSchema() {
+  const bool = z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+  const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+  const csv = z.string().transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean));
 
-const schema = z.object({
-  PORT: int(0, 65535).default(8080),
-  HOST: z.string().default('0.0.0.0'),
-  DATA_DIR: z.string().default('./data'),
-  /** `sqlite` (embedded, files under DATA_DIR) or `mysql://user:pass@host:port[/prefix]`. */
-  DATABASE_URL: z
-    .string()
-    .regex(/^(sqlite|mysql:\/\/.+)$/, 'must be "sqlite" or a mysql://user:password@host:port[/prefix] URL')
-    .default('sqlite'),
-  DATABASE_POOL_SIZE: int(1, 500).default(10),
-  MIGRATIONS_RUN: bool.default(true),
-  /** How long a starting process waits for another one that is migrating the same database (MySQL). */
-  MIGRATION_LOCK_TIMEOUT_SECONDS: int(1, 3600).default(120),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /**
-   * Serve GET /metrics (Prometheus) on this port instead of the service's own. Either way it
-   * needs no token: keep it off the public network.
-   */
-  METRICS_PORT: int(0, 65535).optional(),
-  /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
-  METRICS_ENABLED: bool.default(true),
-  /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
-  /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
-  TRUST_PROXY: z.string().default('loopback'),
-  /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
-  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
+  return z.object({
+    PORT: int(0, 65535).default(8080),
+    HOST: z.string().default('0.0.0.0'),
+    DATA_DIR: z.string().default('./data'),
+    /** `sqlite` (embedded, files under DATA_DIR) or `mysql://user:pass@host:port[/prefix]`. */
+    DATABASE_URL: z
+      .string()
+      .regex(/^(sqlite|mysql:\/\/.+)$/, 'must be "sqlite" or a mysql://user:password@host:port[/prefix] URL')
+      .default('sqlite'),
+    DATABASE_POOL_SIZE: int(1, 500).default(10),
+    MIGRATIONS_RUN: bool.default(true),
+    /** How long a starting process waits for another one that is migrating the same database (MySQL). */
+    MIGRATION_LOCK_TIMEOUT_SECONDS: int(1, 3600).default(120),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * Serve GET /metrics (Prometheus) on this port instead of the service's own. Either way it
+     * needs no token: keep it off the public network.
+     */
+    METRICS_PORT: int(0, 65535).optional(),
+    /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
+    METRICS_ENABLED: bool.default(true),
+    /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
+    TRUST_PROXY: z.string().default('loopback'),
+    /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
+    BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
 
-  JWT_PRIVATE_KEY: z.string().optional(),
-  JWT_PUBLIC_KEY: z.string().optional(),
-  JWT_ISSUER: z.string().default('federated-auth-voice'),
-  ACCESS_TOKEN_TTL_SECONDS: int(60, 86_400).default(3600),
-  REFRESH_TOKEN_TTL_SECONDS: int(3600, 400 * 86_400).default(90 * 86_400),
+    JWT_PRIVATE_KEY: z.string().optional(),
+    JWT_PUBLIC_KEY: z.string().optional(),
+    JWT_ISSUER: z.string().default('federated-auth-voice'),
+    ACCESS_TOKEN_TTL_SECONDS: int(60, 86_400).default(3600),
+    REFRESH_TOKEN_TTL_SECONDS: int(3600, 400 * 86_400).default(90 * 86_400),
 
-  AUTH_BOOTSTRAP_USERNAME: z.string().trim().min(1).max(64).optional(),
-  AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
-  /** zxcvbn strength (0–4) a new password must reach; existing passwords keep working. */
-  PASSWORD_MIN_SCORE: int(0, 4).default(3),
-  LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
-  LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
-  LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
-  /** `database` shares counts between instances; `memory` is per process. */
-  RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
+    AUTH_BOOTSTRAP_USERNAME: z.string().trim().min(1).max(64).optional(),
+    AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
+    /** zxcvbn strength (0–4) a new password must reach; existing passwords keep working. */
+    PASSWORD_MIN_SCORE: int(0, 4).default(3),
+    LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
+    LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
+    /** `database` shares counts between instances; `memory` is per process. */
+    RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
 
-  /** How long the event log keeps events (a resume from further back gets resync_required). */
-  EVENT_RETENTION_SECONDS: int(3600, 365 * 86_400).default(7 * 86_400),
-  /** How often outboxes are relayed to the event log, and the log read for new events. */
-  EVENT_POLL_MS: int(5, 10_000).default(50),
-  /** Events held for one slow subscriber before its stream is ended (it resumes with Last-Event-ID). */
-  EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
-  EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
+    /** How long the event log keeps events (a resume from further back gets resync_required). */
+    EVENT_RETENTION_SECONDS: int(3600, 365 * 86_400).default(7 * 86_400),
+    /** How often outboxes are relayed to the event log, and the log read for new events. */
+    EVENT_POLL_MS: int(5, 10_000).default(50),
+    /** Events held for one slow subscriber before its stream is ended (it resumes with Last-Event-ID). */
+    EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
+    EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
 
-  /**
-   * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
-   * validation and query planning: planning time grows with the size of a document.
-   */
-  GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(10_000),
-  GRAPHQL_MAX_DEPTH: int(2, 1000).default(12),
-  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(30),
-  GRAPHQL_MAX_ROOT_FIELDS: int(1, 10_000).default(20),
-  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
-  /** Cost budget of one operation: a field costs 1, a list field its page size times its selection. */
-  GRAPHQL_MAX_COST: int(10, 10_000_000).default(5000),
-  /** The same for callers without a token (login, refresh, introspection in development). */
-  GRAPHQL_MAX_COST_ANONYMOUS: int(10, 10_000_000).default(200),
-  /** Largest GraphQL answer; a larger one becomes an error (counted before it is serialised). */
-  GRAPHQL_MAX_RESPONSE_BYTES: int(16 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
-  /**
-   * Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its
-   * aliases. At least the 512 KiB piece the REST facade fetches per operation.
-   */
-  GRAPHQL_MAX_AUDIO_BYTES: int(512 * 1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
-  /** Schema introspection (and "Did you mean" suggestions); default: on unless NODE_ENV=production. */
-  GRAPHQL_INTROSPECTION: bool.optional(),
-  /** Concurrent event streams of one user in one process (REST and GraphQL together). */
-  EVENT_STREAMS_PER_USER: int(1, 100_000).default(20),
+    /**
+     * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
+     * validation and query planning: planning time grows with the size of a document.
+     */
+    GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(10_000),
+    GRAPHQL_MAX_DEPTH: int(2, 1000).default(12),
+    GRAPHQL_MAX_ALIASES: int(0, 10_000).default(30),
+    GRAPHQL_MAX_ROOT_FIELDS: int(1, 10_000).default(20),
+    GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
+    /** Cost budget of one operation: a field costs 1, a list field its page size times its selection. */
+    GRAPHQL_MAX_COST: int(10, 10_000_000).default(5000),
+    /** The same for callers without a token (login, refresh, introspection in development). */
+    GRAPHQL_MAX_COST_ANONYMOUS: int(10, 10_000_000).default(200),
+    /** Largest GraphQL answer; a larger one becomes an error (counted before it is serialised). */
+    GRAPHQL_MAX_RESPONSE_BYTES: int(16 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+    /**
+     * Audio bytes (before base64) one GraphQL operation may read through `chunk`, over all its
+     * aliases. At least the 512 KiB piece the REST facade fetches per operation.
+     */
+    GRAPHQL_MAX_AUDIO_BYTES: int(512 * 1024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
+    /** Schema introspection (and "Did you mean" suggestions); default: on unless NODE_ENV=production. */
+    GRAPHQL_INTROSPECTION: bool.optional(),
+    /** Concurrent event streams of one user in one process (REST and GraphQL together). */
+    EVENT_STREAMS_PER_USER: int(1, 100_000).default(20),
 
-  /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
-  AUDIO_DIR: z.string().optional(),
-  /**
-   * Syntheses this process renders at once, each in an engine thread of its own. 0: none here
-   * (distributed mode: leave them to `npm run start:worker` processes).
-   */
-  SYNTHESIS_CONCURRENCY: int(0, 64).default(1),
-  /** A running job whose worker has not renewed its lease for this long is taken again. */
-  SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
-  /** Takes of one job (workers that died on it) before it is failed instead. */
-  SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
-  /**
-   * How often every synthesis worker writes its heartbeat; one silent for three periods no
-   * longer counts as live (readiness marks synthesis `degraded` with none).
-   */
-  SYNTHESIS_HEARTBEAT_SECONDS: int(1, 300).default(5),
-  /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
-  SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
-  /**
-   * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
-   * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
-   */
-  SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
-  /**
-   * How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for audio, first or
-   * next (queued behind other jobs, or a stalled worker), before it gives up (503, or a cut stream).
-   */
-  SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
-  /**
-   * Longest pause between the speech endpoint's looks at a synthesis that has no new audio yet
-   * (it starts at 5 ms and doubles); after a piece it looks again at once.
-   */
-  SPEECH_POLL_MS: int(5, 10_000).default(50),
-  /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
-  SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
-  /** Finished syntheses and their audio are deleted this long after they finished. */
-  SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
+    /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
+    AUDIO_DIR: z.string().optional(),
+    /**
+     * Syntheses this process renders at once, each in an engine thread of its own. 0: none here
+     * (distributed mode: leave them to `npm run start:worker` processes).
+     */
+    SYNTHESIS_CONCURRENCY: int(0, 64).default(1),
+    /** A running job whose worker has not renewed its lease for this long is taken again. */
+    SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
+    /** Takes of one job (workers that died on it) before it is failed instead. */
+    SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
+    /**
+     * How often every synthesis worker writes its heartbeat; one silent for three periods no
+     * longer counts as live (readiness marks synthesis `degraded` with none).
+     */
+    SYNTHESIS_HEARTBEAT_SECONDS: int(1, 300).default(5),
+    /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
+    SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
+    /**
+     * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
+     * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
+     */
+    SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
+    /**
+     * How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for audio, first or
+     * next (queued behind other jobs, or a stalled worker), before it gives up (503, or a cut stream).
+     */
+    SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
+    /**
+     * Longest pause between the speech endpoint's looks at a synthesis that has no new audio yet
+     * (it starts at 5 ms and doubles); after a piece it looks again at once.
+     */
+    SPEECH_POLL_MS: int(5, 10_000).default(50),
+    /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
+    SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
+    /** Finished syntheses and their audio are deleted this long after they finished. */
+    SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
 
-  /**
-   * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
-   * over them and one that refuses connections is skipped. Empty: in-process.
-   */
-  GATEWAY_URL: csv.pipe(z.array(z.string().url('must be http(s) URLs, comma-separated'))).default([]),
-  /** Distributed mode: `name=url` pairs of the subgraphs the gateway composes. */
-  SUBGRAPH_URLS: csv.default([]),
-  /** Which subgraphs this process runs or composes; empty: all of subgraphs/index.ts. */
-  SUBGRAPHS: csv.default([]),
-  SUPERGRAPH_PATH: z.string().optional(),
+    /**
+     * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
+     * over them and one that refuses connections is skipped. Empty: in-process.
+     */
+    GATEWAY_URL: csv.pipe(z.array(z.string().url('must be http(s) URLs, comma-separated'))).default([]),
+    /** Distributed mode: `name=url` pairs of the subgraphs the gateway composes. */
+    SUBGRAPH_URLS: csv.default([]),
+    /** Which subgraphs this process runs or composes; empty: all of subgraphs/index.ts. */
+    SUBGRAPHS: csv.default([]),
+    SUPERGRAPH_PATH: z.string().optional(),
 
-  /** `production` turns the GraphQL explorer off unless GRAPHQL_EXPLORER says otherwise. */
-  NODE_ENV: z.string().default('development'),
-  /**
-   * Browser origins (scheme://host[:port], exact) allowed to call /api/v1, /graphql and
-   * /graphql/stream from scripts. Empty: no CORS headers at all.
-   */
-  CORS_ORIGINS: csv.pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be origins like https://app.example.com, comma-separated'))).default([]),
-  /** How long a browser may cache a CORS preflight answer. */
-  CORS_MAX_AGE_SECONDS: int(0, 86_400).default(600),
-  /** GraphiQL at GET /graphql for browsers; default on outside production. */
-  GRAPHQL_EXPLORER: bool.optional(),
-  /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
-  STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
-});
+    /** `production` turns the GraphQL explorer off unless GRAPHQL_EXPLORER says otherwise. */
+    NODE_ENV: z.string().default('development'),
+    /**
+     * Browser origins (scheme://host[:port], exact) allowed to call /api/v1, /graphql and
+     * /graphql/stream from scripts. Empty: no CORS headers at all.
+     */
+    CORS_ORIGINS: csv.pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be origins like https://app.example.com, comma-separated'))).default([]),
+    /** How long a browser may cache a CORS preflight answer. */
+    CORS_MAX_AGE_SECONDS: int(0, 86_400).default(600),
+    /** GraphiQL at GET /graphql for browsers; default on outside production. */
+    GRAPHQL_EXPLORER: bool.optional(),
+    /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
+    STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
+  });
+}
 
-export type Config = z.infer<typeof schema> & {
+export type Config = z.infer<ReturnType<typeof configSchema>> & {
   graphqlExplorer: boolean;
   dataDir: string;
   /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
@@ -163,7 +170,7 @@ export class ConfigError extends Error {}
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(
+  const parsed = configSchema().safeParse(
     Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
   );
   if (!parsed.success) {
