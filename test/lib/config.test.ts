@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     // toMatchObject: a setting added later needs no change here (but deserves a line).
     expect(config).toMatchObject({
-      PORT: 8080, HOST: '0.0.0.0', DATA_DIR: './data', DATABASE_URL: 'sqlite', DATABASE_POOL_SIZE: 10, MIGRATIONS_RUN: true,
+      PORT: 8080, HOST: '0.0.0.0', DATA_DIR: './data', DATABASE_URL: 'sqlite', DATABASE_POOL_SIZE: 10, MIGRATIONS_RUN: true, METRICS_ENABLED: true,
       LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', BODY_LIMIT_BYTES: 262144, JWT_ISSUER: 'federated-auth-voice',
       ACCESS_TOKEN_TTL_SECONDS: 3600, REFRESH_TOKEN_TTL_SECONDS: 7776000,
       LOGIN_MAX_FAILURES_PER_USER: 5, LOGIN_MAX_ATTEMPTS_PER_CLIENT: 100, LOGIN_RATE_WINDOW_SECONDS: 900, RATE_LIMIT_STORE: 'database',
@@ -33,6 +33,11 @@ describe('loadConfig', () => {
     for (const key of ['JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'AUTH_BOOTSTRAP_USERNAME', 'AUTH_BOOTSTRAP_PASSWORD', 'AUDIO_DIR', 'SUPERGRAPH_PATH']) {
       expect(config).not.toHaveProperty(key);
     }
+  });
+
+  it('takes every log level pino knows, and silent', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) expect(loadConfig({ LOG_LEVEL: level }).LOG_LEVEL).toBe(level);
+    expect(refusal({ LOG_LEVEL: 'verbose' })).toContain('LOG_LEVEL');
   });
 
   it('treats an empty variable as unset', () => {
@@ -143,7 +148,7 @@ describe('the schema, value by value', () => {
     expect(refusal({ [name]: String(max + 1) })).toContain(name);
   });
 
-  it.each([['GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024], ['BODY_LIMIT_BYTES', 1024]])('%s takes its smallest value (%i) and refuses one less', (name, min) => {
+  it.each([['GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024], ['GRAPHQL_MAX_AUDIO_BYTES', 512 * 1024], ['BODY_LIMIT_BYTES', 1024]])('%s takes its smallest value (%i) and refuses one less', (name, min) => {
     expect(loadConfig({ [name]: String(min) })[name as 'BODY_LIMIT_BYTES']).toBe(min);
     expect(refusal({ [name]: String(min - 1) })).toContain(name);
   });
