@@ -6,7 +6,7 @@
 // response size cap. Operations from clients over HTTP still go through Apollo Server.
 import { createHash } from 'node:crypto';
 import type { ApolloGateway } from '@apollo/gateway';
-import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
+import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { observeOperation, secondsSince } from '../lib/metrics';
@@ -52,13 +52,9 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
     async execute(query: string, variables: Record<string, unknown> | undefined, contextValue: GatewayContext) {
       const start = process.hrtime.bigint();
       const entry = schema ? prepare(query) : [new GraphQLError('The supergraph is not loaded yet.')];
-      const format = (err: unknown) => {
-        const e = asGraphQLError(err);
-        return normalizeError(e.toJSON(), e, contextValue.logger);
-      };
       let result: { data?: Record<string, unknown> | null; errors?: ReturnType<typeof normalizeError>[] };
       if (!('document' in entry)) {
-        result = { errors: entry.map(format) };
+        result = { errors: entry.map((e) => formatError(e, contextValue.logger)) };
       } else {
         let response: Awaited<ReturnType<ApolloGateway['executor']>>;
         try {
@@ -82,7 +78,7 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
         }
         result = {
           data: response.data as Record<string, unknown> | null | undefined,
-          ...(response.errors?.length ? { errors: response.errors.map(format) } : {}),
+          ...(response.errors?.length ? { errors: response.errors.map((e) => formatError(e, contextValue.logger)) } : {}),
         };
         if (jsonExceeds(result, maxResponseBytes)) {
           const e = responseTooLarge(maxResponseBytes);
@@ -99,17 +95,14 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
   };
 }
 
-/**
- * The executor's errors as Apollo Server's pipeline would see them: a variable whose value does
- * not fit its type is the caller's mistake (BAD_USER_INPUT, as the pipeline marks it), and a
- * plain thrown value (a data source's) becomes a GraphQL error that keeps it as its cause.
- */
+/** A plain thrown value (a data source's) as a GraphQL error that keeps it as its cause. */
 function asGraphQLError(err: unknown): GraphQLError {
-  if (!(err instanceof GraphQLError)) {
-    const cause = err instanceof Error ? err : new Error(String(err));
-    return new GraphQLError(cause.message, { originalError: cause });
-  }
-  const variableValue = err.nodes?.length === 1 && err.nodes[0].kind === Kind.VARIABLE_DEFINITION && err.extensions?.code == null;
-  if (!variableValue) return err;
-  return new GraphQLError(err.message, { nodes: err.nodes, originalError: err.originalError, extensions: { ...err.extensions, code: 'BAD_USER_INPUT' } });
+  if (err instanceof GraphQLError) return err;
+  const cause = err instanceof Error ? err : new Error(String(err));
+  return new GraphQLError(cause.message, { originalError: cause });
+}
+
+function formatError(err: unknown, logger: Logger) {
+  const e = asGraphQLError(err);
+  return normalizeError(e.toJSON(), e, logger);
 }

@@ -1,6 +1,6 @@
 // Turns whatever a resolver or GraphQL itself threw into an error with one of our codes
 // (lib/errors.ts) in `extensions.code`. Used by every subgraph and by the gateway.
-import { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { GraphQLError, GraphQLFormattedError, Kind } from 'graphql';
 import { AppError, DEFAULT_MESSAGES, isErrorCode } from './errors';
 import type { Logger } from './logger';
 
@@ -57,6 +57,15 @@ export function isLockConflictError(err: unknown): boolean {
   return false;
 }
 
+/**
+ * A variable's value that does not fit its type. graphql-js keeps the scalar's own error as its
+ * `originalError`, so it is told apart by its one node, the variable's definition (as Apollo Server
+ * tells it apart to mark it BAD_USER_INPUT).
+ */
+function isVariableValueError(e: GraphQLError): boolean {
+  return e.nodes?.length === 1 && e.nodes[0].kind === Kind.VARIABLE_DEFINITION;
+}
+
 const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND']);
 
 /** The code a raw GraphQL error should carry; `internal_error` for anything unexpected. */
@@ -81,7 +90,7 @@ export function normalizeError(formatted: GraphQLFormattedError, original: unkno
   }
   if (code === 'UNAUTHENTICATED') return { message: DEFAULT_MESSAGES.unauthorized, path: formatted.path, extensions: { code: 'unauthorized' } };
   if (code === 'FORBIDDEN') return { message: DEFAULT_MESSAGES.forbidden, path: formatted.path, extensions: { code: 'forbidden' } };
-  if (original instanceof GraphQLError && !original.originalError && !original.path) {
+  if (original instanceof GraphQLError && !original.path && (!original.originalError || isVariableValueError(original))) {
     // Errors of the document itself (unknown field, bad variable): the caller's mistake.
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'validation_error' } };
   }
