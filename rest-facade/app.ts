@@ -13,7 +13,7 @@ import { openApiDocument } from './openapi';
 import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
 import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
-import { sendError, sendGraphQLError } from './errors';
+import { sendError, sendGraphQLError, sendJson } from './errors';
 import { compileValidator } from './validation';
 
 export const API_PREFIX = '/api/v1';
@@ -207,9 +207,13 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     const data = result.data?.result;
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
-    if (route.etag) res.setHeader('ETag', route.etag(data));
+    if (route.etag) {
+      res.setHeader('ETag', route.etag(data));
+      res.status(route.status);
+      if (req.fresh) return void res.status(304).end(); // If-None-Match names this version
+    }
     if (carriesCredentials(route)) res.set(NO_STORE_HEADERS);
-    res.status(route.status).json(route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
+    sendJson(res, route.status, route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
   };
 }
 

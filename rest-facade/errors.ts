@@ -1,15 +1,28 @@
-// Sending the error object, and turning GraphQL errors into it. The status always comes
-// from lib/errors.ts.
+// Sending JSON answers and the error object, and turning GraphQL errors into it. The status of
+// an error always comes from lib/errors.ts.
 import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isErrorCode } from '../lib/errors';
+
+/**
+ * A JSON answer, written directly. Express's res.json parsed the media type again to add its
+ * charset, turned the text into a Buffer and checked freshness on every answer: a few per cent
+ * of a session read (issue 14). Routes with an ETag check freshness themselves (`req.fresh`).
+ */
+export function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body
+  res.end(text);
+}
 
 export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESSAGES[code], details?: ErrorDetails, retryAfter?: number): void {
   if (res.headersSent) return;
   if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
   const body: ErrorBody = { error: code, message, ...(details ? { details } : {}) };
-  res.status(ERROR_STATUS[code]).type('application/json').send(JSON.stringify(body));
+  sendJson(res, ERROR_STATUS[code], body);
 }
 
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
