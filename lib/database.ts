@@ -286,6 +286,16 @@ function driverSelect(dataSource: DataSource, sql: string): (params: unknown[]) 
   return async (params) => (await dataSource.query(sql, params)) as Record<string, unknown>[];
 }
 
+/**
+ * Whether the entity's table holds any row: fixed SQL, for the pollers that mostly find none
+ * (an outbox that is empty between writes). TypeORM's find built its query anew on each of
+ * them, several times a second with nothing to do.
+ */
+export function anyRow(dataSource: DataSource, entity: Function): () => Promise<boolean> {
+  const select = driverSelect(dataSource, `SELECT 1 AS found FROM ${dataSource.driver.escape(dataSource.getMetadata(entity).tableName)} LIMIT 1`);
+  return async () => (await select([])).length > 0;
+}
+
 interface MysqlCallbackPool {
   query(sql: string, params: unknown[], callback: (err: Error | null, rows: unknown) => void): void;
 }

@@ -4,7 +4,7 @@
 // outbox rows here. Streams read the log by sequence number.
 import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table, TableIndex } from 'typeorm';
 import type { Config } from './config';
-import { columns, inTransaction, isUniqueViolation, openDatabase } from './database';
+import { anyRow, columns, inTransaction, isUniqueViolation, openDatabase, rowReader } from './database';
 import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
@@ -112,9 +112,11 @@ export const eventLogSpec = {
 
 export class EventLog {
   private readonly revocations: SessionRevocations;
+  private readonly readSequence: (id: number) => Promise<EventSequence | null>;
 
   private constructor(readonly dataSource: DataSource, config: Pick<Config, 'EVENT_POLL_MS' | 'EVENT_RETENTION_SECONDS'>) {
     this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, retentionMs: config.EVENT_RETENTION_SECONDS * 1000 });
+    this.readSequence = rowReader(dataSource, EventSequence);
   }
 
   static async open(config: Config, logger?: Logger): Promise<EventLog> {
@@ -182,8 +184,10 @@ export class EventLog {
     }
   }
 
+  /** Asked by every poll of every stream and consumer: a fixed query (rowReader), not a TypeORM find. */
   async position(): Promise<{ lastSeq: number; prunedThrough: number }> {
-    const row = await this.dataSource.manager.findOneByOrFail(EventSequence, { id: 1 });
+    const row = await this.readSequence(1);
+    if (!row) throw new Error('The event log has no sequence row: its migrations did not run.');
     return { lastSeq: row.lastSeq, prunedThrough: row.prunedThrough };
   }
 
@@ -216,6 +220,7 @@ export class EventLog {
 /** Moves a subgraph's outbox into the log: read a batch, append it, then delete it from the outbox. */
 export class OutboxRelay {
   private poller?: Poller;
+  private readonly anyQueued: () => Promise<boolean>;
 
   constructor(
     private readonly source: string,
@@ -223,7 +228,9 @@ export class OutboxRelay {
     private readonly log: EventLog,
     private readonly intervalMs: number,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.anyQueued = anyRow(outbox, OutboxEvent);
+  }
 
   /** Every `intervalMs`, and at once after this process commits a transaction on the outbox's database. */
   start(): void {
@@ -232,6 +239,7 @@ export class OutboxRelay {
 
   /** Relays until the outbox is empty. Deleting (not a cursor) means rows committed late are never skipped. */
   async drain(): Promise<void> {
+    if (!(await this.anyQueued())) return; // most polls: a fixed query instead of a find
     for (;;) {
       const batch = await this.outbox.manager.find(OutboxEvent, { order: { seq: 'ASC' }, take: 500 });
       if (!batch.length) return;
