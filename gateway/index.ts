@@ -22,7 +22,7 @@ import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
 import { asksForLegacyJson, httpStatusPlugin } from './http-status';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
-import { directExecution } from './direct-execution';
+import { directExecution, SingleFetchPlans } from './direct-execution';
 import { operationLimits } from './operation-limits';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
@@ -199,8 +199,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Apollo's gateway sends usage metrics to Apollo's servers unless told not to; this service
   // calls no one outside its own deployment.
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+  const plans = new SingleFetchPlans();
   const gateway = new ApolloGateway({
     supergraphSdl,
+    experimental_didResolveQueryPlan: plans.record,
     buildService: ({ name }) => {
       const endpoint = byName.get(name);
       // Checked before: a supergraph naming an unknown subgraph is refused (checkAddresses).
@@ -249,7 +251,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     stopOnTerminationSignals: false,
   });
   // Before the gateway loads, so that it hears of the first schema.
-  const direct = directExecution(gateway, { logger, metrics: config.METRICS_ENABLED, maxResponseBytes: maxResponse });
+  const direct = directExecution(gateway, { logger, metrics: config.METRICS_ENABLED, maxResponseBytes: maxResponse, plans });
   await apollo.start();
 
   /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
