@@ -4,7 +4,6 @@
 // is served beside it (Subscription.events, Event, Query.eventStreamPosition): codegen tools and
 // the explorer see one schema. Introspection is answered from that joined schema; queries of
 // the fields beside run there; subscriptions are refused with a pointer to /graphql/stream.
-import type { ApolloGateway } from '@apollo/gateway';
 import type { GatewayInterface, GatewayExecutor } from '@apollo/server-gateway-interface';
 import {
   DocumentNode, execute, ExecutionResult, extendSchema, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLNamedType, GraphQLSchema, isIntrospectionType, isSpecifiedScalarType,
@@ -53,7 +52,7 @@ function extension(api: GraphQLSchema, beside: GraphQLSchema): DocumentNode {
 
 const refusal = (message: string): ExecutionResult => ({ errors: [new AppError('validation_error', message)] });
 
-export function withSchemaBeside(gateway: ApolloGateway, beside: ServedBeside): GatewayInterface {
+export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside): GatewayInterface {
   let joined: GraphQLSchema | undefined;
   const join = (api: GraphQLSchema) => (joined = extendSchema(api, extension(api, beside.schema)));
   const besideQueries = new Set(Object.keys(beside.schema.getQueryType()?.getFields() ?? {}));
@@ -63,6 +62,7 @@ export function withSchemaBeside(gateway: ApolloGateway, beside: ServedBeside): 
     stop: () => gateway.stop(),
     async load(options) {
       const { executor } = await gateway.load(options);
+      if (!executor) throw new Error('The gateway loaded without an executor.');
       const wrapped: GatewayExecutor = async (requestContext) => {
         const operation = requestContext.operation as OperationDefinitionNode;
         const { document, request } = requestContext;

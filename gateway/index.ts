@@ -22,7 +22,8 @@ import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
 import { asksForLegacyJson, httpStatusPlugin } from './http-status';
 import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
-import { directExecution, SingleFetchPlans } from './direct-execution';
+import { directExecution } from './direct-execution';
+import { SingleFetchPlans, withSingleFetches } from './single-fetch';
 import { operationLimits } from './operation-limits';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
@@ -214,7 +215,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   // The API schema, for the operation limits (checked before Apollo validates and plans).
   let apiSchema: GraphQLSchema | undefined;
-  const served = options.beside ? withSchemaBeside(gateway, options.beside) : gateway;
+  plans.follow(gateway);
+  const fast = withSingleFetches(gateway, plans);
+  const served = options.beside ? withSchemaBeside(fast, options.beside) : fast;
   served.onSchemaLoadOrUpdate(({ apiSchema: next }) => (apiSchema = next));
   const limits = operationLimits(config);
   const QUERY_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];

@@ -1,0 +1,114 @@
+// Operations whose query plan is one fetch from one subgraph, with nothing for the gateway to add
+// or reshape: sent to that subgraph as planned, and its answer returned as it is. Apollo's
+// executor turned the document into its own operation form, walked the plan and copied the
+// answer into a new object on every call: about a tenth of the CPU of a session read (issue 14).
+// Apollo's planner still plans every operation; every other plan goes through its executor.
+import type { Experimental_DidResolveQueryPlanCallback, GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
+import { DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import { getVariableValues } from 'graphql/execution/values';
+import type { GatewayContext } from './data-sources';
+
+type QueryPlan = Parameters<Experimental_DidResolveQueryPlanCallback>[0]['queryPlan'];
+type FetchNode = Extract<NonNullable<QueryPlan['node']>, { kind: 'Fetch' }>;
+type RequestContext = Parameters<GatewayExecutor>[0];
+
+interface SingleFetch {
+  fetch: FetchNode;
+  dataSource: GraphQLDataSource<GatewayContext>;
+}
+
+/** The fetch of a plan that is a single fetch whose answer needs no shaping by the gateway. */
+export function singleFetch(plan: QueryPlan): FetchNode | undefined {
+  const node = plan.node;
+  if (node?.kind !== 'Fetch') return undefined;
+  if (node.requires || node.hasDefers || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return undefined;
+  // The planner adds __typename where the gateway needs it to shape the answer (abstract types,
+  // entities) and then removes it; a client's own __typename goes the usual way too.
+  if (node.operation.includes('__typename')) return undefined;
+  return node;
+}
+
+/**
+ * The single-fetch plans of the documents the gateway has executed, as it reports them
+ * (`record`, for ApolloGateway's `experimental_didResolveQueryPlan`, called with every plan it
+ * executes). Keyed by document: documents are parsed again for a new supergraph, so a plan never
+ * outlives its supergraph.
+ */
+export class SingleFetchPlans {
+  private readonly byDocument = new WeakMap<DocumentNode, SingleFetch | null>();
+  private apiSchema?: GraphQLSchema;
+  private enabled = false;
+
+  readonly record: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, serviceMap, requestContext }) => {
+    if (this.byDocument.has(requestContext.document)) return;
+    const fetch = singleFetch(queryPlan);
+    const dataSource = fetch && (serviceMap[fetch.serviceName] as GraphQLDataSource<GatewayContext> | undefined);
+    this.byDocument.set(requestContext.document, fetch && dataSource ? { fetch, dataSource } : null);
+  };
+
+  /** Hears of each supergraph: the gateway removes @inaccessible enum values from answers, a subgraph's answer would keep them. */
+  follow(gateway: Pick<GatewayInterface, 'onSchemaLoadOrUpdate'>): void {
+    gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
+      this.apiSchema = apiSchema;
+      this.enabled = !/@inaccessible\b/.test(coreSupergraphSdl);
+    });
+  }
+
+  /** Runs the operation: its single fetch when it has one, else `executor` (the gateway's). */
+  execute(requestContext: RequestContext, executor: GatewayExecutor): ReturnType<GatewayExecutor> {
+    const single = this.enabled ? this.byDocument.get(requestContext.document) : undefined;
+    if (!single) return executor(requestContext);
+    // What the executor checks first: variables that do not fit their types are refused before any fetch.
+    const definitions = requestContext.operation.variableDefinitions;
+    if (definitions?.length) {
+      const { errors } = getVariableValues(this.apiSchema!, definitions, requestContext.request.variables ?? {});
+      if (errors) return Promise.resolve({ errors });
+    }
+    return send(single, requestContext);
+  }
+
+}
+
+/** The gateway as Apollo Server takes it, its executor sending single fetches straight. */
+export function withSingleFetches(gateway: GatewayInterface, plans: SingleFetchPlans): GatewayInterface {
+  return {
+    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
+    stop: () => gateway.stop(),
+    async load(options) {
+      const loaded = await gateway.load(options);
+      const { executor } = loaded;
+      return { ...loaded, executor: executor && ((requestContext) => plans.execute(requestContext, executor)) };
+    },
+  };
+}
+
+/**
+ * The planned fetch, sent as the executor sends it: the variables it uses, the request's context.
+ * Errors come back as the executor makes them (a GraphQLError naming the subgraph), so that
+ * everything after it sees the same.
+ */
+async function send({ fetch, dataSource }: SingleFetch, requestContext: RequestContext) {
+  const provided = requestContext.request.variables;
+  const variables: Record<string, unknown> = Object.create(null);
+  for (const name of fetch.variableUsages ?? []) {
+    if (provided && Object.hasOwn(provided, name) && provided[name] !== undefined) variables[name] = provided[name];
+  }
+  const response = await dataSource.process({
+    kind: 'incoming operation',
+    request: { query: fetch.operation, variables, operationName: fetch.operationName },
+    incomingRequestContext: requestContext,
+    context: requestContext.context as GatewayContext,
+    document: fetch.operationDocumentNode,
+    pathInIncomingRequest: [],
+  } as unknown as GraphQLDataSourceProcessOptions<GatewayContext>);
+  const errors = response.errors?.map((e) => downstreamError(e, fetch.serviceName));
+  return { data: response.data ?? null, ...(errors ? { errors } : {}) };
+}
+
+const downstreamError = (e: GraphQLFormattedError, serviceName: string) =>
+  new GraphQLError(e.message || `Error while fetching subquery from service "${serviceName}"`, {
+    originalError: e as unknown as Error,
+    path: e.path,
+    extensions: { ...e.extensions, serviceName },
+  });
