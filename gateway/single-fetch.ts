@@ -5,7 +5,7 @@
 // Apollo's planner still plans every operation; every other plan goes through its executor.
 import type { Experimental_DidResolveQueryPlanCallback, GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { DocumentNode, GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import type { GatewayContext } from './data-sources';
 
@@ -30,21 +30,22 @@ export function singleFetch(plan: QueryPlan): FetchNode | undefined {
 }
 
 /**
- * The single-fetch plans of the documents the gateway has executed, as it reports them
+ * The single-fetch plans of the operations the gateway has executed, as it reports them
  * (`record`, for ApolloGateway's `experimental_didResolveQueryPlan`, called with every plan it
- * executes). Keyed by document: documents are parsed again for a new supergraph, so a plan never
- * outlives its supergraph.
+ * executes). Keyed by the operation's node in its parsed document: one document may hold several
+ * operations, and documents are parsed again for a new supergraph, so a plan never outlives it.
  */
 export class SingleFetchPlans {
-  private readonly byDocument = new WeakMap<DocumentNode, SingleFetch | null>();
+  private readonly byOperation = new WeakMap<OperationDefinitionNode, SingleFetch | null>();
   private apiSchema?: GraphQLSchema;
   private enabled = false;
 
   readonly record: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, serviceMap, requestContext }) => {
-    if (this.byDocument.has(requestContext.document)) return;
+    const operation = requestContext.operation as OperationDefinitionNode | undefined;
+    if (!operation || this.byOperation.has(operation)) return;
     const fetch = singleFetch(queryPlan);
     const dataSource = fetch && (serviceMap[fetch.serviceName] as GraphQLDataSource<GatewayContext> | undefined);
-    this.byDocument.set(requestContext.document, fetch && dataSource ? { fetch, dataSource } : null);
+    this.byOperation.set(operation, fetch && dataSource ? { fetch, dataSource } : null);
   };
 
   /** Hears of each supergraph: the gateway removes @inaccessible enum values from answers, a subgraph's answer would keep them. */
@@ -57,10 +58,11 @@ export class SingleFetchPlans {
 
   /** Runs the operation: its single fetch when it has one, else `executor` (the gateway's). */
   execute(requestContext: RequestContext, executor: GatewayExecutor): ReturnType<GatewayExecutor> {
-    const single = this.enabled ? this.byDocument.get(requestContext.document) : undefined;
+    const operation = requestContext.operation as OperationDefinitionNode | undefined;
+    const single = this.enabled && operation ? this.byOperation.get(operation) : undefined;
     if (!single) return executor(requestContext);
     // What the executor checks first: variables that do not fit their types are refused before any fetch.
-    const definitions = requestContext.operation.variableDefinitions;
+    const definitions = operation!.variableDefinitions;
     if (definitions?.length) {
       const { errors } = getVariableValues(this.apiSchema!, definitions, requestContext.request.variables ?? {});
       if (errors) return Promise.resolve({ errors });

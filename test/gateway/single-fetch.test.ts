@@ -3,7 +3,7 @@
 // and every other plan still through the executor.
 import { ApolloGateway } from '@apollo/gateway';
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { buildSchema, GraphQLSchema } from 'graphql';
+import { buildSchema, GraphQLSchema, parse } from 'graphql';
 import { composeSupergraph } from '../../gateway/compose';
 import { GatewayContext, InProcessDataSource } from '../../gateway/data-sources';
 import { directExecution } from '../../gateway/direct-execution';
@@ -101,14 +101,18 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
   });
 });
 
-/** A gateway whose executor reports `{ ping }` as a single fetch from subgraph `a`, and answers it itself. */
+/**
+ * A gateway whose executor reports each operation's plan as a single fetch from subgraph `a`
+ * (an operation named `Across` as a plan of two fetches), and answers it itself.
+ */
 function fakeGateway(coreSupergraphSdl: string) {
   const apiSchema = buildSchema('type Query { ping: String }');
   const plans = new SingleFetchPlans();
   const dataSource = { process: jest.fn(async () => ({ data: { ping: 'from the subgraph' }, errors: [{ message: 'partial', path: ['ping'], extensions: { code: 'not_found' } }] })) };
   const executor = jest.fn(async (requestContext: any) => {
     const fetch = { kind: 'Fetch', serviceName: 'a', operation: '{ping}', operationName: undefined, operationKind: 'query' };
-    plans.record({ queryPlan: { kind: 'QueryPlan', node: fetch }, serviceMap: { a: dataSource }, requestContext } as any);
+    const node = requestContext.operation.name?.value === 'Across' ? { kind: 'Sequence', nodes: [fetch, fetch] } : fetch;
+    plans.record({ queryPlan: { kind: 'QueryPlan', node }, serviceMap: { a: dataSource }, requestContext } as any);
     return { data: { ping: 'from the executor' } };
   });
   const gateway = {
@@ -143,6 +147,20 @@ describe('for Apollo Server (/graphql)', () => {
     // A GraphQLError naming the subgraph, as Apollo Server takes errors from an executor.
     expect(second.errors?.map((e) => e.toJSON())).toEqual([{ message: 'partial', path: ['ping'], extensions: { code: 'not_found', serviceName: 'a' } }]);
     expect(executor).toHaveBeenCalledTimes(1);
+    expect(dataSource.process).toHaveBeenCalledTimes(1);
+  });
+
+  it('tells apart the operations of one document (Apollo Server keeps one parsed document per text)', async () => {
+    const { gateway, dataSource, plans, executor } = fakeGateway('type Query { ping: String @join__field(graph: A) }');
+    const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
+    const document = parse('query One { ping } query Across { ping }');
+    const [one, across] = document.definitions;
+    const run = (operation: unknown) => loaded.executor!({ document, operation, request: { query: '…' }, context: {} } as any);
+    for (let i = 0; i < 2; i++) {
+      expect((await run(across)).data).toEqual({ ping: 'from the executor' }); // its plan is not a single fetch
+      expect((await run(one)).data).toEqual({ ping: i === 0 ? 'from the executor' : 'from the subgraph' });
+    }
+    expect(executor).toHaveBeenCalledTimes(3);
     expect(dataSource.process).toHaveBeenCalledTimes(1);
   });
 });
