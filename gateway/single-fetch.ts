@@ -5,7 +5,7 @@
 // Apollo's planner still plans every operation; every other plan goes through its executor.
 import type { Experimental_DidResolveQueryPlanCallback, GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import { GraphQLError, GraphQLFormattedError, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import type { GatewayContext } from './data-sources';
 
@@ -30,6 +30,14 @@ export function singleFetch(plan: QueryPlan): FetchNode | undefined {
 }
 
 /**
+ * Root fields only, none of them the gateway's own: it answers a root `__typename`, `__schema` and
+ * `__type` itself and adds them to the subgraph's answer, so such operations go to its executor
+ * (so do root fragments, rather than looking inside them).
+ */
+const plainRoot = (operation: OperationDefinitionNode) =>
+  operation.selectionSet.selections.every((s) => s.kind === Kind.FIELD && !s.name.value.startsWith('__'));
+
+/**
  * The single-fetch plans of the operations the gateway has executed, as it reports them
  * (`record`, for ApolloGateway's `experimental_didResolveQueryPlan`, called with every plan it
  * executes). Keyed by the operation's node in its parsed document: one document may hold several
@@ -43,7 +51,7 @@ export class SingleFetchPlans {
   readonly record: Experimental_DidResolveQueryPlanCallback = ({ queryPlan, serviceMap, requestContext }) => {
     const operation = requestContext.operation as OperationDefinitionNode | undefined;
     if (!operation || this.byOperation.has(operation)) return;
-    const fetch = singleFetch(queryPlan);
+    const fetch = plainRoot(operation) ? singleFetch(queryPlan) : undefined;
     const dataSource = fetch && (serviceMap[fetch.serviceName] as GraphQLDataSource<GatewayContext> | undefined);
     this.byOperation.set(operation, fetch && dataSource ? { fetch, dataSource } : null);
   };
@@ -96,21 +104,32 @@ async function send({ fetch, dataSource }: SingleFetch, requestContext: RequestC
   for (const name of fetch.variableUsages ?? []) {
     if (provided && Object.hasOwn(provided, name) && provided[name] !== undefined) variables[name] = provided[name];
   }
-  const response = await dataSource.process({
-    kind: 'incoming operation',
-    request: { query: fetch.operation, variables, operationName: fetch.operationName },
-    incomingRequestContext: requestContext,
-    context: requestContext.context as GatewayContext,
-    document: fetch.operationDocumentNode,
-    pathInIncomingRequest: [],
-  } as unknown as GraphQLDataSourceProcessOptions<GatewayContext>);
+  let response;
+  try {
+    response = await dataSource.process({
+      kind: 'incoming operation',
+      request: { query: fetch.operation, variables, operationName: fetch.operationName },
+      incomingRequestContext: requestContext,
+      context: requestContext.context as GatewayContext,
+      document: fetch.operationDocumentNode,
+      pathInIncomingRequest: [],
+    } as unknown as GraphQLDataSourceProcessOptions<GatewayContext>);
+  } catch (err) {
+    // As the executor: a fetch that failed (the subgraph unreachable, a non-2xx answer) is an error
+    // of the operation, not of the request.
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { data: null, errors: [new GraphQLError(e.message, { originalError: e, extensions: { code: DOWNSTREAM, serviceName: fetch.serviceName } })] };
+  }
   const errors = response.errors?.map((e) => downstreamError(e, fetch.serviceName));
   return { data: response.data ?? null, ...(errors ? { errors } : {}) };
 }
+
+const DOWNSTREAM = 'DOWNSTREAM_SERVICE_ERROR';
 
 const downstreamError = (e: GraphQLFormattedError, serviceName: string) =>
   new GraphQLError(e.message || `Error while fetching subquery from service "${serviceName}"`, {
     originalError: e as unknown as Error,
     path: e.path,
-    extensions: { ...e.extensions, serviceName },
+    // The executor's code for an error that came without one.
+    extensions: { ...(e.extensions?.code ? {} : { code: DOWNSTREAM }), ...e.extensions, serviceName },
   });

@@ -3,7 +3,7 @@
 // and every other plan still through the executor.
 import { ApolloGateway } from '@apollo/gateway';
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { buildSchema, GraphQLSchema, parse } from 'graphql';
+import { buildSchema, GraphQLError, GraphQLSchema, parse } from 'graphql';
 import { composeSupergraph } from '../../gateway/compose';
 import { GatewayContext, InProcessDataSource } from '../../gateway/data-sources';
 import { directExecution } from '../../gateway/direct-execution';
@@ -88,16 +88,20 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
     expect(executed).toEqual([query]);
   });
 
-  it('leaves plans across subgraphs, and answers with __typename, to the executor every time', async () => {
+  it("leaves plans across subgraphs, answers with __typename and the gateway's own root fields to the executor every time", async () => {
     const across = '{ voices(first: 1) { items { id owner { username } } } }';
     const typename = '{ me { __typename username } }';
-    for (const query of [across, typename]) {
+    // The gateway answers these root fields itself; the subgraph is not asked for them.
+    const rootTypename = '{ __typename me { username } }';
+    const introspection = '{ __type(name: "User") { name } me { username } }';
+    for (const query of [across, typename, rootTypename, introspection]) {
       const first = await run(query, token);
       expect(first.errors).toBeUndefined();
       expect(await run(query, token)).toEqual(first);
     }
     expect((await run(typename, token)).data).toEqual({ me: { __typename: 'User', username: 'admin' } });
-    expect(executed).toEqual([across, across, typename, typename, typename]);
+    expect((await run(rootTypename, token)).data).toEqual({ __typename: 'Query', me: { username: 'admin' } });
+    expect(executed).toEqual([across, across, typename, typename, rootTypename, rootTypename, introspection, introspection, typename, rootTypename]);
   });
 });
 
@@ -140,7 +144,7 @@ describe('for Apollo Server (/graphql)', () => {
   it("the gateway's executor sends a single fetch straight once it knows the plan, its errors as the executor makes them", async () => {
     const { gateway, dataSource, plans, executor } = fakeGateway('type Query { ping: String @join__field(graph: A) }');
     const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
-    const requestContext = { document: { kind: 'Document', definitions: [] }, operation: { kind: 'OperationDefinition' }, request: { query: '{ ping }' }, context: {} } as any;
+    const requestContext = { document: { kind: 'Document', definitions: [] }, operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } }, request: { query: '{ ping }' }, context: {} } as any;
     expect(await loaded.executor!(requestContext)).toEqual({ data: { ping: 'from the executor' } });
     const second = await loaded.executor!(requestContext);
     expect(second.data).toEqual({ ping: 'from the subgraph' });
@@ -148,6 +152,18 @@ describe('for Apollo Server (/graphql)', () => {
     expect(second.errors?.map((e) => e.toJSON())).toEqual([{ message: 'partial', path: ['ping'], extensions: { code: 'not_found', serviceName: 'a' } }]);
     expect(executor).toHaveBeenCalledTimes(1);
     expect(dataSource.process).toHaveBeenCalledTimes(1);
+  });
+
+  it('a fetch that throws (the subgraph unreachable) is an error of the operation, as from the executor', async () => {
+    const { gateway, dataSource, plans } = fakeGateway('type Query { ping: String @join__field(graph: A) }');
+    const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
+    const requestContext = { document: { kind: 'Document', definitions: [] }, operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } }, request: { query: '{ ping }' }, context: {} } as any;
+    await loaded.executor!(requestContext);
+    dataSource.process.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4001'), { code: 'ECONNREFUSED' }));
+    const answer = await loaded.executor!(requestContext);
+    expect(answer.data).toBeNull();
+    expect(answer.errors?.map((e) => e.toJSON())).toEqual([{ message: 'connect ECONNREFUSED 127.0.0.1:4001', extensions: { code: 'DOWNSTREAM_SERVICE_ERROR', serviceName: 'a' } }]);
+    expect((answer.errors![0] as GraphQLError).originalError).toMatchObject({ code: 'ECONNREFUSED' }); // the error mapping reads it: 503
   });
 
   it('tells apart the operations of one document (Apollo Server keeps one parsed document per text)', async () => {
