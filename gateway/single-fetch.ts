@@ -77,7 +77,6 @@ export class SingleFetchPlans {
     }
     return send(single, requestContext);
   }
-
 }
 
 /** The gateway as Apollo Server takes it, its executor sending single fetches straight. */
@@ -118,18 +117,17 @@ async function send({ fetch, dataSource }: SingleFetch, requestContext: RequestC
     // As the executor: a fetch that failed (the subgraph unreachable, a non-2xx answer) is an error
     // of the operation, not of the request.
     const e = err instanceof Error ? err : new Error(String(err));
-    return { data: null, errors: [new GraphQLError(e.message, { originalError: e, extensions: { code: DOWNSTREAM, serviceName: fetch.serviceName } })] };
+    return { data: null, errors: [downstreamError({ message: e.message }, fetch.serviceName, e)] };
   }
   const errors = response.errors?.map((e) => downstreamError(e, fetch.serviceName));
   return { data: response.data ?? null, ...(errors ? { errors } : {}) };
 }
 
-const DOWNSTREAM = 'DOWNSTREAM_SERVICE_ERROR';
-
-const downstreamError = (e: GraphQLFormattedError, serviceName: string) =>
+/** A subgraph's error (or a failed fetch's, `cause`) as the executor makes it. */
+const downstreamError = (e: GraphQLFormattedError, serviceName: string, cause: unknown = e) =>
   new GraphQLError(e.message || `Error while fetching subquery from service "${serviceName}"`, {
-    originalError: e as unknown as Error,
+    originalError: cause as Error,
     path: e.path,
     // The executor's code for an error that came without one.
-    extensions: { ...(e.extensions?.code ? {} : { code: DOWNSTREAM }), ...e.extensions, serviceName },
+    extensions: { ...(e.extensions?.code ? {} : { code: 'DOWNSTREAM_SERVICE_ERROR' }), ...e.extensions, serviceName },
   });
