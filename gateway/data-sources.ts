@@ -1,10 +1,8 @@
 // How the gateway reaches a subgraph: over HTTP (distributed) or by executing its schema
 // in this process (one-process mode). Both pass the same headers, and in both the
 // subgraph builds its own context, verifying the token itself.
-import { GraphQLDataSource, GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
-import { DocumentNode, execute, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
-import { normalizeError } from '../lib/graphql-errors';
-import { postAsFetch } from '../lib/http-client';
+import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { postGraphQL } from '../lib/http-client';
 import type { Logger } from '../lib/logger';
 import { secondsSince, subgraphRequestDuration } from '../lib/metrics';
 import { forwardedHeaders } from '../lib/request-context';
@@ -34,72 +32,34 @@ async function timed<T extends { errors?: readonly unknown[] }>(subgraph: string
   }
 }
 
-export class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(config: ConstructorParameters<typeof RemoteGraphQLDataSource<GatewayContext>>[0], private readonly subgraphName: string) {
-    // Apollo's default fetch (make-fetch-happen: cache and retry layers, an Error built per
-    // request to inspect a stack) took about a sixth of the gateway's CPU; see lib/http-client.ts.
-    super({ ...config, fetcher: postAsFetch as unknown as RemoteGraphQLDataSource['fetcher'] });
+/**
+ * A subgraph across HTTP: the fetch as one JSON POST on lib/http-client.ts's keep-alive
+ * connections, with the caller's headers. Apollo's RemoteGraphQLDataSource built fetch
+ * `Request`/`Headers` objects per fetch (a few per cent of the gateway) for options not used
+ * here (persisted queries, cache hints).
+ */
+export class HttpDataSource implements GraphQLDataSource<GatewayContext> {
+  private readonly url: URL;
+
+  constructor(private readonly subgraphName: string, url: string) {
+    this.url = new URL(url);
   }
 
-  override process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    return timed(this.subgraphName, () => super.process(options));
-  }
-
-  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    if (!context?.requestId) return; // schema loading and health checks carry no caller
-    for (const [name, value] of Object.entries(forwardedHeaders(context as GatewayContext))) request.http?.headers.set(name, value);
-  }
-}
-
-/** Parsed and validated documents, keyed by text: callers send few distinct ones. */
-export class DocumentCache {
-  private readonly docs = new Map<string, DocumentNode | readonly GraphQLError[]>();
-  constructor(private readonly schema: GraphQLSchema, private readonly max = 2000) {}
-
-  get(source: string): DocumentNode | readonly GraphQLError[] {
-    let doc = this.docs.get(source);
-    if (!doc) {
-      try {
-        const parsed = parse(source);
-        const errors = validate(this.schema, parsed);
-        doc = errors.length ? errors : parsed;
-      } catch (err) {
-        doc = [err as GraphQLError];
-      }
-      if (this.docs.size >= this.max) this.docs.delete(this.docs.keys().next().value!);
-      this.docs.set(source, doc);
-    }
-    return doc;
-  }
-}
-
-export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
-  private readonly documents: DocumentCache;
-
-  constructor(private readonly subgraph: RunningSubgraph) {
-    this.documents = new DocumentCache(subgraph.schema);
-  }
-
-  process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    return timed(this.subgraph.name, () => this.execute(options));
-  }
-
-  private async execute({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    const doc = this.documents.get(request.query!);
-    const logger = context?.logger;
-    if (!('kind' in doc)) return { errors: doc.map((e) => normalizeError(e.toJSON(), e, logger)) };
+  process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    // Schema loading and health checks carry no caller.
     const headers = context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
-    const contextValue = await this.subgraph.createContext({ headers, clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal });
-    const result = await execute({
-      schema: this.subgraph.schema,
-      document: doc,
-      variableValues: request.variables,
-      operationName: request.operationName,
-      contextValue,
-    });
-    return {
-      data: result.data as Record<string, unknown> | null | undefined,
-      ...(result.errors ? { errors: result.errors.map((e) => normalizeError(e.toJSON(), e, contextValue.logger)) } : {}),
-    };
+    const body = { query: request.query, variables: request.variables, operationName: request.operationName };
+    return timed(this.subgraphName, () => postGraphQL(this.url, headers, body));
+  }
+}
+
+/** A subgraph in this process: its own executor, called with the gateway's verified principal. */
+export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
+  constructor(private readonly subgraph: RunningSubgraph) {}
+
+  process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    const headers = context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
+    const caller = { headers, clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
+    return timed(this.subgraph.name, () => this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller));
   }
 }

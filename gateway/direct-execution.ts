@@ -12,7 +12,8 @@ import { normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { observeOperation, secondsSince } from '../lib/metrics';
 import { jsonExceeds, responseTooLarge } from '../lib/response-size';
-import { DocumentCache, GatewayContext } from './data-sources';
+import { DocumentCache } from '../lib/document-cache';
+import type { GatewayContext } from './data-sources';
 import type { SingleFetchPlans } from './single-fetch';
 
 interface Prepared {

@@ -16,7 +16,7 @@ import { isUnavailableError, normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
-import { DocumentCache } from './data-sources';
+import { DocumentCache } from '../lib/document-cache';
 import { operationLimits } from './operation-limits';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 

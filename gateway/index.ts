@@ -21,7 +21,7 @@ import { withSchemaBeside, ServedBeside } from './beside';
 import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
 import { asksForLegacyJson, httpStatusPlugin } from './http-status';
-import { ForwardingDataSource, GatewayContext, InProcessDataSource } from './data-sources';
+import { GatewayContext, HttpDataSource, InProcessDataSource } from './data-sources';
 import { directExecution } from './direct-execution';
 import { SingleFetchPlans, withSingleFetches } from './single-fetch';
 import { operationLimits } from './operation-limits';
@@ -210,7 +210,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (!endpoint) throw new Error(`no address for the subgraph ${name} (SUBGRAPH_URLS)`);
       if ('local' in endpoint) return new InProcessDataSource(endpoint.local);
       // Addresses come from configuration, so one supergraph file serves every deployment.
-      return new ForwardingDataSource({ url: endpoint.url }, name);
+      return new HttpDataSource(name, endpoint.url);
     },
   });
   // The API schema, for the operation limits (checked before Apollo validates and plans).

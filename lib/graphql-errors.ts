@@ -28,12 +28,16 @@ const UNAVAILABLE_CODES = new Set([
   'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT',
 ]);
 
+// The next hop's own statuses for "not there right now" (lib/http-client.ts's postGraphQL keeps them).
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
+
 /** True when the error (or what it wraps) says a dependency is unreachable: a 503, not a 500. */
 export function isUnavailableError(err: unknown): boolean {
-  type Wrapped = { code?: unknown; message?: unknown; driverError?: unknown; originalError?: unknown; cause?: unknown };
+  type Wrapped = { code?: unknown; status?: unknown; message?: unknown; driverError?: unknown; originalError?: unknown; cause?: unknown };
   let e = err as Wrapped | undefined;
   for (let depth = 0; e && depth < 5; depth++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.status === 'number' && UNAVAILABLE_STATUSES.has(e.status)) return true;
     if (typeof e.message === 'string' && /connect ECONNREFUSED|Connection lost|Pool is closed|closed state/i.test(e.message)) return true;
     e = (e.driverError ?? e.originalError ?? e.cause) as Wrapped | undefined;
   }

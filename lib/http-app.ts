@@ -84,6 +84,19 @@ function tokenSubject(authorization: string | undefined): string | undefined {
   }
 }
 
+/**
+ * A JSON answer, written directly. Express's res.json parsed the media type again to add its
+ * charset, turned the text into a Buffer and checked freshness on every answer: a few per cent
+ * of a session read (issue 14). Routes with an ETag check freshness themselves (`req.fresh`).
+ */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body
+  res.end(text);
+}
+
 export function createBaseApp({ config, logger, checks, healthPrefixes = [], browsers = false }: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');

@@ -3,13 +3,14 @@
 // itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { GraphQLSchema, isObjectType, parse } from 'graphql';
+import { execute, getOperationAST, GraphQLFormattedError, GraphQLSchema, isObjectType, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, parse } from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import { openDatabase, pingDatabase } from './database';
+import { DocumentCache } from './document-cache';
 import { AppError } from './errors';
-import { isUnavailableError } from './graphql-errors';
+import { isUnavailableError, normalizeError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
@@ -69,16 +70,44 @@ export interface SubgraphDefinition {
   worker?(deps: SubgraphDeps): Promise<BackgroundWork> | BackgroundWork;
 }
 
-export interface RunningSubgraph {
-  name: string;
-  schema: GraphQLSchema;
-  dataSource: DataSource;
+/** One GraphQL request to a subgraph, as a gateway sends it. */
+export interface SubgraphRequest {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+/** Its answer, errors already in this service's form (lib/graphql-errors.ts). */
+export interface SubgraphAnswer {
+  /** Absent when the request itself was refused (unparsable, invalid, no such operation). */
+  data?: Record<string, unknown> | null;
+  errors?: GraphQLFormattedError[];
+  /** The operation the document selected, when it was valid. */
+  operation?: OperationDefinitionNode;
+}
+
+/** Who is calling: the request's headers (its token), its address, and in one process the gateway's verified principal. */
+export interface SubgraphCaller {
+  headers: Headers;
+  clientIp: string;
   /**
    * `verified`: the principal of the same `Authorization` header, already verified by this
    * process (the gateway, in one process). It is a function argument, never a header, so no
    * remote caller can supply it; requests over HTTP are always verified here.
    */
-  createContext(input: { headers: Headers; clientIp: string; verified?: Principal }): Promise<SubgraphContext>;
+  verified?: Principal;
+}
+
+export interface RunningSubgraph {
+  name: string;
+  schema: GraphQLSchema;
+  dataSource: DataSource;
+  createContext(caller: SubgraphCaller): Promise<SubgraphContext>;
+  /**
+   * Runs one request: what the gateway's in-process data source and the subgraph process's
+   * POST /graphql both call, so that the two modes execute alike.
+   */
+  execute(request: SubgraphRequest, caller: SubgraphCaller): Promise<SubgraphAnswer>;
   ready(): Promise<boolean>;
   /** `database` and the subgraph's own checks, with their figures. */
   readiness(): Promise<ReadinessReport>;
@@ -146,10 +175,12 @@ export async function startSubgraph(
     (async (principal: Principal) => {
       if (await deps.events.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
     });
+  // Introspection follows GRAPHQL_INTROSPECTION here too: a subgraph may be reached directly.
+  const documents = new DocumentCache(schema, 2000, deps.config.introspection ? [] : [NoSchemaIntrospectionCustomRule]);
   await parts.start?.();
   relay.start();
 
-  return {
+  const running: RunningSubgraph = {
     name: definition.name,
     schema,
     dataSource,
@@ -178,6 +209,16 @@ export async function startSubgraph(
       }
       return ctx;
     },
+    async execute(request, caller) {
+      const document = documents.get(request.query);
+      if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger)) };
+      const operation = getOperationAST(document, request.operationName) ?? undefined;
+      const contextValue = await running.createContext(caller);
+      const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue });
+      const answer: SubgraphAnswer = 'data' in result ? { data: result.data as SubgraphAnswer['data'], operation } : { operation };
+      if (result.errors) answer.errors = result.errors.map((e) => normalizeError(e.toJSON(), e, contextValue.logger));
+      return answer;
+    },
     ready: () => pingDatabase(dataSource),
     async readiness() {
       if (!(await pingDatabase(dataSource))) return { checks: { database: 'down' } };
@@ -195,6 +236,7 @@ export async function startSubgraph(
       await close();
     },
   };
+  return running;
 }
 
 /**

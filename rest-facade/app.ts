@@ -5,7 +5,7 @@ import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { createBaseApp, HEALTH_PATHS } from '../lib/http-app';
+import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
@@ -13,7 +13,7 @@ import { openApiDocument } from './openapi';
 import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
 import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
-import { sendError, sendGraphQLError, sendJson } from './errors';
+import { sendError, sendGraphQLError } from './errors';
 import { compileValidator } from './validation';
 
 export const API_PREFIX = '/api/v1';

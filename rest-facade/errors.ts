@@ -1,21 +1,9 @@
-// Sending JSON answers and the error object, and turning GraphQL errors into it. The status of
+// Sending the error object, and turning GraphQL errors into it. The status of
 // an error always comes from lib/errors.ts.
 import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isErrorCode } from '../lib/errors';
-
-/**
- * A JSON answer, written directly. Express's res.json parsed the media type again to add its
- * charset, turned the text into a Buffer and checked freshness on every answer: a few per cent
- * of a session read (issue 14). Routes with an ETag check freshness themselves (`req.fresh`).
- */
-export function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body
-  res.end(text);
-}
+import { sendJson } from '../lib/http-app';
 
 export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESSAGES[code], details?: ErrorDetails, retryAfter?: number): void {
   if (res.headersSent) return;

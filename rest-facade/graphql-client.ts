@@ -2,7 +2,7 @@
 // Either way the facade only ever sends GraphQL operations.
 import type { GraphQLFormattedError } from 'graphql';
 import type { Checks, ReadinessReport } from '../lib/http-app';
-import { post } from '../lib/http-client';
+import { postGraphQL } from '../lib/http-client';
 import { forwardedHeaders, Headers, headerValue, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
 
 export interface GraphQLResult {
@@ -51,12 +51,8 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
 
   return {
     execute({ query, variables, headers, clientIp }) {
-      const body = JSON.stringify({ query, variables });
-      const sent = {
-        'content-type': 'application/json',
-        ...forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') }),
-      };
-      return withGateway(async (gateway) => JSON.parse((await post(gateway.graphql, sent, body)).body) as GraphQLResult);
+      const sent = forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') });
+      return withGateway((gateway) => postGraphQL(gateway.graphql, sent, { query, variables }));
     },
     subscribe({ query, variables, headers }) {
       const sent = {

@@ -1,6 +1,7 @@
 // Distributed mode in one jest process: subgraph, gateway and facade each on their own HTTP
 // port, talking HTTP to each other as separate processes would.
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { startFacadeServer } from '../../bin/facade';
@@ -9,7 +10,8 @@ import { startSubgraphServer } from '../../bin/subgraph';
 import { buildSubgraphSdls } from '../../bin/compose';
 import { composeSupergraph } from '../../gateway/compose';
 import { loadConfig } from '../../lib/config';
-import { api } from '../helpers/http';
+import { metricsText } from '../../lib/metrics';
+import { api, request } from '../helpers/http';
 import { until } from '../helpers/wait';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 
@@ -109,6 +111,69 @@ describe('distributed mode over HTTP', () => {
 
     fs.writeFileSync(supergraphFile, original.replace('"""The calling user."""', '"""The calling user, reloaded."""'));
     await until(async () => (await description()) === 'The calling user, reloaded.', 'the reloaded supergraph', 20_000);
+  });
+
+  it("a subgraph's /graphql: POST of JSON only, request errors 400 with their code, answers 200, operations counted", async () => {
+    const base = subgraphUrl.replace(/\/graphql$/, '');
+    const refused = await request(base, 'GET', '/graphql?query=%7B__typename%7D');
+    expect(refused.status).toBe(405);
+    expect(refused.headers.get('allow')).toBe('POST');
+    expect(refused.body.errors[0].extensions.code).toBe('method_not_allowed');
+    const text = await request(base, 'POST', '/graphql', { raw: '{ __typename }', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect(text.body.errors[0].extensions.code).toBe('unsupported_media_type');
+    for (const body of [{ query: 5 }, { query: '{ __typename }', variables: [] }, { variables: {} }]) {
+      const malformed = await request(base, 'POST', '/graphql', { body });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.errors[0].extensions.code).toBe('validation_error');
+    }
+    const invalid = await request(base, 'POST', '/graphql', { body: { query: '{ noSuchField }' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toEqual({ errors: [expect.objectContaining({ message: expect.stringContaining('noSuchField'), extensions: { code: 'validation_error' } })] });
+    const unknownOperation = await request(base, 'POST', '/graphql', { body: { query: 'query A { __typename }', operationName: 'B' } });
+    expect(unknownOperation.status).toBe(400);
+    // An execution error is an answer: 200, with data.
+    const anonymous = await request(base, 'POST', '/graphql', { body: { query: 'query SubgraphProbe { me { id } }' } });
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toEqual({ data: null, errors: [expect.objectContaining({ path: ['me'], extensions: { code: 'unauthorized' } })] });
+    const ok = await request(base, 'POST', '/graphql', { body: { query: 'query SubgraphProbe { _service { sdl } }' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data._service.sdl).toContain('currentSession');
+    const metrics = (await metricsText()).body;
+    expect(metrics).toMatch(/graphql_operations_total\{operation="SubgraphProbe",type="query",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/graphql_operations_total\{operation="SubgraphProbe",type="query",outcome="unauthorized"\} [1-9]/);
+  });
+
+  it('a subgraph refuses introspection when GRAPHQL_INTROSPECTION is off, as the gateway does', async () => {
+    const query = '{ __schema { queryType { name } } }';
+    expect((await api(subgraphUrl.replace(/\/graphql$/, '')).graphql(query)).body.data.__schema.queryType.name).toBe('Query');
+    const closed = await startSubgraphServer(config({ GRAPHQL_INTROSPECTION: 'false' }), 'auth');
+    try {
+      const refused = await api(closed.url).graphql(query);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0]).toMatchObject({ message: expect.stringContaining('introspection'), extensions: { code: 'validation_error' } });
+      // What gateways ask for composition is not introspection.
+      expect((await api(closed.url).graphql('{ _service { sdl } }')).status).toBe(200);
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('a subgraph answer that is no GraphQL answer (a proxy\'s 502 page) is an error of the operation: service_unavailable, not a failure of the gateway', async () => {
+    const proxy = http.createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const file = path.join(isolated.DATA_DIR, 'supergraph-behind-proxy.graphql');
+    fs.writeFileSync(file, fs.readFileSync(supergraphFile, 'utf8'));
+    const gateway = await startGatewayServer(config({ SUBGRAPH_URLS: `auth=http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/graphql`, SUPERGRAPH_PATH: file }));
+    try {
+      const res = await api(gateway.url).graphql('{ currentSession { id } }');
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.data?.currentSession ?? null).toBeNull();
+      expect(res.body.errors[0].extensions.code).toBe('service_unavailable');
+    } finally {
+      await gateway.close();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("the gateway's readiness is 503 naming a subgraph that is down, and so is the facade's", async () => {
