@@ -3,57 +3,56 @@
 import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import express, { Request, Response } from 'express';
-import { parseRequestParams, RequestParams } from 'graphql-http';
 import type { Config } from '../lib/config';
-import { AppError, ErrorCode } from '../lib/errors';
-import { normalizeError } from '../lib/graphql-errors';
+import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
+import { errorResult, graphqlBodyError } from '../lib/graphql-errors';
 import { EventLog } from '../lib/event-log';
 import { createBaseApp, sendJson } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { observeOperation, secondsSince } from '../lib/metrics';
-import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
+import { RunningSubgraph, startSubgraph, SubgraphRequest } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
 
-/** A request /graphql does not take, as a GraphQL error. */
-function refuse(res: Response, status: number, code: ErrorCode, message: string) {
-  const e = new AppError(code, message);
-  sendJson(res, status, { errors: [normalizeError(e.toJSON(), e)] });
+function refuse(res: Response, code: ErrorCode, message: string) {
+  sendJson(res, ERROR_STATUS[code], errorResult(new AppError(code, message)));
+}
+
+/** The request in a JSON body (GraphQL over HTTP's parameters), or why it is none. */
+function requestParams(body: unknown): SubgraphRequest | string {
+  if (Array.isArray(body)) return 'batched requests are not served: send one operation per request';
+  if (!body || typeof body !== 'object') return 'the body must be a JSON object';
+  const { query, variables, operationName } = body as Record<string, unknown>;
+  if (typeof query !== 'string') return '`query` must be a string (persisted queries are not served)';
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return '`variables` must be an object';
+  if (operationName != null && typeof operationName !== 'string') return '`operationName` must be a string';
+  return { query, variables: variables as Record<string, unknown> | null, operationName: operationName as string | null };
 }
 
 /**
- * POST /graphql: the request read as GraphQL over HTTP says (graphql-http), run by the subgraph's
- * own executor, the one the gateway calls in one process. Apollo Server, here before, ran a
- * plugin pipeline and hashed every query text for its cache: most of this process's own CPU per
- * request besides the resolvers (issue 14). Request errors (unparsable, invalid) are 400, as
- * Apollo answered them; an answer with `data` is 200.
+ * POST /graphql: the subgraph's own executor, the one the gateway calls in one process. Apollo
+ * Server, here before, ran a plugin pipeline and hashed every query text for its cache: about a
+ * third of this process's CPU per session read (issue 14). JSON bodies only (express.json reads
+ * them, within BODY_LIMIT_BYTES); request errors are 400 with their code, answers (with `data`) 200.
  */
 function graphqlEndpoint(subgraph: RunningSubgraph, metrics: boolean) {
   return async (req: Request, res: Response) => {
     const start = process.hrtime.bigint();
-    // Gateways POST; a GET would need its own check against mutations (and CSRF) for no user.
+    res.setHeader('Cache-Control', 'no-store'); // answers are per caller
+    // Gateways POST; a GET would need its own checks against mutations (and CSRF) for no user.
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
-      return refuse(res, 405, 'method_not_allowed', 'POST a GraphQL request as JSON.');
+      return refuse(res, 'method_not_allowed', 'POST a GraphQL request as JSON.');
     }
-    let params: RequestParams;
-    try {
-      const parsed = await parseRequestParams({ method: req.method, url: req.url, headers: req.headers, body: req.body, raw: req, context: undefined });
-      if (!('query' in parsed)) return refuse(res, 415, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
-      params = parsed;
-    } catch (err) {
-      return refuse(res, 400, 'validation_error', `Not a GraphQL request: ${(err as Error).message}.`);
-    }
-    const answer = await subgraph.execute(
-      { query: params.query, variables: params.variables, operationName: params.operationName },
-      { headers: req.headers, clientIp: req.ip ?? '' },
-    );
-    const { operation, ...body } = answer;
-    sendJson(res, 'data' in body ? 200 : 400, body);
+    if (!req.is('application/json')) return refuse(res, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
+    const params = requestParams(req.body);
+    if (typeof params === 'string') return refuse(res, 'validation_error', `Not a GraphQL request: ${params}.`);
+    const { operation, ...answer } = await subgraph.execute(params, { headers: req.headers, clientIp: req.ip ?? '' });
+    sendJson(res, 'data' in answer ? 200 : 400, answer);
     if (metrics) {
-      const code = body.errors?.[0]?.extensions?.code;
-      observeOperation(params.operationName ?? operation?.name?.value, operation?.operation, body.errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
+      const code = answer.errors?.[0]?.extensions?.code;
+      observeOperation(operation?.name?.value, operation?.operation, answer.errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
     }
   };
 }
@@ -68,6 +67,7 @@ export async function startSubgraphServer(config: Config, name: string) {
     '/graphql',
     express.json({ limit: config.BODY_LIMIT_BYTES }),
     graphqlEndpoint(subgraph, config.METRICS_ENABLED),
+    graphqlBodyError,
   );
   const http = await listen(app, config.PORT, config.HOST);
   logger.info({ address: http.address, url: `${http.url}/graphql` }, 'subgraph ready');

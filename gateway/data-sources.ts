@@ -60,6 +60,9 @@ export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     const headers = context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
     const caller = { headers, clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
-    return timed(this.subgraph.name, () => this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller));
+    return timed(this.subgraph.name, async () => {
+      const { operation: _operation, ...answer } = await this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller);
+      return answer;
+    });
   }
 }

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { ApolloGateway } from '@apollo/gateway';
 import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
-import { normalizeError } from '../lib/graphql-errors';
+import { errorResult, normalizeError } from '../lib/graphql-errors';
 import type { Logger } from '../lib/logger';
 import { observeOperation, secondsSince } from '../lib/metrics';
 import { jsonExceeds, responseTooLarge } from '../lib/response-size';
@@ -89,7 +89,7 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
         };
         if (jsonExceeds(result, maxResponseBytes)) {
           const e = responseTooLarge(maxResponseBytes);
-          result = { errors: [normalizeError(e.toJSON(), e)] };
+          result = errorResult(e);
         }
       }
       if (metrics) {

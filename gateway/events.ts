@@ -286,7 +286,7 @@ export async function createEventsService(options: {
   };
 
   // Documents by text, so that subscribers sending the same operation share one DocumentNode.
-  const documents = new DocumentCache(schema, 500);
+  const documents = new DocumentCache(schema);
 
   /**
    * One execution per event, operation and variables, shared by every subscriber receiving that

@@ -8,8 +8,8 @@ import express, { NextFunction, Request, Response, Router } from 'express';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { GraphQLFormattedError, GraphQLSchema, OperationTypeNode } from 'graphql';
 import type { Config } from '../lib/config';
-import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
-import { normalizeError } from '../lib/graphql-errors';
+import { AppError } from '../lib/errors';
+import { errorResult, graphqlBodyError, normalizeError } from '../lib/graphql-errors';
 import { jsonExceeds, responseTooLarge } from '../lib/response-size';
 import type { Logger } from '../lib/logger';
 import { operationMetricsPlugin } from '../lib/metrics';
@@ -134,19 +134,6 @@ function fromQueryString(query: Record<string, unknown>) {
   return { query: query.query, operationName: query.operationName, variables };
 }
 
-/** A body that cannot be read (bad JSON, too large, undecodable Content-Encoding): a 4xx GraphQL error. */
-function graphqlBodyError(err: any, _req: Request, res: Response, next: NextFunction) {
-  const status: number = err?.status ?? err?.statusCode ?? 500;
-  if (res.headersSent || status >= 500) return next(err);
-  const [code, message]: [ErrorCode, string] =
-    err.type === 'entity.too.large' ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
-      : err.type === 'entity.parse.failed' ? ['validation_error', 'The request body is not valid JSON.']
-        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' ? ['unsupported_media_type', String(err.message)]
-          : ['validation_error', `The request body could not be read: ${err.message}.`];
-  const e = new AppError(code, message);
-  res.status(ERROR_STATUS[code]).json({ errors: [normalizeError(e.toJSON(), e)] });
-}
-
 /** The subgraph names a supergraph SDL joins (`enum join__Graph { AUTH @join__graph(name: "auth", …) }`). */
 export function supergraphSubgraphNames(sdl: string): string[] {
   return [...sdl.matchAll(/@join__graph\(\s*name:\s*"([^"]+)"/g)].map((m) => m[1]);
@@ -241,7 +228,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             async willSendResponse({ response }) {
               if (response.body.kind !== 'single' || !jsonExceeds(response.body.singleResult, maxResponse)) return;
               const e = responseTooLarge(maxResponse);
-              response.body.singleResult = { errors: [normalizeError(e.toJSON(), e)] };
+              response.body.singleResult = errorResult(e);
               response.http.status = 400;
             },
           };
@@ -287,7 +274,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const accept = req.headers.accept;
       const legacy = asksForLegacyJson(accept);
       const type = !legacy && accept && /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
-      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify({ errors: [normalizeError(e.toJSON(), e)] }));
+      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify(errorResult(e)));
     },
     expressMiddleware(apollo, {
       context: async ({ req }) => {
@@ -332,11 +319,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       try {
         contextValue = await contextFor(headers, clientIp);
       } catch (err) {
-        const e = err instanceof AppError ? err : new AppError('unauthorized');
-        return { errors: [normalizeError(e.toJSON(), e)] };
+        return errorResult(err instanceof AppError ? err : new AppError('unauthorized'));
       }
       const refused = refusal({ query, variables }, Boolean(contextValue.authorization));
-      if (refused) return { errors: [normalizeError(refused.toJSON(), refused)] };
+      if (refused) return errorResult(refused);
       return direct.execute(query, variables, contextValue);
     },
     checks: () => readiness().then((r) => r.checks),

@@ -1,7 +1,9 @@
 // Turns whatever a resolver or GraphQL itself threw into an error with one of our codes
 // (lib/errors.ts) in `extensions.code`. Used by every subgraph and by the gateway.
+import type { NextFunction, Request, Response } from 'express';
 import { GraphQLError, GraphQLFormattedError, Kind } from 'graphql';
-import { AppError, DEFAULT_MESSAGES, isErrorCode } from './errors';
+import { AppError, DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from './errors';
+import { sendJson } from './http-app';
 import type { Logger } from './logger';
 
 interface ClassValidatorError {
@@ -105,6 +107,23 @@ export function normalizeError(formatted: GraphQLFormattedError, original: unkno
   }
   logger?.error({ err: cause }, 'unexpected error in resolver');
   return { message: DEFAULT_MESSAGES.internal_error, path: formatted.path, extensions: { code: 'internal_error' } };
+}
+
+/** A GraphQL result of one error of ours: what an operation refused as a whole answers. */
+export function errorResult(e: AppError): { errors: GraphQLFormattedError[] } {
+  return { errors: [normalizeError(e.toJSON(), e)] };
+}
+
+/** A /graphql body that cannot be read (bad JSON, too large, undecodable Content-Encoding): a 4xx GraphQL error. */
+export function graphqlBodyError(err: any, _req: Request, res: Response, next: NextFunction) {
+  const status: number = err?.status ?? err?.statusCode ?? 500;
+  if (res.headersSent || status >= 500) return next(err);
+  const [code, message]: [ErrorCode, string] =
+    err.type === 'entity.too.large' ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
+      : err.type === 'entity.parse.failed' ? ['validation_error', 'The request body is not valid JSON.']
+        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' ? ['unsupported_media_type', String(err.message)]
+          : ['validation_error', `The request body could not be read: ${err.message}.`];
+  sendJson(res, ERROR_STATUS[code], errorResult(new AppError(code, message)));
 }
 
 export { AppError };

@@ -3,7 +3,7 @@
 // itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { execute, getOperationAST, GraphQLFormattedError, GraphQLSchema, isObjectType, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, parse } from 'graphql';
+import { execute, getOperationAST, GraphQLFormattedError, GraphQLSchema, isObjectType, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, OperationTypeNode, parse } from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
@@ -175,8 +175,9 @@ export async function startSubgraph(
     (async (principal: Principal) => {
       if (await deps.events.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
     });
-  // Introspection follows GRAPHQL_INTROSPECTION here too: a subgraph may be reached directly.
-  const documents = new DocumentCache(schema, 2000, deps.config.introspection ? [] : [NoSchemaIntrospectionCustomRule]);
+  // Introspection and suggestions follow GRAPHQL_INTROSPECTION here too: a subgraph may be reached directly.
+  const hideSuggestions = !deps.config.introspection;
+  const documents = new DocumentCache(schema, { rules: hideSuggestions ? [NoSchemaIntrospectionCustomRule] : [], hideSuggestions });
   await parts.start?.();
   relay.start();
 
@@ -213,8 +214,12 @@ export async function startSubgraph(
       const document = documents.get(request.query);
       if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger)) };
       const operation = getOperationAST(document, request.operationName) ?? undefined;
+      if (operation?.operation === OperationTypeNode.SUBSCRIPTION) {
+        const e = new AppError('validation_error', 'Subscriptions are served by the gateway\'s event stream, not by subgraphs.');
+        return { errors: [normalizeError(e.toJSON(), e)] };
+      }
       const contextValue = await running.createContext(caller);
-      const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue });
+      const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue, hideSuggestions });
       const answer: SubgraphAnswer = 'data' in result ? { data: result.data as SubgraphAnswer['data'], operation } : { operation };
       if (result.errors) answer.errors = result.errors.map((e) => normalizeError(e.toJSON(), e, contextValue.logger));
       return answer;

@@ -122,11 +122,28 @@ describe('distributed mode over HTTP', () => {
     const text = await request(base, 'POST', '/graphql', { raw: '{ __typename }', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
     expect(text.body.errors[0].extensions.code).toBe('unsupported_media_type');
-    for (const body of [{ query: 5 }, { query: '{ __typename }', variables: [] }, { variables: {} }]) {
+    for (const body of [{ query: 5 }, { query: '{ __typename }', variables: [] }, { variables: {} }, { query: '{ __typename }', operationName: 1 }, [{ query: '{ __typename }' }]]) {
       const malformed = await request(base, 'POST', '/graphql', { body });
       expect(malformed.status).toBe(400);
       expect(malformed.body.errors[0].extensions.code).toBe('validation_error');
     }
+    expect((await request(base, 'POST', '/graphql', { body: [{ query: '{ __typename }' }] })).body.errors[0].message).toMatch(/batched/);
+    // Bodies express.json refuses are GraphQL errors too, not an HTML page.
+    const badJson = await request(base, 'POST', '/graphql', { raw: '{"query": ', headers: { 'content-type': 'application/json' } });
+    expect(badJson.status).toBe(400);
+    expect(badJson.body.errors[0].extensions.code).toBe('validation_error');
+    const huge = await request(base, 'POST', '/graphql', { body: { query: `{ __typename } # ${'x'.repeat(300 * 1024)}` } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.errors[0].extensions.code).toBe('payload_too_large');
+    // Nesting deep enough to exhaust the parser's stack: refused, and the process goes on.
+    const deep = await request(base, 'POST', '/graphql', { body: { query: `${'{ a '.repeat(20_000)}${'}'.repeat(20_000)}` } });
+    expect(deep.status).toBe(400);
+    expect(deep.body.errors[0].extensions.code).toBe('validation_error');
+    const subscription = await request(base, 'POST', '/graphql', { body: { query: 'subscription { x }' } });
+    expect(subscription.status).toBe(400);
+    const quotedCharset = await request(base, 'POST', '/graphql', { raw: JSON.stringify({ query: '{ __typename }' }), headers: { 'content-type': 'application/json; charset="utf-8"' } });
+    expect(quotedCharset.status).toBe(200);
+    expect(quotedCharset.headers.get('cache-control')).toBe('no-store');
     const invalid = await request(base, 'POST', '/graphql', { body: { query: '{ noSuchField }' } });
     expect(invalid.status).toBe(400);
     expect(invalid.body).toEqual({ errors: [expect.objectContaining({ message: expect.stringContaining('noSuchField'), extensions: { code: 'validation_error' } })] });
@@ -142,6 +159,8 @@ describe('distributed mode over HTTP', () => {
     const metrics = (await metricsText()).body;
     expect(metrics).toMatch(/graphql_operations_total\{operation="SubgraphProbe",type="query",outcome="ok"\} [1-9]/);
     expect(metrics).toMatch(/graphql_operations_total\{operation="SubgraphProbe",type="query",outcome="unauthorized"\} [1-9]/);
+    // Labels name operations that ran, not what a request claimed.
+    expect(metrics).not.toContain('operation="B"');
   });
 
   it('a subgraph refuses introspection when GRAPHQL_INTROSPECTION is off, as the gateway does', async () => {
@@ -152,6 +171,10 @@ describe('distributed mode over HTTP', () => {
       const refused = await api(closed.url).graphql(query);
       expect(refused.status).toBe(400);
       expect(refused.body.errors[0]).toMatchObject({ message: expect.stringContaining('introspection'), extensions: { code: 'validation_error' } });
+      const typo = await api(closed.url).graphql('{ currentSesion { id } }');
+      expect(typo.body.errors[0].message).toContain('currentSesion');
+      expect(typo.body.errors[0].message).not.toMatch(/Did you mean/);
+      expect((await api(subgraphUrl.replace(/\/graphql$/, '')).graphql('{ currentSesion { id } }')).body.errors[0].message).toMatch(/Did you mean/);
       // What gateways ask for composition is not introspection.
       expect((await api(closed.url).graphql('{ _service { sdl } }')).status).toBe(200);
     } finally {
