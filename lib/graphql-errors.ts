@@ -28,6 +28,8 @@ const UNAVAILABLE_CODES = new Set([
   // A server going down mid-query, a name that does not resolve for now, a queue after a fatal error.
   'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ECONNABORTED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH',
   'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  // The next hop (lib/http-client.ts, undici): connection lost or not made in time, no answer in time.
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
 ]);
 
 // The next hop's own statuses for "not there right now" (lib/http-client.ts's postGraphQL keeps them).

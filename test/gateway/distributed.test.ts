@@ -182,20 +182,30 @@ describe('distributed mode over HTTP', () => {
     }
   });
 
-  it('a subgraph answer that is no GraphQL answer (a proxy\'s 502 page) is an error of the operation: service_unavailable, not a failure of the gateway', async () => {
-    const proxy = http.createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const file = path.join(isolated.DATA_DIR, 'supergraph-behind-proxy.graphql');
-    fs.writeFileSync(file, fs.readFileSync(supergraphFile, 'utf8'));
-    const gateway = await startGatewayServer(config({ SUBGRAPH_URLS: `auth=http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/graphql`, SUPERGRAPH_PATH: file }));
-    try {
-      const res = await api(gateway.url).graphql('{ currentSession { id } }');
-      expect(res.status).toBeLessThan(500);
-      expect(res.body.data?.currentSession ?? null).toBeNull();
-      expect(res.body.errors[0].extensions.code).toBe('service_unavailable');
-    } finally {
-      await gateway.close();
-      await new Promise((resolve) => proxy.close(resolve));
+  it('a subgraph answer that is no GraphQL answer (a proxy\'s 502 page, a connection cut mid-answer) is an error of the operation: service_unavailable, not a failure of the gateway', async () => {
+    const upstreams: http.RequestListener[] = [
+      (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'),
+      (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"data":');
+        setImmediate(() => req.socket.destroy());
+      },
+    ];
+    for (const upstream of upstreams) {
+      const proxy = http.createServer(upstream);
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const file = path.join(isolated.DATA_DIR, 'supergraph-behind-proxy.graphql');
+      fs.writeFileSync(file, fs.readFileSync(supergraphFile, 'utf8'));
+      const gateway = await startGatewayServer(config({ SUBGRAPH_URLS: `auth=http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/graphql`, SUPERGRAPH_PATH: file }));
+      try {
+        const res = await api(gateway.url).graphql('{ currentSession { id } }');
+        expect(res.status).toBeLessThan(500);
+        expect(res.body.data?.currentSession ?? null).toBeNull();
+        expect(res.body.errors[0].extensions.code).toBe('service_unavailable');
+      } finally {
+        await gateway.close();
+        proxy.closeAllConnections();
+        await new Promise((resolve) => proxy.close(resolve));
+      }
     }
   });
 
