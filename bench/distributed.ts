@@ -3,10 +3,13 @@
 // MySQL, runs alternating (BENCH_ROUNDS, medians). Per hop, the CPU each process spends per
 // request: the distributed layout does the one-process work plus an HTTP hop (a request written
 // and parsed on both sides) per arrow, so on a 2-core machine the sum of the hops' CPU, not the
-// layout, caps it. Issue 14's target: distributed ≥ 0.4× one process.
+// layout, caps it. Issue 14's target: distributed ≥ 0.4× one process. With BENCH_BASE=<another
+// checkout's dist/bench> that build's two layouts run too, all four alternating (before/after of a
+// change in one run, on a machine whose speed drifts between runs).
+import path from 'node:path';
 import type autocannon from 'autocannon';
-import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData, startBenchServer } from './harness';
-import { startDistributed } from './processes';
+import { BenchServer, benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData, startBenchServer } from './harness';
+import type * as Processes from './processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -17,14 +20,24 @@ interface Proc {
 }
 
 export async function run(): Promise<void> {
-  const oneProcess = await startBenchServer(benchEnv('mysql'));
-  const distributedEnv = benchEnv('mysql');
-  const distributed = await startDistributed(distributedEnv);
+  const builds = [{ tag: '', bench: __dirname }];
+  if (process.env.BENCH_BASE) builds.unshift({ tag: ' (base)', bench: path.resolve(process.env.BENCH_BASE) });
+  const started: { oneProcess: BenchServer; distributed: Awaited<ReturnType<typeof Processes.startDistributed>>; env: Record<string, string> }[] = [];
   try {
-    const layouts = [
-      { layout: 'one process', url: oneProcess.url, procs: [{ name: 'one process', pid: oneProcess.pid }] as Proc[] },
-      { layout: 'distributed', url: distributed.facades[0].url, procs: [...distributed.facades, ...distributed.gateways, ...distributed.subgraphs].map((p) => ({ name: p.name, pid: p.pid })) },
-    ];
+    for (const b of builds) {
+      const { startDistributed } = (await import(path.join(b.bench, 'processes'))) as typeof Processes;
+      const oneProcess = await startBenchServer(benchEnv('mysql'), { script: path.relative(__dirname, path.join(b.bench, 'server.js')) });
+      const env = benchEnv('mysql');
+      started.push({ oneProcess, distributed: await startDistributed(env), env });
+    }
+    // Pairs: each build's one process, then its distributed layout.
+    const layouts = builds.flatMap((b, i) => {
+      const { oneProcess, distributed } = started[i];
+      return [
+        { layout: `one process${b.tag}`, url: oneProcess.url, procs: [{ name: 'one process', pid: oneProcess.pid }] as Proc[] },
+        { layout: `distributed${b.tag}`, url: distributed.facades[0].url, procs: [...distributed.facades, ...distributed.gateways, ...distributed.subgraphs].map((p) => ({ name: p.name, pid: p.pid })) },
+      ];
+    });
     const workloads = [
       { name: 'GET /api/v1/auth/session', opts: (url: string, headers: Record<string, string>) => ({ url: `${url}/api/v1/auth/session`, headers }) },
       {
@@ -75,17 +88,26 @@ export async function run(): Promise<void> {
     printTable('Per hop: CPU ms per request of each process (medians)', workloads.flatMap((w, wi) => layouts.flatMap((l, li) =>
       [...results[wi][li].cpu].map(([name, values]) => ({ route: w.name, layout: l.layout, process: name, 'CPU ms/request': median(values).toFixed(3) })))));
     const cores = 2;
+    const cpuSum = (r: (typeof results)[number][number]) => [...r.cpu.values()].reduce((sum, v) => sum + median(v), 0);
     for (const [wi, w] of workloads.entries()) {
-      const [one, dist] = results[wi];
-      const ratio = median(dist.runs.map((x) => x.rps)) / median(one.runs.map((x) => x.rps));
-      const cpuSum = (r: typeof one) => [...r.cpu.values()].reduce((sum, v) => sum + median(v), 0);
-      console.log(`\n${w.name}: ratio distributed / one process ${ratio.toFixed(2)} (median requests/s; target ≥ 0.4). ` +
-        `CPU per request ${cpuSum(dist).toFixed(3)} ms over all hops vs ${cpuSum(one).toFixed(3)} ms in one process: ` +
-        `at most ${Math.round((cores * 1000) / cpuSum(dist))} vs ${Math.round((cores * 1000) / cpuSum(one))} req/s on ${cores} cores`);
+      for (const [bi, b] of builds.entries()) {
+        const [one, dist] = results[wi].slice(2 * bi, 2 * bi + 2);
+        const ratio = median(dist.runs.map((x) => x.rps)) / median(one.runs.map((x) => x.rps));
+        console.log(`\n${w.name}${b.tag}: ratio distributed / one process ${ratio.toFixed(2)} (median requests/s; target ≥ 0.4). ` +
+          `CPU per request ${cpuSum(dist).toFixed(3)} ms over all hops vs ${cpuSum(one).toFixed(3)} ms in one process: ` +
+          `at most ${Math.round((cores * 1000) / cpuSum(dist))} vs ${Math.round((cores * 1000) / cpuSum(one))} req/s on ${cores} cores`);
+      }
+      if (builds.length === 2) {
+        const [, baseDist, , dist] = results[wi];
+        console.log(`${w.name}: distributed, this build / base: CPU over all hops ${(cpuSum(dist) / cpuSum(baseDist)).toFixed(2)}, ` +
+          `requests/s ${(median(dist.runs.map((x) => x.rps)) / median(baseDist.runs.map((x) => x.rps))).toFixed(2)}`);
+      }
     }
   } finally {
-    await oneProcess.stop();
-    await distributed.stop();
-    await removeBenchData(distributedEnv);
+    for (const s of started) {
+      await s.oneProcess.stop();
+      await s.distributed.stop();
+      await removeBenchData(s.env);
+    }
   }
 }
