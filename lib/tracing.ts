@@ -1,8 +1,9 @@
 // OpenTelemetry tracing, on only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Each entry point in
 // bin/ imports this module first, so that the instrumentations hook http, express, graphql,
-// mysql2, undici (fetch and the hops between processes) and pino before anything loads them. W3C `traceparent` then crosses
-// every hop: the facade's fetch, the gateway's subgraph fetches, each subgraph's server and its
-// SQL, and the synthesis job (linked to the request that queued it). Log lines written inside a
+// mysql2, undici (fetch, and the hops between processes) and pino before anything loads them.
+// W3C `traceparent` then crosses every hop: the facade's request to the gateway, the gateway's
+// subgraph fetches, each subgraph's server and its SQL, and the synthesis job (linked to the
+// request that queued it). Log lines written inside a
 // span carry its trace_id and span_id. Off, the API below is OpenTelemetry's no-op: nothing is
 // loaded, recorded or sent.
 import path from 'node:path';
