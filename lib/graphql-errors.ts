@@ -28,8 +28,11 @@ const UNAVAILABLE_CODES = new Set([
   // A server going down mid-query, a name that does not resolve for now, a queue after a fatal error.
   'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ECONNABORTED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH',
   'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT',
-  // The next hop (lib/http-client.ts, undici): connection lost or not made in time, no answer in time.
+  // The next hop (lib/http-client.ts, undici): connection lost or not made in time, no answer in
+  // time, an answer cut short (on a connection the server meant to close, undici names it by the
+  // length that did not arrive; a chunked one by the parser's state).
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'HPE_INVALID_EOF_STATE',
 ]);
 
 // The next hop's own statuses for "not there right now" (lib/http-client.ts's postGraphQL keeps them).

@@ -31,7 +31,7 @@ function poolFor(origin: string): Pool {
 export async function post(url: string | URL, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<HttpAnswer> {
   const target = typeof url === 'string' ? new URL(url) : url;
   const res = await poolFor(target.origin).request({ method: 'POST', path: `${target.pathname}${target.search}`, headers, body, signal });
-  return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: res.headers, body: await res.body.text() };
+  return { status: res.statusCode, statusText: res.statusText || (STATUS_CODES[res.statusCode] ?? ''), headers: res.headers, body: await res.body.text() };
 }
 
 /** A GraphQL answer as it arrives over HTTP. */

@@ -18,10 +18,10 @@ export interface GraphQLClient {
   checks(): Promise<Checks | ReadinessReport>;
 }
 
-/** No connection could be made: the request never reached that gateway, so another may safely take it. */
+/** No connection could be made (refused, no route, none within undici's connect timeout): the request never reached that gateway, so another may safely take it. */
 const unreachable = (err: unknown) => {
   const e = err as { code?: string; cause?: { code?: string } } | undefined;
-  return ['ECONNREFUSED', 'EHOSTUNREACH'].includes(e?.code ?? e?.cause?.code ?? '');
+  return ['ECONNREFUSED', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].includes(e?.code ?? e?.cause?.code ?? '');
 };
 
 /** How long a gateway that refused a connection is skipped. */

@@ -182,11 +182,16 @@ describe('distributed mode over HTTP', () => {
     }
   });
 
-  it('a subgraph answer that is no GraphQL answer (a proxy\'s 502 page, a connection cut mid-answer) is an error of the operation: service_unavailable, not a failure of the gateway', async () => {
+  it('a subgraph answer that is no GraphQL answer (a proxy\'s 502 page, a connection cut mid-answer, kept alive or not) is an error of the operation: service_unavailable, not a failure of the gateway', async () => {
     const upstreams: http.RequestListener[] = [
       (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'),
       (req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"data":');
+        setImmediate(() => req.socket.destroy());
+      },
+      // The same on a connection the server said it would close.
+      (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100', connection: 'close' }).write('{"data":');
         setImmediate(() => req.socket.destroy());
       },
     ];
