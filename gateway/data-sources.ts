@@ -32,6 +32,10 @@ async function timed<T extends { errors?: readonly unknown[] }>(subgraph: string
   }
 }
 
+/** The caller's headers for the subgraph; schema loading and health checks carry no caller. */
+const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>['context']) =>
+  context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
+
 /**
  * A subgraph across HTTP: the fetch as one JSON POST on lib/http-client.ts's keep-alive
  * connections, with the caller's headers. Apollo's RemoteGraphQLDataSource built fetch
@@ -46,10 +50,8 @@ export class HttpDataSource implements GraphQLDataSource<GatewayContext> {
   }
 
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    // Schema loading and health checks carry no caller.
-    const headers = context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
     const body = { query: request.query, variables: request.variables, operationName: request.operationName };
-    return timed(this.subgraphName, () => postGraphQL(this.url, headers, body));
+    return timed(this.subgraphName, () => postGraphQL(this.url, callerHeaders(context), body));
   }
 }
 
@@ -58,8 +60,7 @@ export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   constructor(private readonly subgraph: RunningSubgraph) {}
 
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    const headers = context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
-    const caller = { headers, clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
+    const caller = { headers: callerHeaders(context), clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
     return timed(this.subgraph.name, async () => {
       const { operation: _operation, ...answer } = await this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller);
       return answer;

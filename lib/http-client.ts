@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Pool } from 'undici';
 
-export interface HttpAnswer {
+interface HttpAnswer {
   status: number;
   statusText: string;
   headers: Record<string, string | string[] | undefined>;
@@ -28,9 +28,9 @@ function poolFor(origin: string): Pool {
 }
 
 /** POSTs `body` and reads the whole answer as text. Rejects on network errors (with their `code`). */
-export async function post(url: string | URL, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<HttpAnswer> {
+async function post(url: string | URL, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
   const target = typeof url === 'string' ? new URL(url) : url;
-  const res = await poolFor(target.origin).request({ method: 'POST', path: `${target.pathname}${target.search}`, headers, body, signal });
+  const res = await poolFor(target.origin).request({ method: 'POST', path: `${target.pathname}${target.search}`, headers, body });
   return { status: res.statusCode, statusText: res.statusText || (STATUS_CODES[res.statusCode] ?? ''), headers: res.headers, body: await res.body.text() };
 }
 

@@ -10,7 +10,7 @@ import type { Config } from './config';
 import { openDatabase, pingDatabase } from './database';
 import { DocumentCache } from './document-cache';
 import { AppError } from './errors';
-import { isUnavailableError, normalizeError } from './graphql-errors';
+import { errorResult, isUnavailableError, normalizeError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
@@ -215,8 +215,7 @@ export async function startSubgraph(
       if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger)) };
       const operation = getOperationAST(document, request.operationName) ?? undefined;
       if (operation?.operation === OperationTypeNode.SUBSCRIPTION) {
-        const e = new AppError('validation_error', 'Subscriptions are served by the gateway\'s event stream, not by subgraphs.');
-        return { errors: [normalizeError(e.toJSON(), e)] };
+        return errorResult(new AppError('validation_error', 'Subscriptions are served by the gateway\'s event stream, not by subgraphs.'));
       }
       const contextValue = await running.createContext(caller);
       const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue, hideSuggestions });
