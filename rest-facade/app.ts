@@ -9,6 +9,7 @@ import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
+import { graphqlOperation } from './graphql-mapping';
 import { openApiDocument } from './openapi';
 import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
 import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
@@ -40,7 +41,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   app.set('etag', false);
 
   // ---- documentation ---------------------------------------------------------------------
-  const openapi = openApiDocument(routes, openAiSpeechOpenApi);
+  const openapi = openApiDocument(routes, config, openAiSpeechOpenApi);
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
   // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -199,10 +200,11 @@ async function run(graphql: GraphQLClient, route: RouteSpec, req: Request, res: 
 
 function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   const validate = compileValidator(route);
+  const operation = graphqlOperation(route);
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
-    const result = await run(graphql, route, req, res, route.operation, route.variables?.(input) ?? {});
+    const result = await run(graphql, route, req, res, operation.query, operation.variables(input));
     if (!result) return;
     const data = result.data?.result;
     if (data == null) return sendError(res, 'not_found');
@@ -228,12 +230,13 @@ const DOWNLOAD_PIECE_BYTES = 512 * 1024;
  */
 function downloadHandler(route: RouteSpec, graphql: GraphQLClient) {
   const validate = compileValidator(route);
+  const operation = graphqlOperation(route);
   const { chunk, contentType } = route.download!;
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
-    const variables = route.variables?.(input) ?? {};
-    const meta = await run(graphql, route, req, res, route.operation, variables);
+    const variables = operation.variables(input);
+    const meta = await run(graphql, route, req, res, operation.query, variables);
     if (!meta) return;
     const { bytes, etag } = meta.data!.result as { bytes: number; etag: string };
     res.setHeader('Accept-Ranges', 'bytes');
@@ -313,14 +316,15 @@ function frameText(route: RouteSpec, result: GraphQLResult): string {
  */
 function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
   const validate = compileValidator(route);
+  const operation = graphqlOperation(route);
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
     let results;
     try {
       results = await graphql.subscribe({
-        query: route.operation,
-        variables: route.variables?.(input) ?? {},
+        query: operation.query,
+        variables: operation.variables(input),
         headers: {
           [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER],
           authorization: req.headers.authorization,

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isErrorCode } from '../lib/errors';
 import { sendJson } from '../lib/http-app';
+import { snakeKeys } from '../lib/naming';
 
 export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESSAGES[code], details?: ErrorDetails, retryAfter?: number): void {
   if (res.headersSent) return;
@@ -13,14 +14,12 @@ export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESS
   sendJson(res, ERROR_STATUS[code], body);
 }
 
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /** The first error decides; field names in details follow the REST naming (snake_case). */
 export function sendGraphQLError(res: Response, errors: readonly GraphQLFormattedError[]): void {
   const first = errors[0];
   const ext = (first.extensions ?? {}) as { code?: unknown; details?: ErrorDetails; retryAfter?: number };
   const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
   const message = code === 'internal_error' ? DEFAULT_MESSAGES.internal_error : first.message;
-  const details = ext.details ? Object.fromEntries(Object.entries(ext.details).map(([k, v]) => [snake(k), v])) : undefined;
+  const details = ext.details ? snakeKeys(ext.details) : undefined;
   sendError(res, code, message, details, ext.retryAfter);
 }

@@ -10,6 +10,7 @@
 import express, { Request, Response, Router } from 'express';
 import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../lib/errors';
+import { snakeCase } from '../lib/naming';
 import { REQUEST_ID_HEADER } from '../lib/request-context';
 import type { GraphQLClient } from './graphql-client';
 import type { RouteSpec } from './route-spec';
@@ -39,7 +40,7 @@ export const SpeechRequest: JsonSchema = {
       example: 'f3',
     },
     speed: { type: 'number', minimum: 0.25, maximum: 4, description: "0.25 to 4.0; default 1.0, or the stored voice's speed" },
-    response_format: { type: 'string', enum: ['wav', 'pcm'], default: 'wav', description: 'wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
+    response_format: { type: 'string', enum: ['wav', 'pcm'], description: 'Left out: wav. wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
     stream_format: { type: 'string', enum: ['audio'], description: 'Only audio (no SSE)' },
     instructions: { type: 'string', maxLength: 4096, description: 'Accepted and ignored' },
   },
@@ -49,6 +50,7 @@ export const SpeechRequest: JsonSchema = {
 export const openAiSpeechOpenApi = {
   [OPENAI_SPEECH_PATH]: {
     post: {
+      operationId: 'createSpeech',
       tags: ['OpenAI compatibility'],
       summary: 'Speak a text, OpenAI style (synchronous): the audio is the answer',
       description:
@@ -101,8 +103,6 @@ function sendOpenAiError(res: Response, code: ErrorCode, message: string = DEFAU
   res.status(ERROR_STATUS[code]).json({ error: { message, type: code, param, code } });
 }
 
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /** The body field a GraphQL argument came from. */
 const PARAMS: Record<string, string> = { text: 'input', voice: 'voice', speed: 'speed', voice_id: 'voice' };
 
@@ -140,7 +140,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       if (error) {
         const ext = (error.extensions ?? {}) as { code?: unknown; details?: Record<string, string[]>; retryAfter?: number };
         const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
-        const field = ext.details ? snake(Object.keys(ext.details)[0]) : null;
+        const field = ext.details ? snakeCase(Object.keys(ext.details)[0]) : null;
         const message = code === 'internal_error' ? DEFAULT_MESSAGES.internal_error
           : field && ext.details ? `${PARAMS[field] ?? field}: ${ext.details[Object.keys(ext.details)[0]].join('; ')}` : error.message;
         sendOpenAiError(res, code, message, field && (PARAMS[field] ?? field), ext.retryAfter);

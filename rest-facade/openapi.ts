@@ -1,10 +1,39 @@
-// The OpenAPI 3.0 document, written from the same route table that serves the requests.
+// The OpenAPI 3.0 document, written from the same route table that serves the requests, with
+// the limits of the live configuration (configured.ts).
+import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
+import { configured, fillConfigured } from './configured';
 import { carriesCredentials, NO_STORE_HEADERS, RouteSpec } from './route-spec';
 import { components, Health, JsonSchema } from './schemas';
 
-const names = new Map<JsonSchema, string>(Object.entries(components).map(([k, v]) => [v, k]));
+const names = new Map<unknown, string>(Object.entries(components).map(([k, v]) => [v, k]));
 const schemaOrRef = (s: JsonSchema) => (names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s);
+
+/** Only the server reads these: the GraphQL side of a field (graphql-mapping.ts), and the trimming rule (stated as a pattern instead). */
+const INTERNAL = new Set(['x-graphql', 'x-graphql-type', 'x-trimmed']);
+const LENGTHS = new Set(['minLength', 'maxLength']);
+
+/** `min`–`max` characters once surrounding white space is trimmed (JavaScript's `\s` is what trim() removes). */
+export function trimmedPattern(min: number, max: number): string {
+  if (max === 1) return '^\\s*\\S\\s*$';
+  const inner = min <= 2 ? `(?:[\\s\\S]{0,${max - 2}}\\S)${min === 1 ? '?' : ''}` : `[\\s\\S]{${min - 2},${max - 2}}\\S`;
+  return `^\\s*\\S${inner}\\s*$`;
+}
+
+/**
+ * A value as the document shows it: named schemas by reference, configured limits filled in,
+ * what only the server reads left out. `top` is the component being written itself.
+ */
+function published(value: unknown, config: Config, top?: unknown): unknown {
+  if (typeof value === 'string') return fillConfigured(value, config);
+  if (Array.isArray(value)) return value.map((v) => published(v, config));
+  if (!value || typeof value !== 'object') return value;
+  if (value !== top && names.has(value)) return { $ref: `#/components/schemas/${names.get(value)}` };
+  const schema = value as JsonSchema;
+  const trimmed = schema['x-trimmed'] ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) } : {};
+  const kept = Object.entries(schema).filter(([k]) => !INTERNAL.has(k) && !(schema['x-trimmed'] && LENGTHS.has(k)));
+  return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config)])), ...trimmed };
+}
 const errorResponse = (code: ErrorCode) => ({
   description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorObject' } } },
@@ -60,6 +89,7 @@ function operation(route: RouteSpec) {
     if (!responses[status]) responses[status] = errorResponse(code);
   }
   return {
+    operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
@@ -81,26 +111,26 @@ function operation(route: RouteSpec) {
   };
 }
 
-const health = (summary: string, extra: Record<string, unknown> = {}) => ({
+const health = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
   get: {
-    tags: ['Health'], summary, security: [],
+    operationId, tags: ['Health'], summary, security: [],
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } }, ...extra },
   },
 });
 
-export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, unknown> = {}) {
+export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths: Record<string, unknown> = {}) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = `/api/v1${route.path.replace(/:(\w+)/g, '{$1}')}`;
     (paths[path] ??= {})[route.method] = operation(route);
   }
   const notReady = { 503: { description: 'A database or subgraph is down', content: { 'application/json': { schema: schemaOrRef(Health) } } } };
-  for (const prefix of ['', '/api/v1']) {
-    paths[`${prefix}/health/live`] = health('Liveness: the process runs');
-    paths[`${prefix}/health/ready`] = health('Readiness: every database and subgraph answers', notReady);
+  for (const [prefix, suffix] of [['', ''], ['/api/v1', 'UnderApi']]) {
+    paths[`${prefix}/health/live`] = health(`getLiveness${suffix}`, 'Liveness: the process runs');
+    paths[`${prefix}/health/ready`] = health(`getReadiness${suffix}`, 'Readiness: every database and subgraph answers', notReady);
   }
   Object.assign(paths, extraPaths);
-  return {
+  return published({
     openapi: '3.0.3',
     info: {
       title: 'Federated auth & voice API',
@@ -108,10 +138,13 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
       description:
         'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
         '`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller\'s, when it sent one). ' +
-        'Request bodies are limited to 256 KiB by default (413 beyond). Unknown body fields are ignored. ' +
-        'The GraphQL API beside it (`POST /graphql`) checks each operation before running it: at most 10,000 tokens, depth 12, ' +
-        '30 aliases, 20 root fields, 50 directives and a cost of 5,000 (200 without a token; a field with `first`/`limit` counts its ' +
-        'selection once per item); answers are at most 16 MiB and audio chunks 4 MiB per operation. Beyond: 400 `validation_error` naming the limit.',
+        `Request bodies are limited to ${configured('BODY_LIMIT_BYTES', 'bytes')} (BODY_LIMIT_BYTES; 413 beyond). Unknown body fields are ignored. ` +
+        `The GraphQL API beside it (\`POST /graphql\`) checks each operation before running it: at most ${configured('GRAPHQL_MAX_TOKENS')} tokens, ` +
+        `depth ${configured('GRAPHQL_MAX_DEPTH')}, ${configured('GRAPHQL_MAX_ALIASES')} aliases, ${configured('GRAPHQL_MAX_ROOT_FIELDS')} root fields, ` +
+        `${configured('GRAPHQL_MAX_DIRECTIVES')} directives and a cost of ${configured('GRAPHQL_MAX_COST')} (${configured('GRAPHQL_MAX_COST_ANONYMOUS')} ` +
+        'without a token; a field with `first`/`limit` counts its selection once per item); answers are at most ' +
+        `${configured('GRAPHQL_MAX_RESPONSE_BYTES', 'bytes')} and audio chunks ${configured('GRAPHQL_MAX_AUDIO_BYTES', 'bytes')} per operation. ` +
+        'Beyond: 400 `validation_error` naming the limit.',
     },
     servers: [{ url: '/' }],
     tags: [
@@ -124,7 +157,16 @@ export function openApiDocument(routes: RouteSpec[], extraPaths: Record<string, 
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         streamTicket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'For browsers: a single-use ticket from POST /api/v1/auth/stream-ticket' },
       },
-      schemas: components,
+      schemas: Object.fromEntries(Object.entries(components).map(([name, schema]) => [name, published(schema, config, schema)])),
     },
-  };
+  }, config) as OpenApiDocument;
+}
+
+/** What the document is to its readers here (tests, the server that serves it). */
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, { schema: JsonSchema }> }; [key: string]: unknown }>>;
+  components: { schemas: Record<string, JsonSchema>; [key: string]: unknown };
+  [key: string]: unknown;
 }

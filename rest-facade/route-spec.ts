@@ -1,5 +1,6 @@
 // The shape of one row of the route table.
 import type { ErrorCode } from '../lib/errors';
+import type { GraphQLCall } from './graphql-mapping';
 import { JsonSchema, TokenSet } from './schemas';
 
 export interface RouteInput {
@@ -10,11 +11,14 @@ export interface RouteInput {
 }
 
 export interface RouteSpec {
+  /** The OpenAPI operationId (what generated SDKs name the method), and the GraphQL operation's name capitalised. Never renamed. */
+  operationId: string;
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Below /api/v1, with `:name` parameters. */
   path: string;
   tag: string;
   summary: string;
+  /** May name configured limits with `configured()`: the document states the live values. */
   description?: string;
   /** Needs `Authorization: Bearer <access token>`; the token is passed on to GraphQL. */
   auth: boolean;
@@ -35,9 +39,8 @@ export interface RouteSpec {
    * `chunk` (the same variables plus `$offset` and `$length`) answers `{ chunk }` in base64.
    */
   download?: { chunk: string; contentType: string };
-  /** The GraphQL operation; its root field is aliased `result` and its fields named as in REST. */
-  operation: string;
-  variables?: (input: RouteInput) => Record<string, unknown>;
+  /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */
+  graphql: GraphQLCall;
   /** 202 for commands, 200 for queries. */
   status: 200 | 202;
   location?: (result: Record<string, any>, input: RouteInput) => string;

@@ -1,16 +1,16 @@
 // The REST interface at a glance: each /api/v1 endpoint, the GraphQL operation it runs and
 // how the answer becomes status, body and Location. Nothing else in the facade knows a route.
+// What a route reads and sends is declared once, in its schemas (schemas.ts): graphql-mapping.ts
+// derives the operation's selection and arguments from them.
+import { configured } from './configured';
+import { Arg, bodyArgs, pathArg, queryArg } from './graphql-mapping';
 import type { RouteInput, RouteSpec } from './route-spec';
 import {
-  BaseVoiceList, ChangePasswordRequest, CommandAck, CreateUserRequest, CreateVoiceRequest, EventFrame, LoginRequest, RefreshRequest, Session, SessionPage,
-  SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisAck, SynthesisRequest, SynthesisStatus, TokenSet, UpdateVoiceRequest, User, UserPage, uuidParam,
-  Voice, VoicePage,
+  BaseVoice, BaseVoiceList, ChangePasswordRequest, CommandAck, CreateUserRequest, CreateVoiceRequest, EventFrame, JsonSchema, LoginRequest, RefreshRequest, Session,
+  SessionPage, SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisAck, SynthesisRequest, SynthesisStatus, TokenSet,
+  UpdateVoiceRequest, User, UserPage, uuidParam, Voice, VoicePage,
 } from './schemas';
 
-const SESSION_FIELDS = `session_id: id user_id: userId expires_at: expiresAt created_at: createdAt last_activity_at: lastActivityAt state`;
-const VOICE_FIELDS = `id name description base_voice: baseVoice voice_blend: voiceBlend language speed version owner_id: ownerId created_at: createdAt updated_at: updatedAt`;
-const SYNTHESIS_FIELDS = `id state voice_id: voiceId base_voice: baseVoice voice_blend: voiceBlend language speed characters duration_ms: durationMs error
-  created_at: createdAt started_at: startedAt finished_at: finishedAt`;
 /** REST spells states in lower case; `error` is there only when it failed. */
 const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any>) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) });
 
@@ -34,57 +34,59 @@ function checkVersion({ query, headers }: RouteInput): Record<string, string[]> 
   return null;
 }
 
-/** The voice fields of a body that are there (null included): left-out ones must not reach GraphQL, where a missing variable would be null. */
-function present(body: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(names).filter(([rest]) => Object.prototype.hasOwnProperty.call(body, rest)).map(([rest, gql]) => [gql, body[rest]]));
-}
+/** The page size bound of every list field (lib/paging.ts's, not imported: that module loads type-graphql; a test compares them). */
+export const MAX_PAGE_SIZE = 100;
 
-const SESSION_LIST_FIELDS = `session_id: id created_at: createdAt last_activity_at: lastActivityAt expires_at: expiresAt user_agent: userAgent ip_address: ipAddress current`;
-const USER_FIELDS = `id username roles disabled created_at: createdAt last_login_at: lastLoginAt version`;
-const TOKEN_FIELDS = `access_token: accessToken refresh_token: refreshToken expires_in: expiresIn token_type: tokenType session_id: sessionId`;
-
-/** Paging as for voices: `limit` 1–100 and the previous page's `next_cursor`. */
-const PAGE_QUERY = {
+/** The paging query of every list: `limit` and the previous page's `next_cursor`, with a list's own filters beside them. */
+const pageQuery = (filters: Record<string, JsonSchema> = {}): NonNullable<RouteSpec['query']> => ({
   schema: {
     type: 'object',
     properties: {
-      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20, description: 'Page size' },
       cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
+      ...filters,
     },
   },
-};
+});
+export const PAGE_QUERY = pageQuery();
+/** The paging arguments of every list field; a left-out limit takes GraphQL's default page size. */
+const PAGE_ARGS: Record<string, Arg> = { first: queryArg('limit', 'Int'), after: queryArg('cursor', 'String') };
+
+/** The id of the resource in the path, as the `id` argument. */
+const idFrom = (param: string) => ({ id: pathArg(param) });
+/** `?version=N`, which deletes require. */
+const VERSION_QUERY = { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] };
 
 export const routes: RouteSpec[] = [
   // ---- Auth -------------------------------------------------------------------------------
   {
-    method: 'post', path: '/auth/login', tag: 'Auth', auth: false,
+    operationId: 'login', method: 'post', path: '/auth/login', tag: 'Auth', auth: false,
     summary: 'Log in with username and password',
     description: 'Creates a session and returns its tokens. Unknown user and wrong password give the same answer. ' +
-      'Rate limited: 5 failed attempts per username and client address, 100 attempts per client address, per 15 minutes.',
+      `Rate limited: ${configured('LOGIN_MAX_FAILURES_PER_USER')} failed attempts per username and client address, ` +
+      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}.`,
     body: LoginRequest,
-    operation: `mutation Login($username: String!, $password: String!) { result: login(username: $username, password: $password) { ${TOKEN_FIELDS} } }`,
-    variables: ({ body }) => ({ username: body.username, password: body.password }),
+    graphql: { kind: 'mutation', field: 'login', args: bodyArgs(LoginRequest) },
     status: 202,
     location: (r) => `/api/v1/auth/session/${r.session_id}`,
     response: TokenSet,
     errors: ['validation_error', 'unauthorized', 'rate_limit_exceeded'],
   },
   {
-    method: 'post', path: '/auth/refresh', tag: 'Auth', auth: false,
+    operationId: 'refreshSession', method: 'post', path: '/auth/refresh', tag: 'Auth', auth: false,
     summary: 'Exchange a refresh token for a new token set',
     description: 'Rotation: the presented refresh token is spent. Presenting a spent refresh token revokes the session.',
     body: RefreshRequest,
-    operation: `mutation Refresh($refreshToken: String!) { result: refreshSession(refreshToken: $refreshToken) { ${TOKEN_FIELDS} } }`,
-    variables: ({ body }) => ({ refreshToken: body.refresh_token }),
+    graphql: { kind: 'mutation', field: 'refreshSession', args: bodyArgs(RefreshRequest) },
     status: 202,
     location: (r) => `/api/v1/auth/session/${r.session_id}`,
     response: TokenSet,
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    method: 'post', path: '/auth/logout', tag: 'Auth', auth: true,
+    operationId: 'logout', method: 'post', path: '/auth/logout', tag: 'Auth', auth: true,
     summary: "Revoke the caller's session",
-    operation: `mutation Logout { result: logout { id } }`,
+    graphql: { kind: 'mutation', field: 'logout', select: '{ id }' },
     ack: 'Session revoked.',
     status: 202,
     location: (r) => `/api/v1/auth/session/${r.id}`,
@@ -92,56 +94,54 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    method: 'get', path: '/auth/session', tag: 'Auth', auth: true,
+    operationId: 'getCurrentSession', method: 'get', path: '/auth/session', tag: 'Auth', auth: true,
     summary: "The session of the caller's token",
-    operation: `query CurrentSession { result: currentSession { ${SESSION_FIELDS} } }`,
+    graphql: { kind: 'query', field: 'currentSession' },
     status: 200,
     response: Session,
     errors: ['unauthorized', 'not_found'],
   },
   {
-    method: 'get', path: '/auth/session/:sessionId', tag: 'Auth', auth: true,
+    operationId: 'getSession', method: 'get', path: '/auth/session/:sessionId', tag: 'Auth', auth: true,
     summary: 'A session of the caller, by id',
     params: { sessionId: uuidParam },
-    operation: `query SessionById($id: ID!) { result: session(id: $id) { ${SESSION_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.sessionId }),
+    graphql: { kind: 'query', field: 'session', args: idFrom('sessionId') },
     status: 200,
     response: Session,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
 
   {
-    method: 'post', path: '/auth/stream-ticket', tag: 'Auth', auth: true,
+    operationId: 'createStreamTicket', method: 'post', path: '/auth/stream-ticket', tag: 'Auth', auth: true,
     summary: 'A ticket that opens an event stream without an Authorization header (browsers)',
     description: "A browser's EventSource cannot send a header: open `GET /api/v1/events?ticket=…` (or `/graphql/stream?ticket=…&query=…`) " +
-      'with this ticket instead. It is valid for 30 s (STREAM_TICKET_TTL_SECONDS), opens one stream, and is bound to your session: the ' +
-      'stream ends when the session is revoked. A used or expired ticket answers 401. Location is the stream URL with the ticket.',
-    operation: `mutation StreamTicket { result: createStreamTicket { ticket expires_in: expiresIn } }`,
+      `with this ticket instead. It is valid for ${configured('STREAM_TICKET_TTL_SECONDS', 'seconds')} (STREAM_TICKET_TTL_SECONDS), opens one ` +
+      'stream, and is bound to your session: the stream ends when the session is revoked. A used or expired ticket answers 401. ' +
+      'Location is the stream URL, without the ticket (a credential has no place in a header that proxies log): add `?ticket=…` to it.',
+    graphql: { kind: 'mutation', field: 'createStreamTicket' },
     status: 202,
-    location: (r) => `/api/v1/events?ticket=${encodeURIComponent(r.ticket)}`,
+    location: () => '/api/v1/events',
     response: StreamTicket,
     noStore: true, // the ticket is a credential
     errors: ['unauthorized'],
   },
   {
-    method: 'get', path: '/auth/sessions', tag: 'Auth', auth: true,
+    operationId: 'listSessions', method: 'get', path: '/auth/sessions', tag: 'Auth', auth: true,
     summary: 'Your active sessions, newest first, a page at a time',
     description: "`current` is true for the session of the token you call with. Revoked and expired sessions are not listed.",
     query: PAGE_QUERY,
-    operation: `query Sessions($first: Int!, $after: String) { result: sessions(first: $first, after: $after) { items { ${SESSION_LIST_FIELDS} } next_cursor: nextCursor } }`,
-    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor }),
+    graphql: { kind: 'query', field: 'sessions', args: PAGE_ARGS },
     status: 200,
     response: SessionPage,
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    method: 'delete', path: '/auth/sessions/:sessionId', tag: 'Auth', auth: true,
+    operationId: 'revokeSession', method: 'delete', path: '/auth/sessions/:sessionId', tag: 'Auth', auth: true,
     summary: 'Revoke one of your sessions',
     description: "Its tokens stop working everywhere within the event relay delay. Another user's session is `not_found`. " +
       'Revoking one that has ended already changes nothing and is accepted too.',
     params: { sessionId: uuidParam },
-    operation: `mutation RevokeSession($id: ID!) { result: revokeSession(id: $id) { id } }`,
-    variables: ({ params }) => ({ id: params.sessionId }),
+    graphql: { kind: 'mutation', field: 'revokeSession', args: idFrom('sessionId'), select: '{ id }' },
     status: 202,
     ack: 'Session revoked.',
     location: (r) => `/api/v1/auth/session/${r.id}`,
@@ -149,9 +149,9 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    method: 'delete', path: '/auth/sessions', tag: 'Auth', auth: true,
+    operationId: 'revokeOtherSessions', method: 'delete', path: '/auth/sessions', tag: 'Auth', auth: true,
     summary: 'Revoke all your sessions except the current one',
-    operation: `mutation RevokeOtherSessions { result: revokeOtherSessions { currentSessionId revoked } }`,
+    graphql: { kind: 'mutation', field: 'revokeOtherSessions', select: '{ currentSessionId revoked }' },
     status: 202,
     present: (r) => ({ id: r.currentSessionId, message: 'Every other session revoked.', revoked: r.revoked }),
     location: () => '/api/v1/auth/sessions',
@@ -159,15 +159,13 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    method: 'post', path: '/auth/password', tag: 'Auth', auth: true,
+    operationId: 'changePassword', method: 'post', path: '/auth/password', tag: 'Auth', auth: true,
     summary: 'Change your password',
     description: 'A wrong `current_password` answers 401 and counts toward the login limits of your username and address (429 once ' +
       'they are reached). A `new_password` that fails the policy answers 400 with `details.new_password`. Every other session ' +
       'of yours is revoked; the one you call with stays.',
     body: ChangePasswordRequest,
-    operation: `mutation ChangePassword($currentPassword: String!, $newPassword: String!) {
-      result: changePassword(currentPassword: $currentPassword, newPassword: $newPassword) { id } }`,
-    variables: ({ body }) => ({ currentPassword: body.current_password, newPassword: body.new_password }),
+    graphql: { kind: 'mutation', field: 'changePassword', args: bodyArgs(ChangePasswordRequest), select: '{ id }' },
     status: 202,
     ack: 'Password changed; your other sessions are revoked.',
     location: () => '/api/v1/auth/sessions',
@@ -177,38 +175,29 @@ export const routes: RouteSpec[] = [
 
   // ---- Admin (role admin; everyone else gets 403 forbidden) ---------------------------------
   {
-    method: 'get', path: '/admin/users', tag: 'Admin', auth: true,
+    operationId: 'listUsers', method: 'get', path: '/admin/users', tag: 'Admin', auth: true,
     summary: 'Users in username order, a page at a time',
-    query: {
-      schema: {
-        type: 'object',
-        properties: { ...PAGE_QUERY.schema.properties as object, query: { type: 'string', maxLength: 64, description: 'Only usernames starting with this, ignoring case' } },
-      },
-    },
-    operation: `query Users($query: String, $first: Int!, $after: String) { result: users(query: $query, first: $first, after: $after) { items { ${USER_FIELDS} } next_cursor: nextCursor } }`,
-    variables: ({ query }) => ({ query: query.query, first: query.limit ?? 20, after: query.cursor }),
+    query: pageQuery({ query: { type: 'string', maxLength: 64, description: 'Only usernames starting with this, ignoring case' } }),
+    graphql: { kind: 'query', field: 'users', args: { query: queryArg('query', 'String'), ...PAGE_ARGS } },
     status: 200,
     response: UserPage,
     errors: ['validation_error', 'unauthorized', 'forbidden'],
   },
   {
-    method: 'get', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    operationId: 'getUser', method: 'get', path: '/admin/users/:userId', tag: 'Admin', auth: true,
     summary: 'A user',
     params: { userId: uuidParam },
-    operation: `query User($id: ID!) { result: user(id: $id) { ${USER_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.userId }),
+    graphql: { kind: 'query', field: 'user', args: idFrom('userId') },
     status: 200,
     response: User,
     errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
   },
   {
-    method: 'post', path: '/admin/users', tag: 'Admin', auth: true,
+    operationId: 'createUser', method: 'post', path: '/admin/users', tag: 'Admin', auth: true,
     summary: 'Create a user',
     description: 'A username taken already (ignoring case) is a `conflict`. The password must pass the policy.',
     body: CreateUserRequest,
-    operation: `mutation CreateUser($username: String!, $password: String!, $roles: [String!]) {
-      result: createUser(username: $username, password: $password, roles: $roles) { id } }`,
-    variables: ({ body }) => ({ username: body.username, password: body.password, roles: body.roles ?? [] }),
+    graphql: { kind: 'mutation', field: 'createUser', args: bodyArgs(CreateUserRequest), select: '{ id }' },
     status: 202,
     ack: 'User created.',
     location: (r) => `/api/v1/admin/users/${r.id}`,
@@ -216,7 +205,7 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
   },
   ...(['disable', 'enable', 'unlock'] as const).map((action): RouteSpec => ({
-    method: 'post', path: `/admin/users/:userId/${action}`, tag: 'Admin', auth: true,
+    operationId: `${action}User`, method: 'post', path: `/admin/users/:userId/${action}`, tag: 'Admin', auth: true,
     summary: {
       disable: 'Disable a user: refuse their logins and revoke every session of theirs',
       enable: 'Enable a disabled user',
@@ -230,8 +219,7 @@ export const routes: RouteSpec[] = [
       unlock: 'Lifts the lock that failed logins put on their username, from every client address.',
     }[action],
     params: { userId: uuidParam },
-    operation: `mutation ${action}User($id: ID!) { result: ${action}User(id: $id) { id } }`,
-    variables: ({ params }) => ({ id: params.userId }),
+    graphql: { kind: 'mutation', field: `${action}User`, args: idFrom('userId'), select: '{ id }' },
     status: 202,
     ack: { disable: 'User disabled.', enable: 'User enabled.', unlock: 'User unlocked.' }[action],
     location: (r) => `/api/v1/admin/users/${r.id}`,
@@ -239,16 +227,15 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', ...(action === 'disable' ? (['conflict'] as const) : [])],
   })),
   {
-    method: 'delete', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    operationId: 'deleteUser', method: 'delete', path: '/admin/users/:userId', tag: 'Admin', auth: true,
     summary: 'Delete a user at the version you expect',
     description: 'Optimistic locking as for voices: `version` must equal the stored version, else `conflict` with ' +
       '`details.current_version`. Every session of the user ends at once; their voices and syntheses (with the audio) are deleted ' +
       'by the TTS service when it receives the `user.deleted` event, shortly after. You cannot delete yourself (`forbidden`), nor ' +
       'the last enabled administrator (`conflict`).',
     params: { userId: uuidParam },
-    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] },
-    operation: `mutation DeleteUser($id: ID!, $version: Int!) { result: deleteUser(id: $id, version: $version) { id } }`,
-    variables: ({ params, query }) => ({ id: params.userId, version: query.version }),
+    query: VERSION_QUERY,
+    graphql: { kind: 'mutation', field: 'deleteUser', args: { ...idFrom('userId'), version: queryArg('version', 'Int!') }, select: '{ id }' },
     status: 202,
     ack: 'User deleted.',
     location: (r) => `/api/v1/admin/users/${r.id}`,
@@ -258,26 +245,22 @@ export const routes: RouteSpec[] = [
 
   // ---- TTS --------------------------------------------------------------------------------
   {
-    method: 'get', path: '/tts/base-voices', tag: 'TTS', auth: true,
+    operationId: 'listBaseVoices', method: 'get', path: '/tts/base-voices', tag: 'TTS', auth: true,
     summary: 'The base voices of the speech engine',
     description: 'eSpeak NG voice variants; each speaks every language the engine has.',
-    operation: `query BaseVoices { result: baseVoices { name display_name: displayName gender languages description } }`,
+    graphql: { kind: 'query', field: 'baseVoices', select: BaseVoice },
     status: 200,
     present: (items) => ({ items }),
     response: BaseVoiceList,
     errors: ['unauthorized'],
   },
   {
-    method: 'post', path: '/tts/voices', tag: 'TTS', auth: true,
+    operationId: 'createVoice', method: 'post', path: '/tts/voices', tag: 'TTS', auth: true,
     summary: 'Create a voice',
     description: 'base_voice, voice_blend and language are checked against the engine\'s catalog. A name you already use ' +
       '(ignoring case) is a `conflict`. The new voice has version 1.',
     body: CreateVoiceRequest,
-    operation: `mutation CreateVoice($name: String!, $description: String, $baseVoice: String!, $voiceBlend: String, $language: String, $speed: Float) {
-      result: createVoice(name: $name, description: $description, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id } }`,
-    variables: ({ body }) => ({
-      name: body.name, description: body.description, baseVoice: body.base_voice, voiceBlend: body.voice_blend, language: body.language, speed: body.speed,
-    }),
+    graphql: { kind: 'mutation', field: 'createVoice', args: bodyArgs(CreateVoiceRequest), select: '{ id }' },
     status: 202,
     ack: 'Voice created.',
     location: (r) => `/api/v1/tts/voices/${r.id}`,
@@ -285,37 +268,27 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'conflict'],
   },
   {
-    method: 'get', path: '/tts/voices', tag: 'TTS', auth: true,
+    operationId: 'listVoices', method: 'get', path: '/tts/voices', tag: 'TTS', auth: true,
     summary: 'Your voices, oldest first, a page at a time',
-    query: {
-      schema: {
-        type: 'object',
-        properties: {
-          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
-        },
-      },
-    },
-    operation: `query Voices($first: Int!, $after: String) { result: voices(first: $first, after: $after) { items { ${VOICE_FIELDS} } next_cursor: nextCursor } }`,
-    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor }),
+    query: PAGE_QUERY,
+    graphql: { kind: 'query', field: 'voices', args: PAGE_ARGS },
     status: 200,
     response: VoicePage,
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    method: 'get', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'getVoice', method: 'get', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
     summary: 'One of your voices',
     description: "Another user's voice is `not_found`, like an unknown id.",
     params: { voiceId: uuidParam },
-    operation: `query Voice($id: ID!) { result: voice(id: $id) { ${VOICE_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.voiceId }),
+    graphql: { kind: 'query', field: 'voice', args: idFrom('voiceId') },
     status: 200,
     etag: (r) => `"${r.version}"`,
     response: Voice,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    method: 'patch', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'updateVoice', method: 'patch', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
     summary: 'Change a voice at the version you expect',
     description: 'Any of name, description, base_voice, voice_blend, language, speed, each with the rules of creation; a field left out ' +
       'stays as it is, and `description` or `voice_blend` set to null is cleared. Name the version you expect with `?version=N` or ' +
@@ -327,13 +300,10 @@ export const routes: RouteSpec[] = [
     headerParams: [{ name: 'If-Match', schema: { type: 'string', pattern: '^\\s*"?[1-9][0-9]{0,8}"?\\s*$', example: '"3"' }, description: 'The version you expect, quoted (the ETag of GET); instead of ?version' }],
     check: checkVersion,
     body: UpdateVoiceRequest,
-    operation: `mutation UpdateVoice($id: ID!, $version: Int!, $name: String, $description: String, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
-      result: updateVoice(id: $id, version: $version, name: $name, description: $description, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id version } }`,
-    variables: ({ params, query, headers, body }) => ({
-      id: params.voiceId,
-      version: query.version ?? ifMatchVersion(headers),
-      ...present(body, { name: 'name', description: 'description', base_voice: 'baseVoice', voice_blend: 'voiceBlend', language: 'language', speed: 'speed' }),
-    }),
+    graphql: {
+      kind: 'mutation', field: 'updateVoice', select: '{ id version }',
+      args: { ...idFrom('voiceId'), version: { type: 'Int!', value: ({ query, headers }) => query.version ?? ifMatchVersion(headers) }, ...bodyArgs(UpdateVoiceRequest) },
+    },
     status: 202,
     ack: 'Voice updated.',
     location: (r) => `/api/v1/tts/voices/${r.id}`,
@@ -342,14 +312,13 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
   {
-    method: 'delete', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'deleteVoice', method: 'delete', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
     summary: 'Delete a voice at the version you expect',
     description: 'Optimistic locking: `version` must equal the stored version, else `conflict` with `details.current_version`. ' +
       'Of concurrent deletes with the right version exactly one is accepted; the others get `not_found` or `conflict`.',
     params: { voiceId: uuidParam },
-    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] },
-    operation: `mutation DeleteVoice($id: ID!, $version: Int!) { result: deleteVoice(id: $id, version: $version) { id } }`,
-    variables: ({ params, query }) => ({ id: params.voiceId, version: query.version }),
+    query: VERSION_QUERY,
+    graphql: { kind: 'mutation', field: 'deleteVoice', args: { ...idFrom('voiceId'), version: queryArg('version', 'Int!') }, select: '{ id }' },
     status: 202,
     ack: 'Voice deleted.',
     location: (r) => `/api/v1/tts/voices/${r.id}`,
@@ -358,24 +327,20 @@ export const routes: RouteSpec[] = [
   },
 
   {
-    method: 'post', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    operationId: 'createSynthesis', method: 'post', path: '/tts/syntheses', tag: 'TTS', auth: true,
     summary: 'Speak a text with one of your voices (asynchronous)',
     description: 'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
       'Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice\'s settings are ' +
       'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. `speed` (0.25–4.0) is ' +
       'the real speed of the audio: eSpeak NG speaks 80 to 450 words per minute (175 at speed 1.0), and speeds beyond that are rendered ' +
       'at the nearest rate and time-stretched (WSOLA) with the pitch kept. A job whose audio would ' +
-      'last more than 60 minutes (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason. With no synthesis worker alive the job is still ' +
-      'accepted and kept queued; the answer then carries a `warning`. At most 10 of your syntheses ' +
+      `last more than ${configured('SYNTHESIS_MAX_AUDIO_SECONDS', 'duration')} (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason. With no synthesis worker alive the job is still ` +
+      `accepted and kept queued; the answer then carries a \`warning\`. At most ${configured('SYNTHESIS_QUEUE_PER_USER')} of your syntheses ` +
       '(SYNTHESIS_QUEUE_PER_USER) may be queued or running at once: beyond, 429 `rate_limit_exceeded` with `Retry-After` and ' +
       '`details.limit`; request more as they finish, or cancel some. Workers take jobs round-robin across users, so another ' +
       'user\'s backlog delays yours by at most one job per worker.',
     body: SynthesisRequest,
-    operation: `mutation Synthesize($text: String!, $voiceId: ID, $baseVoice: String, $voiceBlend: String, $language: String, $speed: Float) {
-      result: synthesize(text: $text, voiceId: $voiceId, baseVoice: $baseVoice, voiceBlend: $voiceBlend, language: $language, speed: $speed) { id warning } }`,
-    variables: ({ body }) => ({
-      text: body.text, voiceId: body.voice_id, baseVoice: body.base_voice, voiceBlend: body.voice_blend, language: body.language, speed: body.speed,
-    }),
+    graphql: { kind: 'mutation', field: 'synthesize', args: bodyArgs(SynthesisRequest), select: '{ id warning }' },
     status: 202,
     // `warning` only when no worker is alive to take it (readiness shows synthesis: degraded).
     present: (r) => ({ id: r.id, message: 'Synthesis queued.', ...(r.warning ? { warning: r.warning } : {}) }),
@@ -384,14 +349,13 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found', 'rate_limit_exceeded'],
   },
   {
-    method: 'delete', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    operationId: 'cancelSynthesis', method: 'delete', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
     summary: 'Cancel a synthesis, or delete a finished one with its audio',
     description: 'A queued or running synthesis is canceled: its worker stops rendering, it becomes `canceled` (no audio) and ' +
       '`synthesis.canceled` is published; it no longer counts against your queue. A finished one (succeeded, failed, canceled) is ' +
       'deleted with its audio (`synthesis.deleted`); afterwards it is `not_found`. Another user\'s synthesis is `not_found`.',
     params: { synthesisId: uuidParam },
-    operation: `mutation CancelSynthesis($id: ID!) { result: cancelSynthesis(id: $id) { id outcome } }`,
-    variables: ({ params }) => ({ id: params.synthesisId }),
+    graphql: { kind: 'mutation', field: 'cancelSynthesis', args: idFrom('synthesisId'), select: '{ id outcome }' },
     status: 202,
     present: ({ id, outcome }) => ({ id, message: outcome === 'CANCELED' ? 'Synthesis canceled.' : 'Synthesis deleted.' }),
     location: (r) => `/api/v1/tts/syntheses/${r.id}`,
@@ -399,61 +363,51 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    method: 'get', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    operationId: 'listSyntheses', method: 'get', path: '/tts/syntheses', tag: 'TTS', auth: true,
     summary: 'Your syntheses, newest first, a page at a time',
-    description: 'Paged like the voices (`limit` 1–100, default 20; `cursor` from `next_cursor`), newest first; `state` keeps only ' +
+    description: `Paged like the voices (\`limit\` 1–${MAX_PAGE_SIZE}, default 20; \`cursor\` from \`next_cursor\`), newest first; \`state\` keeps only ` +
       'syntheses in that state. Finished ones are listed until they expire (SYNTHESIS_RETENTION_SECONDS).',
-    query: {
-      schema: {
-        type: 'object',
-        properties: {
-          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
-          state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' },
-        },
-      },
+    query: pageQuery({ state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' } }),
+    graphql: {
+      kind: 'query', field: 'syntheses',
+      args: { ...PAGE_ARGS, state: { type: 'SynthesisState', value: ({ query }) => (typeof query.state === 'string' ? query.state.toUpperCase() : undefined) } },
     },
-    operation: `query Syntheses($first: Int!, $after: String, $state: SynthesisState) {
-      result: syntheses(first: $first, after: $after, state: $state) { items { ${SYNTHESIS_FIELDS} } next_cursor: nextCursor } }`,
-    variables: ({ query }) => ({ first: query.limit ?? 20, after: query.cursor, state: typeof query.state === 'string' ? query.state.toUpperCase() : undefined }),
     status: 200,
     present: ({ items, next_cursor }) => ({ items: items.map(presentSynthesis), next_cursor }),
     response: SynthesisPage,
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    method: 'get', path: '/tts/status', tag: 'TTS', auth: true,
+    operationId: 'getSynthesisStatus', method: 'get', path: '/tts/status', tag: 'TTS', auth: true,
     summary: 'Whether speech is being rendered: live synthesis workers and the age of the oldest queued job',
     description: '`status` is `degraded` while no synthesis worker is alive (jobs are accepted and wait queued). The same figures are ' +
       'in `/health/ready` under `details.synthesis`.',
-    operation: `query SynthesisStatus { result: synthesisStatus { status live_workers: liveWorkers queued oldest_queued_age_seconds: oldestQueuedAgeSeconds } }`,
+    graphql: { kind: 'query', field: 'synthesisStatus' },
     status: 200,
     response: SynthesisStatus,
     errors: ['unauthorized'],
   },
   {
-    method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    operationId: 'getSynthesis', method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
     summary: 'One of your syntheses: its state, and the length of its audio once done',
     description: 'state is queued, running, succeeded, failed or canceled; `error` is there only when it failed. Syntheses are deleted with their ' +
-      'audio 7 days (SYNTHESIS_RETENTION_SECONDS) after they finished.',
+      `audio ${configured('SYNTHESIS_RETENTION_SECONDS', 'duration')} (SYNTHESIS_RETENTION_SECONDS) after they finished.`,
     params: { synthesisId: uuidParam },
-    operation: `query Synthesis($id: ID!) { result: synthesis(id: $id) { ${SYNTHESIS_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.synthesisId }),
+    graphql: { kind: 'query', field: 'synthesis', args: idFrom('synthesisId') },
     status: 200,
     present: presentSynthesis,
     response: Synthesis,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    method: 'get', path: '/tts/syntheses/:synthesisId/audio', tag: 'TTS', auth: true,
+    operationId: 'getSynthesisAudio', method: 'get', path: '/tts/syntheses/:synthesisId/audio', tag: 'TTS', auth: true,
     summary: 'The audio of a succeeded synthesis (WAV, with Range support)',
     description: 'audio/wav, mono 16-bit PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech). One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
       'the end answers 416; several ranges, or a malformed Range, get the whole file. ETag and If-None-Match / If-Range work. ' +
       'While the synthesis is queued or running, or when it failed, the answer is 409 `conflict` with `details.state`.',
     params: { synthesisId: uuidParam },
     query: { schema: { type: 'object', properties: { format: { type: 'string', enum: ['wav'], default: 'wav', description: 'Only wav so far' } } } },
-    operation: `query SynthesisAudio($id: ID!) { result: synthesisAudio(id: $id) { content_type: contentType bytes etag } }`,
-    variables: ({ params }) => ({ id: params.synthesisId }),
+    graphql: { kind: 'query', field: 'synthesisAudio', args: idFrom('synthesisId'), select: '{ bytes etag }' },
     download: {
       chunk: `query SynthesisAudioChunk($id: ID!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id) { chunk(offset: $offset, length: $length) } }`,
       contentType: 'audio/wav',
@@ -465,7 +419,7 @@ export const routes: RouteSpec[] = [
 
   // ---- Events -----------------------------------------------------------------------------
   {
-    method: 'get', path: '/events', tag: 'Events', auth: true,
+    operationId: 'streamEvents', method: 'get', path: '/events', tag: 'Events', auth: true,
     summary: 'Your events, as Server-Sent Events',
     description:
       'A `text/event-stream` of your events: session.created, session.refreshed, session.revoked, voice.created, voice.updated (with `changed`: ' +
@@ -473,13 +427,13 @@ export const routes: RouteSpec[] = [
       'request), synthesis.started (each time a worker takes it, with `attempt`), then synthesis.succeeded or synthesis.failed ' +
       '(or synthesis.canceled when canceled; synthesis.deleted when a finished one is deleted); synthesis events carry synthesis_id, state, voice_id, characters, duration_ms and error. ' +
       'Each frame has `id:` (a growing position), `event:` (the type) and `data:` (JSON: `type`, `id` of the resource, `occurred_at`, ' +
-      "and the resource's fields). A comment line every 15 s keeps idle connections open. Reconnect with `Last-Event-ID` (or " +
+      `and the resource's fields). A comment line every ${configured('EVENT_HEARTBEAT_SECONDS', 'seconds')} keeps idle connections open. Reconnect with \`Last-Event-ID\` (or ` +
       '`last_event_id`) to receive everything after it first, with no gap and no duplicate. A position older than what is kept ' +
-      '(7 days by default) answers 410 `resync_required`: reload your data and connect without a position. The stream ends when ' +
+      `(${configured('EVENT_RETENTION_SECONDS', 'duration')}, EVENT_RETENTION_SECONDS) answers 410 \`resync_required\`: reload your data and connect without a position. The stream ends when ` +
       'your session is revoked, and when you read too slowly or stop reading for two heartbeat periods (resume with ' +
       'Last-Event-ID). Admins may pass `scope=all`. A position past the end of the stream answers 400 `validation_error`. ' +
       'The stream also ends when your access token expires, with a last `event: error` frame (`unauthorized`) telling you ' +
-      'to reconnect with a fresh token. At most 20 streams of one user at once (EVENT_STREAMS_PER_USER, per server process; ' +
+      `to reconnect with a fresh token. At most ${configured('EVENT_STREAMS_PER_USER')} streams of one user at once (EVENT_STREAMS_PER_USER, per server process; ` +
       'REST and GraphQL together): beyond that 429 `rate_limit_exceeded` with `Retry-After`.',
     query: {
       schema: {
@@ -495,8 +449,15 @@ export const routes: RouteSpec[] = [
         },
       },
     },
-    operation: `subscription Events($after: ID, $types: [String!], $scope: EventScope) {
-      result: events(after: $after, types: $types, scope: $scope) { seq event_id: eventId type id: resourceId user_id: userId occurred_at: occurredAt data } }`,
+    graphql: {
+      kind: 'subscription', field: 'events',
+      args: {
+        after: { type: 'ID', value: ({ query, headers }) => query.last_event_id ?? (headers['last-event-id'] || undefined) },
+        types: { type: '[String!]', value: ({ query }) => (typeof query.types === 'string' ? query.types.split(',').map((t) => t.trim()).filter(Boolean) : undefined) },
+        scope: { type: 'EventScope', value: ({ query }) => query.scope ?? 'own' },
+      },
+      select: '{ seq event_id: eventId type id: resourceId user_id: userId occurred_at: occurredAt data }',
+    },
     headerParams: [{ name: 'Last-Event-ID', schema: LAST_EVENT_ID, description: 'Resume after this event (EventSource sends it when it reconnects); empty: no position' }],
     check: ({ headers }) => {
       const value = headers['last-event-id'];
@@ -504,11 +465,6 @@ export const routes: RouteSpec[] = [
         ? null
         : { 'Last-Event-ID': ['must be the id of an event (a stream position: digits)'] };
     },
-    variables: ({ query, headers }) => ({
-      after: query.last_event_id ?? (headers['last-event-id'] || undefined),
-      types: typeof query.types === 'string' ? query.types.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
-      scope: query.scope ?? 'own',
-    }),
     stream: {
       frame: ({ seq, data, ...event }) => ({ id: seq, event: event.type, data: { ...data, type: event.type, id: event.id, occurred_at: event.occurred_at, event_id: event.event_id, user_id: event.user_id } }),
     },

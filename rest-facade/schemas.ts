@@ -1,18 +1,16 @@
-// JSON Schemas of the REST bodies: used to validate requests and to write the OpenAPI document.
+// JSON Schemas of the REST bodies: used to validate requests, to write the OpenAPI document and
+// (graphql-mapping.ts) to read each answer from GraphQL. A field is declared here once.
+import { ERROR_STATUS } from '../lib/errors';
+import { configured } from './configured';
+import { graphqlField } from './graphql-mapping';
+
 export type JsonSchema = Record<string, unknown>;
 
 export const ErrorObject: JsonSchema = {
   type: 'object',
   required: ['error', 'message'],
   properties: {
-    error: {
-      type: 'string',
-      description: 'Error code',
-      enum: [
-        'validation_error', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'conflict', 'resync_required',
-        'payload_too_large', 'unsupported_media_type', 'rate_limit_exceeded', 'internal_error', 'service_unavailable',
-      ],
-    },
+    error: { type: 'string', description: 'Error code', enum: Object.keys(ERROR_STATUS) },
     message: { type: 'string', description: 'Human-readable message' },
     details: { type: 'object', additionalProperties: true, description: 'Extra information, e.g. messages per field' },
   },
@@ -33,6 +31,27 @@ export const SynthesisAck: JsonSchema = {
   },
 };
 
+/** A list a page at a time: `{ items, next_cursor }`. */
+export const pageSchema = (item: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: {
+    items: { type: 'array', items: item },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+  },
+});
+
+/**
+ * Text whose length is counted once surrounding white space is trimmed (the service stores it
+ * trimmed): validation.ts trims before it checks, and the document states the rule as a pattern.
+ */
+export const trimmedText = (minLength: number, maxLength: number, description: string): JsonSchema => ({
+  type: 'string', minLength, maxLength, 'x-trimmed': true, description,
+});
+
+/** A field's schema with a sentence added to its description (e.g. what leaving it out means). */
+const noting = (schema: JsonSchema, note: string): JsonSchema => ({ ...schema, description: `${schema.description as string}. ${note}` });
+
 export const SynthesisStatus: JsonSchema = {
   type: 'object',
   required: ['status', 'live_workers', 'queued', 'oldest_queued_age_seconds'],
@@ -49,7 +68,7 @@ export const LoginRequest: JsonSchema = {
   required: ['username', 'password'],
   additionalProperties: true, // unknown fields are ignored
   properties: {
-    username: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S', description: '1–64 characters, not only white space (surrounding white space is trimmed)' },
+    username: trimmedText(1, 64, '1–64 characters after trimming surrounding white space'),
     password: { type: 'string', minLength: 8, maxLength: 1024 },
   },
 };
@@ -65,9 +84,9 @@ export const TokenSet: JsonSchema = {
   type: 'object',
   required: ['access_token', 'refresh_token', 'expires_in', 'token_type', 'session_id'],
   properties: {
-    access_token: { type: 'string', description: 'JWT access token, valid for 1 hour' },
-    refresh_token: { type: 'string', description: 'JWT refresh token, valid for 90 days; spent on use' },
-    expires_in: { type: 'integer', description: 'Lifetime of the access token in seconds', example: 3600 },
+    access_token: { type: 'string', description: `JWT access token, valid for ${configured('ACCESS_TOKEN_TTL_SECONDS', 'duration')}` },
+    refresh_token: { type: 'string', description: `JWT refresh token, valid for ${configured('REFRESH_TOKEN_TTL_SECONDS', 'duration')}; spent on use` },
+    expires_in: { type: 'integer', description: 'Lifetime of the access token in seconds', example: configured('ACCESS_TOKEN_TTL_SECONDS', 'number') },
     token_type: { type: 'string', enum: ['Bearer'] },
     session_id: { type: 'string', format: 'uuid' },
   },
@@ -78,7 +97,7 @@ export const StreamTicket: JsonSchema = {
   required: ['ticket', 'expires_in'],
   properties: {
     ticket: { type: 'string', description: 'Single use; pass as `ticket` in the event stream URL' },
-    expires_in: { type: 'integer', description: 'Seconds left to open the stream with it', example: 30 },
+    expires_in: { type: 'integer', description: 'Seconds left to open the stream with it', example: configured('STREAM_TICKET_TTL_SECONDS', 'number') },
   },
 };
 
@@ -86,7 +105,7 @@ export const Session: JsonSchema = {
   type: 'object',
   required: ['session_id', 'user_id', 'expires_at', 'created_at', 'last_activity_at', 'state'],
   properties: {
-    session_id: { type: 'string', format: 'uuid' },
+    session_id: graphqlField('id', { type: 'string', format: 'uuid' }),
     user_id: { type: 'string', format: 'uuid' },
     expires_at: { type: 'string', format: 'date-time', description: 'Expiry of the latest access token issued in the session' },
     created_at: { type: 'string', format: 'date-time' },
@@ -99,7 +118,7 @@ export const SessionListItem: JsonSchema = {
   type: 'object',
   required: ['session_id', 'created_at', 'last_activity_at', 'expires_at', 'user_agent', 'ip_address', 'current'],
   properties: {
-    session_id: { type: 'string', format: 'uuid' },
+    session_id: graphqlField('id', { type: 'string', format: 'uuid' }),
     created_at: { type: 'string', format: 'date-time' },
     last_activity_at: { type: 'string', format: 'date-time' },
     expires_at: { type: 'string', format: 'date-time', description: 'Expiry of the latest access token issued in the session' },
@@ -109,14 +128,7 @@ export const SessionListItem: JsonSchema = {
   },
 };
 
-export const SessionPage: JsonSchema = {
-  type: 'object',
-  required: ['items', 'next_cursor'],
-  properties: {
-    items: { type: 'array', items: { $ref: '#/components/schemas/SessionListItem' } },
-    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
-  },
-};
+export const SessionPage = pageSchema(SessionListItem);
 
 export const SessionsRevoked: JsonSchema = {
   type: 'object',
@@ -128,7 +140,7 @@ export const SessionsRevoked: JsonSchema = {
   },
 };
 
-const NEW_PASSWORD_RULE = '8–1024 characters, and hard to guess: a zxcvbn strength score of at least 3 of 4 (PASSWORD_MIN_SCORE) ' +
+const NEW_PASSWORD_RULE = `8–1024 characters, and hard to guess: a zxcvbn strength score of at least ${configured('PASSWORD_MIN_SCORE')} of 4 (PASSWORD_MIN_SCORE) ` +
   'with the common and English dictionaries; common passwords, names, keyboard walks and the username itself score low. ' +
   'Failing it is a `validation_error` naming the field, with the reason.';
 
@@ -147,11 +159,11 @@ export const CreateUserRequest: JsonSchema = {
   required: ['username', 'password'],
   additionalProperties: true, // unknown fields are ignored
   properties: {
-    username: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S', description: '1–64 characters, not only white space (surrounding white space is trimmed); unique ignoring case' },
+    username: trimmedText(1, 64, '1–64 characters after trimming surrounding white space; unique ignoring case'),
     password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
     roles: {
-      type: 'array', maxItems: 10, default: [], example: ['admin'],
-      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' }, description: 'Role names; `admin` makes an administrator',
+      type: 'array', maxItems: 10, example: ['admin'],
+      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' }, description: 'Role names; `admin` makes an administrator. Left out: none',
     },
   },
 };
@@ -170,14 +182,7 @@ export const User: JsonSchema = {
   },
 };
 
-export const UserPage: JsonSchema = {
-  type: 'object',
-  required: ['items', 'next_cursor'],
-  properties: {
-    items: { type: 'array', items: { $ref: '#/components/schemas/User' } },
-    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
-  },
-};
+export const UserPage = pageSchema(User);
 /**
  * `x-catalog`: the value must be one listed by that endpoint (the catalog belongs to the speech
  * engine, behind the gateway; the facade does not know it, so it links to it instead of an enum).
@@ -201,12 +206,22 @@ const VOICE_SETTINGS: Record<string, JsonSchema> = {
   },
   language: {
     type: 'string', minLength: 1, maxLength: 35, example: 'en-us', 'x-catalog': LANGUAGE_CATALOG,
-    description: 'A language tag of the engine (`items[].languages[]` of GET /api/v1/tts/base-voices; case-insensitive); default en-us',
+    description: 'A language tag of the engine (`items[].languages[]` of GET /api/v1/tts/base-voices; case-insensitive)',
   },
-  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, default: 1, description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays' },
+  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays' },
 };
 
-const VOICE_NAME: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', description: '1–100 characters, not only white space (surrounding white space is trimmed); unique among your voices, ignoring case' };
+/**
+ * The settings of something new (a voice, a synthesis): what leaving one out means is said in
+ * words, not as a `default`, which generated clients read as "always sent".
+ */
+const NEW_VOICE_SETTINGS: Record<string, JsonSchema> = {
+  ...VOICE_SETTINGS,
+  language: noting(VOICE_SETTINGS.language, 'Left out: en-us'),
+  speed: noting(VOICE_SETTINGS.speed, 'Left out: 1.0'),
+};
+
+const VOICE_NAME = trimmedText(1, 100, '1–100 characters after trimming surrounding white space; unique among your voices, ignoring case');
 
 export const CreateVoiceRequest: JsonSchema = {
   type: 'object',
@@ -215,22 +230,27 @@ export const CreateVoiceRequest: JsonSchema = {
   properties: {
     name: VOICE_NAME,
     description: { type: 'string', maxLength: 1000 },
-    ...VOICE_SETTINGS,
+    ...NEW_VOICE_SETTINGS,
   },
 };
 
+const VOICE_CHANGES: Record<string, JsonSchema> = {
+  name: VOICE_NAME,
+  description: { type: 'string', maxLength: 1000, nullable: true },
+  ...VOICE_SETTINGS,
+  voice_blend: { ...VOICE_SETTINGS.voice_blend, nullable: true },
+};
+
+/** A PATCH body: no `default` anywhere, since a field left out stays as it is. */
 export const UpdateVoiceRequest: JsonSchema = {
   type: 'object',
   additionalProperties: true, // unknown fields are ignored
-  minProperties: 1,
   description: 'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
     '`voice_blend` may be null to clear them.',
-  properties: {
-    name: VOICE_NAME,
-    description: { type: 'string', maxLength: 1000, nullable: true },
-    ...VOICE_SETTINGS,
-    voice_blend: { ...VOICE_SETTINGS.voice_blend, nullable: true },
-  },
+  // At least one known field (unknown ones are dropped, so they do not count).
+  anyOf: Object.keys(VOICE_CHANGES).map((field) => ({ required: [field] })),
+  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(VOICE_CHANGES).join(', ')}` },
+  properties: VOICE_CHANGES,
 };
 
 export const Voice: JsonSchema = {
@@ -251,14 +271,7 @@ export const Voice: JsonSchema = {
   },
 };
 
-export const VoicePage: JsonSchema = {
-  type: 'object',
-  required: ['items', 'next_cursor'],
-  properties: {
-    items: { type: 'array', items: { $ref: '#/components/schemas/Voice' } },
-    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
-  },
-};
+export const VoicePage = pageSchema(Voice);
 
 export const SynthesisRequest: JsonSchema = {
   type: 'object',
@@ -273,7 +286,7 @@ export const SynthesisRequest: JsonSchema = {
   properties: {
     text: { type: 'string', minLength: 1, maxLength: 10000, pattern: '\\S', description: 'What to say: 1 to 10,000 characters (code points), not only white space' },
     voice_id: { type: 'string', format: 'uuid', description: 'One of your voices; its settings are copied into the synthesis now' },
-    ...VOICE_SETTINGS,
+    ...NEW_VOICE_SETTINGS,
   },
 };
 
@@ -300,14 +313,7 @@ export const Synthesis: JsonSchema = {
   },
 };
 
-export const SynthesisPage: JsonSchema = {
-  type: 'object',
-  required: ['items', 'next_cursor'],
-  properties: {
-    items: { type: 'array', items: { $ref: '#/components/schemas/Synthesis' } },
-    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
-  },
-};
+export const SynthesisPage = pageSchema(Synthesis);
 
 export const BaseVoice: JsonSchema = {
   type: 'object',
@@ -345,13 +351,12 @@ export const Health: JsonSchema = {
   },
 };
 
+/** The named schemas of the document: wherever one of them is used, the document refers to it by name. */
 export const components = {
   ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, SessionListItem, SessionPage, SessionsRevoked,
   ChangePasswordRequest, CreateUserRequest, User, UserPage, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
   Synthesis, SynthesisPage, BaseVoice, BaseVoiceList, EventFrame, Health,
   SynthesisAck, SynthesisStatus,
 };
-
-export const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });
 
 export const uuidParam: JsonSchema = { type: 'string', format: 'uuid' };

@@ -2,19 +2,22 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { RouteSpec } from './route-spec';
+import type { JsonSchema } from './schemas';
 
-// verbose: an error carries its schema, where `x-one-of-error` says how to name an exactly-one failure.
+// verbose: an error carries its schema, where `x-one-of-error` says how to name a failed oneOf or anyOf.
 const bodyAjv = addFormats(new Ajv({ allErrors: true, removeAdditional: 'all', strict: false, verbose: true }));
 const paramAjv = addFormats(new Ajv({ allErrors: true, coerceTypes: true, removeAdditional: 'all', strict: false }));
 
 export type FieldErrors = Record<string, string[]>;
 
+const ALTERNATIVES = ['oneOf', 'anyOf'];
+
 function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors): void {
-  const oneOfs = (errors ?? []).filter((e) => e.keyword === 'oneOf');
+  const oneOfs = (errors ?? []).filter((e) => ALTERNATIVES.includes(e.keyword));
   for (const e of errors ?? []) {
-    // An exactly-one failure is one message, not one per alternative that did not match.
+    // A failure among alternatives is one message, not one per alternative that did not match.
     if (oneOfs.some((o) => o !== e && e.instancePath === o.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`))) continue;
-    const oneOfError = e.keyword === 'oneOf' ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error'] : undefined;
+    const oneOfError = ALTERNATIVES.includes(e.keyword) ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error'] : undefined;
     if (oneOfError) {
       (into[oneOfError.field] ??= []).push(oneOfError.message);
       continue;
@@ -24,6 +27,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
     const message =
       e.keyword === 'required' ? 'is required'
       : e.keyword === 'pattern' ? ((e.params as { pattern: string }).pattern === '\\S' ? 'must not be blank' : 'has the wrong format')
+      : e.keyword === 'minLength' && e.data === '' && (e.parentSchema as JsonSchema)?.['x-trimmed'] ? 'must not be blank'
       : e.message ?? 'is invalid';
     (into[field] ??= []).push(message);
   }
@@ -34,12 +38,24 @@ export interface RouteValidator {
   (input: { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown }): FieldErrors | null;
 }
 
+/**
+ * Trims the body's text fields whose lengths count after trimming (`x-trimmed`), before they are
+ * checked: the service stores them trimmed, so `"  name  "` is a name of 4 characters.
+ */
+function trimmer(schema: JsonSchema | undefined): (body: Record<string, unknown>) => void {
+  const trimmed = Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).filter(([, s]) => s['x-trimmed']).map(([name]) => name);
+  return (body) => {
+    for (const name of trimmed) if (typeof body[name] === 'string') body[name] = (body[name] as string).trim();
+  };
+}
+
 export function compileValidator(route: RouteSpec): RouteValidator {
   const params: ValidateFunction | undefined = route.params
     ? paramAjv.compile({ type: 'object', properties: route.params, required: Object.keys(route.params) })
     : undefined;
   const query = route.query ? paramAjv.compile({ ...route.query.schema, required: route.query.required ?? [] }) : undefined;
   const body = route.body ? bodyAjv.compile(route.body) : undefined;
+  const trim = trimmer(route.body);
   return (input) => {
     const problems: FieldErrors = {};
     if (params && !params(input.params)) fieldErrors(params.errors, problems);
@@ -47,7 +63,10 @@ export function compileValidator(route: RouteSpec): RouteValidator {
     if (body) {
       if (input.body === undefined || input.body === null || typeof input.body !== 'object' || Array.isArray(input.body)) {
         problems.body = ['must be a JSON object'];
-      } else if (!body(input.body)) fieldErrors(body.errors, problems);
+      } else {
+        trim(input.body as Record<string, unknown>);
+        if (!body(input.body)) fieldErrors(body.errors, problems);
+      }
     }
     return Object.keys(problems).length ? problems : null;
   };

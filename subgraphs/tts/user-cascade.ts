@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import type { AudioStore } from './audio/audio-store';
 import { Synthesis } from './entities/synthesis';
 import { Voice } from './entities/voice';
+import { voiceEventData } from './voice-service';
 
 /** Deletes everything `userId` owns here. Runs inside the consumer's transaction. */
 export async function deleteUserData(m: EntityManager, store: AudioStore, userId: string, logger?: Logger): Promise<{ voices: number; syntheses: number }> {
@@ -20,7 +21,7 @@ export async function deleteUserData(m: EntityManager, store: AudioStore, userId
     await m.delete(Voice, { id: v.id });
     await recordEvent(m, {
       type: 'voice.deleted', userId, resourceId: v.id,
-      data: { voice_id: v.id, name: v.name, base_voice: v.baseVoice, voice_blend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version, reason: 'user_deleted' },
+      data: { ...voiceEventData(v), reason: 'user_deleted' },
     });
   }
   const syntheses = await m.find(Synthesis, { select: { id: true, audioKey: true }, where: { ownerId: userId } });

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { MoreThan } from 'typeorm';
 import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
+import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Voice } from './entities/voice';
@@ -25,18 +26,17 @@ export interface VoiceChanges {
   speed?: number;
 }
 
-/** The stored fields of a voice an update may change, by their REST (and event) names. */
-const CHANGEABLE = { name: 'name', description: 'description', baseVoice: 'base_voice', voiceBlend: 'voice_blend', language: 'language', speed: 'speed' } as const;
+/** The stored fields of a voice an update may change. */
+const CHANGEABLE = ['name', 'description', 'baseVoice', 'voiceBlend', 'language', 'speed'] as const satisfies readonly (keyof VoiceChanges)[];
 
 export interface VoicePage {
   items: Voice[];
   nextCursor: string | null;
 }
 
-/** The fields an event carries: what a stream reader needs to show the voice. */
-const eventData = (v: Voice) => ({
-  voice_id: v.id, name: v.name, base_voice: v.baseVoice, voice_blend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version,
-});
+/** The fields an event carries: what a stream reader needs to show the voice (spelled as events spell them: lib/naming.ts). */
+export const voiceEventData = (v: Voice) =>
+  snakeKeys<unknown>({ voiceId: v.id, name: v.name, baseVoice: v.baseVoice, voiceBlend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version });
 
 export const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
 export function decodeCursor(cursor: string): string {
@@ -71,7 +71,7 @@ export class VoiceService {
     try {
       return await inTransaction(this.dataSource, async (m) => {
         await m.insert(Voice, voice);
-        await recordEvent(m, { type: 'voice.created', userId: ownerId, resourceId: voice.id, data: eventData(voice) });
+        await recordEvent(m, { type: 'voice.created', userId: ownerId, resourceId: voice.id, data: voiceEventData(voice) });
         return voice;
       });
     } catch (err) {
@@ -106,8 +106,8 @@ export class VoiceService {
    * catalog. The version goes up by one even when nothing differs (the command was accepted).
    */
   async update(ownerId: string, id: string, version: number, changes: VoiceChanges): Promise<Voice> {
-    const given = (Object.keys(CHANGEABLE) as (keyof VoiceChanges)[]).filter((k) => changes[k] !== undefined);
-    if (!given.length) throw validationError({ body: [`give at least one of ${Object.values(CHANGEABLE).join(', ')}`] });
+    const given = CHANGEABLE.filter((k) => changes[k] !== undefined);
+    if (!given.length) throw validationError({ body: [`give at least one of ${CHANGEABLE.join(', ')}`] });
     const problems: Record<string, string[]> = {};
     for (const k of ['name', 'baseVoice', 'language', 'speed'] as const) if (changes[k] === null) problems[k] = ['cannot be cleared (null)'];
     if (Object.keys(problems).length) throw validationError(problems);
@@ -131,10 +131,10 @@ export class VoiceService {
     };
     const changed: Record<string, unknown> = {};
     const previous: Record<string, unknown> = {};
-    for (const [field, restName] of Object.entries(CHANGEABLE) as [keyof typeof CHANGEABLE, string][]) {
+    for (const field of CHANGEABLE) {
       if (next[field] !== voice[field]) {
-        changed[restName] = next[field];
-        previous[restName] = voice[field];
+        changed[field] = next[field];
+        previous[field] = voice[field];
       }
     }
     const updated = { ...voice, ...next } as Voice;
@@ -143,7 +143,7 @@ export class VoiceService {
       won = await inTransaction(this.dataSource, async (m) => {
         const result = await m.update(Voice, { id, ownerId, version }, next);
         if (affectedRows(result) !== 1) return false;
-        await recordEvent(m, { type: 'voice.updated', userId: ownerId, resourceId: id, data: { ...eventData(updated), changed, previous } });
+        await recordEvent(m, { type: 'voice.updated', userId: ownerId, resourceId: id, data: { ...voiceEventData(updated), changed: snakeKeys(changed), previous: snakeKeys(previous) } });
         return true;
       });
     } catch (err) {
@@ -169,7 +169,7 @@ export class VoiceService {
     const won = voice.version === version && (await inTransaction(this.dataSource, async (m) => {
       const result = await m.delete(Voice, { id, ownerId, version });
       if (affectedRows(result) !== 1) return false;
-      await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: eventData(voice) });
+      await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: voiceEventData(voice) });
       return true;
     }));
     if (won) return voice;
