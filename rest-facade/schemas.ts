@@ -330,7 +330,7 @@ export const BaseVoice: JsonSchema = {
 export const BaseVoiceList: JsonSchema = {
   type: 'object',
   required: ['items'],
-  properties: { items: { type: 'array', items: { $ref: '#/components/schemas/BaseVoice' } } },
+  properties: { items: { type: 'array', items: BaseVoice } },
 };
 
 export const EventFrame: JsonSchema = {

@@ -107,6 +107,20 @@ describe('POST /api/v1/admin/users', () => {
     const bad = await http.post('/api/v1/admin/users', { username: ' ', password: 'short', roles: ['Not A Role'] }, { token: admin.access_token });
     expect(Object.keys(bad.body.details).sort()).toEqual(['password', 'roles.0', 'username']);
   });
+
+  it('counts a username after trimming (1–64 characters): 64 surrounded by spaces is fine, 65 is not', async () => {
+    const name = `t${'r'.repeat(62)}m`;
+    const padded = await http.post('/api/v1/admin/users', { username: `  ${name}\t `, password: 'trimmed password 1' }, { token: admin.access_token });
+    expect(padded.status).toBe(202);
+    expect((await http.get(`/api/v1/admin/users/${padded.body.id}`, { token: admin.access_token })).body.username).toBe(name);
+    // Login trims the same way: the padded name logs in, and 65 characters after trimming are refused.
+    expect((await http.post('/api/v1/auth/login', { username: ` ${name} `, password: 'trimmed password 1' })).status).toBe(202);
+    const long = await http.post('/api/v1/admin/users', { username: ` ${name}x `, password: 'trimmed password 1' }, { token: admin.access_token });
+    expect(long.status).toBe(400);
+    expect(long.body.details).toEqual({ username: [expect.stringMatching(/64/)] });
+    const blank = await http.post('/api/v1/admin/users', { username: '   ', password: 'trimmed password 1' }, { token: admin.access_token });
+    expect(blank.body.details).toEqual({ username: ['must not be blank'] });
+  });
 });
 
 describe('disable and enable', () => {

@@ -277,8 +277,13 @@ describe('what the document says, the server does', () => {
 
   it('the limits the server enforces are the document\'s', async () => {
     const { LoginRequest, CreateVoiceRequest } = doc.components.schemas;
-    expect(LoginRequest.properties.username.maxLength).toBe(64);
-    expect(CreateVoiceRequest.properties.name.maxLength).toBe(100);
+    // Lengths after trimming: 64 (100) characters however much white space surrounds them, and not one more.
+    const fits = (schema: Schema, length: number) => documentSays(schema, ` \t${'é'.repeat(length)}  `);
+    expect([fits(LoginRequest.properties.username, 64), fits(LoginRequest.properties.username, 65)]).toEqual([true, false]);
+    expect([fits(CreateVoiceRequest.properties.name, 100), fits(CreateVoiceRequest.properties.name, 101)]).toEqual([true, false]);
+    expect(documentSays(CreateVoiceRequest.properties.name, '   ')).toBe(false);
+    const padded = await http().post('/api/v1/tts/voices', { name: `  ${'p'.repeat(100)}  `, base_voice: 'f1' }, { token });
+    expect(padded.status).toBe(202);
     expect(CreateVoiceRequest.properties.base_voice['x-catalog'].href).toBe('/api/v1/tts/base-voices');
     const tooLong = await http().post('/api/v1/tts/voices', { name: 'n'.repeat(101), base_voice: 'f1' }, { token });
     expect(tooLong.body.details).toHaveProperty('name');
