@@ -40,7 +40,7 @@ export const SpeechRequest: JsonSchema = {
       example: 'f3',
     },
     speed: { type: 'number', minimum: 0.25, maximum: 4, description: "0.25 to 4.0; default 1.0, or the stored voice's speed" },
-    response_format: { type: 'string', enum: ['wav', 'pcm'], description: 'Left out: wav. wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
+    response_format: { type: 'string', enum: ['wav', 'pcm'], description: 'wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF; the format when left out), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
     stream_format: { type: 'string', enum: ['audio'], description: 'Only audio (no SSE)' },
     instructions: { type: 'string', maxLength: 4096, description: 'Accepted and ignored' },
   },
