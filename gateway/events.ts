@@ -8,7 +8,7 @@ import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOpe
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import { Arg, Authorized, buildSchema, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
-import { AppError, ERROR_STATUS } from '../lib/errors';
+import { AppError, ERROR_STATUS, isErrorCode } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
@@ -397,7 +397,7 @@ export async function createEventsService(options: {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (first?.retryAfter !== undefined) headers['retry-after'] = String(first.retryAfter);
       if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-      return [JSON.stringify(result), { status: ERROR_STATUS[code] ?? 500, statusText: code, headers }];
+      return [JSON.stringify(result), { status: isErrorCode(code) ? ERROR_STATUS[code] : 500, statusText: code, headers }];
     },
   });
 

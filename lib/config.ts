@@ -154,6 +154,25 @@ function configSchema() {
     GRAPHQL_EXPLORER: bool.optional(),
     /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
     STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
+
+    // ---- hardening: metrics, speech answers, tracing, tts quotas (issue 29) ----
+    /** In production, /metrics on the service's own port only when true (else use METRICS_PORT). */
+    METRICS_PUBLIC: bool.default(false),
+    /** A speech answer (POST /v1/audio/speech, the REST audio download) whose reader takes nothing for this long is cut off. */
+    SPEECH_WRITE_TIMEOUT_SECONDS: int(1, 3600).default(60),
+    /** POST /v1/audio/speech answers one user may have open at once in one facade process; more get 429. */
+    SPEECH_ANSWERS_PER_USER: int(1, 100_000).default(3),
+    /**
+     * Callers whose `traceparent` sampled flag is believed (Express trust-proxy syntax: addresses,
+     * CIDRs, `loopback`, `uniquelocal`…). Others keep their trace id but are sampled by TRACE_SAMPLE_RATIO.
+     */
+    TRACE_TRUST_PARENT: csv.default([]),
+    /** The share of traces this process starts (or of untrusted callers' traces) that it samples. */
+    TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
+    /** Voices one user may keep; more are refused (409). */
+    VOICES_PER_USER: int(1, 100_000_000).default(1000),
+    /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
+    AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
   });
 }
 

@@ -1,6 +1,5 @@
 // The REST facade: Express, driven by the route table. It validates, runs the route's
 // GraphQL operation and shapes the answer; it holds no business rules.
-import { once } from 'node:events';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
@@ -15,6 +14,7 @@ import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './o
 import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
 import { routes as defaultRoutes } from './routes';
 import { sendError, sendGraphQLError } from './errors';
+import { drained } from './slow-reader';
 import { compileValidator } from './validation';
 
 export const API_PREFIX = '/api/v1';
@@ -70,7 +70,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   });
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
   for (const route of routes) {
-    const handler = route.stream ? streamHandler(route, graphql, config) : route.download ? downloadHandler(route, graphql) : routeHandler(route, graphql);
+    const handler = route.stream ? streamHandler(route, graphql, config) : route.download ? downloadHandler(route, graphql, config) : routeHandler(route, graphql);
     api[route.method](route.path, handler);
   }
   app.use(API_PREFIX, api);
@@ -228,7 +228,7 @@ const DOWNLOAD_PIECE_BYTES = 512 * 1024;
  * ETag / If-None-Match / If-Range, and HEAD. Errors before the first byte are error objects;
  * after it, all that can be done is to cut the response short.
  */
-function downloadHandler(route: RouteSpec, graphql: GraphQLClient) {
+function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
   const validate = compileValidator(route);
   const operation = graphqlOperation(route);
   const { chunk, contentType } = route.download!;
@@ -275,26 +275,12 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient) {
     for (let at = start; ; ) {
       if (!data.length && at <= end) return void res.destroy(); // the file changed or went away mid-way
       at += data.length;
-      if (!res.write(data) && !(await drained(res, closed, 60_000))) return void res.destroy();
+      if (!res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) return void res.destroy();
       if (at > end || !open) break;
       data = await piece(at);
     }
     res.end();
   };
-}
-
-/** True once the response drains; false when it closes or has not drained within `ms`. */
-async function drained(res: Response, closed: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      once(res, 'drain').then(() => true),
-      closed.then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // A result shared by many streams (see gateway/events.ts) is turned into its frame once.

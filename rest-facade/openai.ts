@@ -7,14 +7,17 @@
 // nothing renders on this thread), then `synthesisStream` reads the WAV its worker is writing,
 // piece by piece as it is rendered, until its end; each piece goes out as it comes. A client
 // that hangs up cancels the synthesis.
-import express, { Request, Response, Router } from 'express';
+import express, { NextFunction, Request, Response, Router } from 'express';
+import type { GraphQLFormattedError } from 'graphql';
 import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../lib/errors';
 import { snakeCase } from '../lib/naming';
+import { sendJson } from '../lib/http-app';
 import { REQUEST_ID_HEADER } from '../lib/request-context';
 import type { GraphQLClient } from './graphql-client';
 import type { RouteSpec } from './route-spec';
 import type { JsonSchema } from './schemas';
+import { drained } from './slow-reader';
 import { compileValidator } from './validation';
 
 export const OPENAI_SPEECH_PATH = '/v1/audio/speech';
@@ -99,16 +102,48 @@ type Body = { model: string; input: string; voice: string | { id: string }; spee
 function sendOpenAiError(res: Response, code: ErrorCode, message: string = DEFAULT_MESSAGES[code], param: string | null = null, retryAfter?: number): void {
   if (res.headersSent) return;
   if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
-  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
-  res.status(ERROR_STATUS[code]).json({ error: { message, type: code, param, code } });
+  // Every 429 says when to come back (OpenAI's SDKs wait for it before they retry).
+  if (retryAfter !== undefined || code === 'rate_limit_exceeded') res.setHeader('Retry-After', String(retryAfter ?? 1));
+  sendJson(res, ERROR_STATUS[code], { error: { message, type: code, param, code } });
 }
 
 /** The body field a GraphQL argument came from. */
-const PARAMS: Record<string, string> = { text: 'input', voice: 'voice', speed: 'speed', voice_id: 'voice' };
+const PARAMS = new Map([['text', 'input'], ['voice', 'voice'], ['speed', 'speed'], ['voice_id', 'voice']]);
+
+/**
+ * A GraphQL error in OpenAI's terms. `details` are a field's messages only for validation errors;
+ * other codes carry figures there (a queue's `limit` and `active`), which are not about a field.
+ */
+function openAiError(error: GraphQLFormattedError): { code: ErrorCode; message: string; param: string | null; retryAfter?: number } {
+  const ext = (error.extensions ?? {}) as { code?: unknown; details?: unknown; retryAfter?: unknown };
+  const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
+  const retryAfter = typeof ext.retryAfter === 'number' ? ext.retryAfter : undefined;
+  if (code === 'internal_error') return { code, message: DEFAULT_MESSAGES.internal_error, param: null };
+  const [key, messages] = code === 'validation_error' && ext.details && typeof ext.details === 'object' ? Object.entries(ext.details)[0] ?? [] : [];
+  if (key === undefined || !Array.isArray(messages)) return { code, message: error.message, param: null, retryAfter };
+  const field = snakeCase(key);
+  const param = PARAMS.get(field) ?? field;
+  return { code, message: `${param}: ${messages.map(String).join('; ')}`, param, retryAfter };
+}
+
+/** The `sub` of a token the gateway has just accepted (it checked the signature). */
+function tokenSubject(authorization: string | undefined): string | undefined {
+  try {
+    const sub = JSON.parse(Buffer.from(String(authorization).split('.')[1] ?? '', 'base64url').toString('utf8')).sub;
+    return typeof sub === 'string' ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a refused speech request may try again: an open answer lasts as long as its audio. */
+const OPEN_ANSWERS_RETRY_SECONDS = 5;
 
 export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Router {
   const router = Router();
   const validate = compileValidator({ body: SpeechRequest } as RouteSpec);
+  // Answers open per user, counted from the queued synthesis until the answer ends (SPEECH_ANSWERS_PER_USER).
+  const openAnswers = new Map<string, number>();
   router.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
 
   router.post('/', async (req: Request, res: Response) => {
@@ -117,6 +152,10 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     if (problems) {
       const [field, messages] = Object.entries(problems)[0];
       return sendOpenAiError(res, 'validation_error', `${field} ${messages.join('; ')}`, field.split('.')[0]);
+    }
+    // Refused before anything is queued when already full (a forged `sub` only refuses its sender).
+    if ((openAnswers.get(tokenSubject(req.headers.authorization) ?? '') ?? 0) >= config.SPEECH_ANSWERS_PER_USER) {
+      return sendOpenAiError(res, 'rate_limit_exceeded', `You have ${config.SPEECH_ANSWERS_PER_USER} speech answers open, the most allowed; try again when one has ended.`, null, OPEN_ANSWERS_RETRY_SECONDS);
     }
     const body = req.body as Body;
     const format = body.response_format ?? 'wav';
@@ -138,12 +177,8 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       }
       const error = result.errors?.[0];
       if (error) {
-        const ext = (error.extensions ?? {}) as { code?: unknown; details?: Record<string, string[]>; retryAfter?: number };
-        const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
-        const field = ext.details ? snakeCase(Object.keys(ext.details)[0]) : null;
-        const message = code === 'internal_error' ? DEFAULT_MESSAGES.internal_error
-          : field && ext.details ? `${PARAMS[field] ?? field}: ${ext.details[Object.keys(ext.details)[0]].join('; ')}` : error.message;
-        sendOpenAiError(res, code, message, field && (PARAMS[field] ?? field), ext.retryAfter);
+        const { code, message, param, retryAfter } = openAiError(error);
+        sendOpenAiError(res, code, message, param, retryAfter);
         return null;
       }
       return result.data?.result ?? null;
@@ -155,6 +190,30 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     );
     if (!queued) return;
     const id = queued.id as string;
+    const cancel = () => graphql.execute({
+      query: 'mutation StopSpeech($id: ID!) { result: cancelSynthesis(id: $id, keepFinished: true) { outcome } }',
+      variables: { id }, clientIp: req.ip ?? '',
+      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
+    }).then(
+      (r) => r.errors?.length && req.log.warn({ synthesisId: id, errors: r.errors }, 'could not cancel the synthesis of a speech answer'),
+      (err) => req.log.warn({ err, synthesisId: id }, 'could not cancel the synthesis of a speech answer'),
+    );
+
+    // Counted only now that the gateway has accepted the token, so that its `sub` is the caller's.
+    const user = tokenSubject(req.headers.authorization) ?? '';
+    const opened = openAnswers.get(user) ?? 0;
+    if (opened >= config.SPEECH_ANSWERS_PER_USER) {
+      void cancel();
+      const limit = config.SPEECH_ANSWERS_PER_USER;
+      return sendOpenAiError(res, 'rate_limit_exceeded', `You have ${opened} speech answers open, the most allowed (${limit}); try again when one has ended.`, null, OPEN_ANSWERS_RETRY_SECONDS);
+    }
+    openAnswers.set(user, opened + 1);
+    res.once('close', () => {
+      const left = (openAnswers.get(user) ?? 1) - 1;
+      if (left > 0) openAnswers.set(user, left);
+      else openAnswers.delete(user);
+    });
+    const closed = new Promise<void>((resolve) => res.once('close', resolve));
 
     // Streams the WAV as the worker renders it (synthesisStream reads the file it is writing):
     // asks again at once after a piece, after a growing pause (to SPEECH_POLL_MS) after none.
@@ -167,14 +226,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       if (ended) return;
       ended = true;
       req.log.info({ synthesisId: id }, 'speech client disconnected; canceling its synthesis');
-      void graphql.execute({
-        query: 'mutation StopSpeech($id: ID!) { result: cancelSynthesis(id: $id, keepFinished: true) { outcome } }',
-        variables: { id }, clientIp: req.ip ?? '',
-        headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
-      }).then(
-        (r) => r.errors?.length && req.log.warn({ synthesisId: id, errors: r.errors }, 'could not cancel the synthesis of a disconnected speech client'),
-        (err) => req.log.warn({ err, synthesisId: id }, 'could not cancel the synthesis of a disconnected speech client'),
-      );
+      void cancel();
     };
     if (!open) hungUp();
     else res.once('close', hungUp);
@@ -212,14 +264,10 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
           res.setHeader('X-Sample-Rate', String(data.readUInt32LE(24)));
           if (format === 'pcm') data = data.subarray(WAV_HEADER_BYTES);
         }
-        if (data.length && !res.write(data)) {
-          await new Promise<void>((resolve) => {
-            const go = () => {
-              res.off('drain', go).off('close', go);
-              resolve();
-            };
-            res.on('drain', go).on('close', go);
-          });
+        // A reader that takes nothing for SPEECH_WRITE_TIMEOUT_SECONDS is cut off (hungUp cancels the render).
+        if (data.length && !res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) {
+          res.destroy();
+          return;
         }
       }
       if (piece.end) {
@@ -234,6 +282,19 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(config.SPEECH_POLL_MS, wait * 2);
     }
+  });
+  // What the body parser (or anything else) refused, in OpenAI's shape too: never REST's, never a 500 for input.
+  router.use((err: { type?: string; status?: number; expose?: boolean; message?: string }, req: Request, res: Response, _next: NextFunction) => {
+    const status = Number(err?.status);
+    if (err?.type === 'entity.too.large') return sendOpenAiError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
+    if (err?.type === 'entity.parse.failed') return sendOpenAiError(res, 'validation_error', 'The request body is not valid JSON.');
+    if (status >= 400 && status < 500) {
+      const code = status === 415 ? 'unsupported_media_type' : status === 413 ? 'payload_too_large' : 'validation_error';
+      return sendOpenAiError(res, code, err.expose && typeof err.message === 'string' ? err.message : DEFAULT_MESSAGES[code]);
+    }
+    req.log.error({ err }, 'speech request failed');
+    if (res.headersSent) return void res.destroy();
+    sendOpenAiError(res, 'internal_error');
   });
   return router;
 }

@@ -12,6 +12,12 @@ export type FieldErrors = Record<string, string[]>;
 
 const ALTERNATIVES = ['oneOf', 'anyOf'];
 
+/** A field named by the client (`__proto__`, `constructor`) is a key like any other, never the prototype's. */
+function add(into: FieldErrors, field: string, message: string): void {
+  if (Object.hasOwn(into, field)) into[field].push(message);
+  else Object.defineProperty(into, field, { value: [message], enumerable: true, writable: true, configurable: true });
+}
+
 function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors): void {
   const oneOfs = (errors ?? []).filter((e) => ALTERNATIVES.includes(e.keyword));
   for (const e of errors ?? []) {
@@ -19,7 +25,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
     if (oneOfs.some((o) => o !== e && e.instancePath === o.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`))) continue;
     const oneOfError = ALTERNATIVES.includes(e.keyword) ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error'] : undefined;
     if (oneOfError) {
-      (into[oneOfError.field] ??= []).push(oneOfError.message);
+      add(into, oneOfError.field, oneOfError.message);
       continue;
     }
     const field =
@@ -29,7 +35,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
       : e.keyword === 'pattern' ? ((e.params as { pattern: string }).pattern === '\\S' ? 'must not be blank' : 'has the wrong format')
       : e.keyword === 'minLength' && e.data === '' && (e.parentSchema as JsonSchema)?.['x-trimmed'] ? 'must not be blank'
       : e.message ?? 'is invalid';
-    (into[field] ??= []).push(message);
+    add(into, field, message);
   }
 }
 

@@ -129,7 +129,7 @@ export class SynthesisService {
     const problems = textProblems(input.text);
     if (Object.keys(problems).length) throw validationError(problems);
     const named = input.voice.trim();
-    const voice = OPENAI_VOICES[named.toLowerCase()] ?? named;
+    const voice = Object.hasOwn(OPENAI_VOICES, named.toLowerCase()) ? OPENAI_VOICES[named.toLowerCase()] : named; // not the prototype's `constructor`
     if (UUID.test(voice)) {
       const { id, baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, voice.toLowerCase());
       return this.queue(ownerId, input.text, id, { baseVoice, voiceBlend, language, speed: input.speed ?? speed }, SPEECH_SAMPLE_RATE);

@@ -53,3 +53,74 @@ it('cuts off a reader that stops reading, without piling results up', async () =
     await server.close(1000);
   }
 });
+
+/**
+ * The speech answers against readers that stop reading: a stand-in gateway hands out audio as
+ * fast as it is asked for, so socket buffers fill at once and only the deadline can end it.
+ */
+describe('speech answers to a reader that stops reading', () => {
+  const PIECE = Buffer.alloc(512 * 1024, 1);
+  const WAV_HEAD = Buffer.alloc(44);
+  WAV_HEAD.writeUInt32LE(24000, 24);
+  const token = `x.${Buffer.from(JSON.stringify({ sub: 'u1' })).toString('base64url')}.y`;
+
+  async function facade(onQuery: (query: string) => void) {
+    const config = loadConfig({ LOG_LEVEL: 'silent', SPEECH_WRITE_TIMEOUT_SECONDS: '1' });
+    const execute = async ({ query, variables }: { query: string; variables?: Record<string, unknown> }): Promise<GraphQLResult> => {
+      onQuery(query);
+      const offset = Number(variables?.offset ?? 0);
+      const piece = offset === 0 ? Buffer.concat([WAV_HEAD, PIECE]) : PIECE;
+      if (query.includes('synthesizeSpeech')) return { data: { result: { id: 's1' } } };
+      if (query.includes('cancelSynthesis')) return { data: { result: { outcome: 'canceled' } } };
+      if (query.includes('synthesisStream')) return { data: { result: { state: 'RUNNING', error: null, chunk: piece.toString('base64'), end: false } } };
+      if (query.includes('chunk(')) return { data: { result: { chunk: piece.subarray(0, Number(variables?.length)).toString('base64') } } };
+      return { data: { result: { content_type: 'audio/wav', bytes: 1024 ** 3, etag: '"a"' } } }; // the download's metadata: 1 GiB
+    };
+    const app = createFacadeApp({ config, logger: createLogger(config), graphql: { execute, checks: async () => ({}), subscribe: async () => ({}) } });
+    return listen(app, 0, '127.0.0.1');
+  }
+
+  /** Sends the request, never reads, and resolves when the server has ended the connection. */
+  async function stalledReader(url: string, request: string): Promise<number> {
+    const { port } = new URL(url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(request);
+    socket.pause();
+    const started = Date.now();
+    // The end shows only once what was buffered is read: wait for the server side first.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('data', () => {});
+    socket.resume();
+    await closed;
+    return Date.now() - started;
+  }
+
+  it('cuts off POST /v1/audio/speech after SPEECH_WRITE_TIMEOUT_SECONDS and cancels its synthesis', async () => {
+    const queries: string[] = [];
+    const server = await facade((q) => queries.push(q));
+    try {
+      const body = JSON.stringify({ model: 'tts-1', input: 'Hello.', voice: 'f3' });
+      const elapsed = await stalledReader(server.url, `POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      expect(elapsed).toBeLessThan(10_000);
+      // It stopped fetching audio once the reader stalled, and canceled the render.
+      expect(queries.filter((q) => q.includes('synthesisStream')).length).toBeLessThan(64);
+      expect(queries.some((q) => q.includes('cancelSynthesis'))).toBe(true);
+    } finally {
+      await server.close(1000);
+    }
+  });
+
+  it('cuts off the REST audio download after SPEECH_WRITE_TIMEOUT_SECONDS', async () => {
+    const queries: string[] = [];
+    const server = await facade((q) => queries.push(q));
+    try {
+      const elapsed = await stalledReader(server.url, `GET /api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      expect(elapsed).toBeLessThan(10_000);
+      expect(queries.filter((q) => q.includes('chunk(')).length).toBeLessThan(64);
+    } finally {
+      await server.close(1000);
+    }
+  });
+});

@@ -193,6 +193,54 @@ describe('POST /v1/audio/speech through the openai client', () => {
     });
   });
 
+  it('takes no name from the object prototype: "constructor" and "__proto__" are unknown voices (400), not 500s', async () => {
+    for (const voice of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const err = await client.audio.speech.create({ model: 'tts-1', voice, input: TEXT }).catch((e) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect([err.status, err.param]).toEqual([400, 'voice']);
+    }
+  });
+
+  it('answers a full queue with 429, Retry-After and an OpenAI-shaped error, and every refusal in that shape', async () => {
+    const idle = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', SYNTHESIS_QUEUE_PER_USER: '1' });
+    try {
+      const owner = (await login(idle.url, ADMIN)).access_token;
+      expect((await api(idle.url).post('/api/v1/tts/syntheses', { text: 'Waiting.', base_voice: 'f3' }, { token: owner })).status).toBe(202);
+      const full = await new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 }).audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT }).catch((e) => e);
+      expect(full).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(Number(full.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(full.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null, message: expect.stringContaining('queued or running') });
+      // Bodies the parser refuses are OpenAI-shaped too.
+      for (const [body, type, status] of [['{not json', 'application/json', 400], ['x'.repeat(300 * 1024), 'application/json', 413]] as const) {
+        const res = await fetch(`${idle.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': type, authorization: `Bearer ${owner}` }, body });
+        expect(res.status).toBe(status);
+        expect(await res.json()).toMatchObject({ error: { message: expect.any(String), type: expect.any(String), code: expect.any(String) } });
+      }
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('keeps at most SPEECH_ANSWERS_PER_USER answers open per user (429 with Retry-After), counted until each ends', async () => {
+    const idle = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', SPEECH_ANSWERS_PER_USER: '1', SPEECH_MAX_WAIT_SECONDS: '2' });
+    try {
+      const owner = (await login(idle.url, ADMIN)).access_token;
+      const speech = new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 });
+      const ask = () => speech.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT }).catch((e) => e);
+      const first = ask(); // waits for audio that never comes (no worker), then 503
+      await until(async () => (await api(idle.url).get('/api/v1/tts/syntheses', { token: owner })).body.items.length === 1, 'the first to be queued');
+      const second = await ask();
+      expect(second).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(second.error).toMatchObject({ type: 'rate_limit_exceeded', param: null });
+      expect((await first).status).toBe(503);
+      // Once the first has ended, another may open.
+      expect((await ask()).status).toBe(503);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('answers wav when response_format is left out, and 405 to other methods', async () => {
     const res = await client.audio.speech.create({ model: 'tts-1', voice: 'f1', input: 'Hi.' });
     expect(parseWav(Buffer.from(await res.arrayBuffer())).sampleRate).toBe(24000);

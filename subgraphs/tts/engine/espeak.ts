@@ -268,7 +268,7 @@ export class EspeakEngine implements SpeechEngine {
 
   async synthesize(request: SpeechRequest, limits: SpeechLimits): Promise<SpeechAudio> {
     const { languageVoices, variantFiles: files } = await this.loadCatalog();
-    const voice = languageVoices[request.language];
+    const voice = Object.hasOwn(languageVoices, request.language) ? languageVoices[request.language] : undefined;
     if (!voice) throw new Error(`"${request.language}" is not a language of the speech engine`);
     let variant = request.baseVoice;
     let variantFile: string | undefined;
