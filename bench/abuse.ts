@@ -1,7 +1,10 @@
 // Issue 12's figures: what hostile GraphQL clients cost everyone else. Session reads of a
 // normal client (p99) with no attack, then while 20 clients send 4,000-alias anonymous
 // mutations in a loop; and the server's RSS before and after amplification attempts (audio
-// chunk aliases, __schema aliases) that once made answers of hundreds of megabytes.
+// chunk aliases, __schema aliases) that once made answers of hundreds of megabytes. Then the
+// metrics-cardinality attack of issue 29: case variants of a path under every method, with
+// /health/live's latency, the RSS and the size of /metrics before and after.
+import http from 'node:http';
 import { benchEnv, load, postJson, printTable, startBenchServer } from './harness';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -61,7 +64,8 @@ export async function run(): Promise<void> {
   const db = (process.env.BENCH_DB as 'sqlite' | 'mysql') ?? 'sqlite';
   // As deployed, but with introspection on, so that the __schema attempt meets the limits
   // rather than the introspection switch.
-  const server = await startBenchServer(benchEnv(db, { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }));
+  // /metrics on the public port (production refuses it otherwise), so that its size can be read.
+  const server = await startBenchServer(benchEnv(db, { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', METRICS_PUBLIC: 'true' }));
   try {
     const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
     const token = login.body.access_token as string;
@@ -116,7 +120,50 @@ export async function run(): Promise<void> {
     const rssAfter = server.rssMiB();
     printTable(`Amplification attempts, each sent 10 times (audio of ${audioBytes} bytes)`, rows);
     printTable('RSS', [{ 'before (MiB)': rssBefore.toFixed(1), 'after (MiB)': rssAfter.toFixed(1) }]);
+    await metricsCardinality(server);
   } finally {
     await server.stop();
   }
+}
+
+/** A random variant of `path`'s letters' case. */
+const anyCase = (path: string) => [...path].map((c) => (Math.random() < 0.5 ? c.toUpperCase() : c)).join('');
+
+/**
+ * Issue 29's attack on /metrics: 8,192 case variants of /graphql/stream (no token), sent with
+ * every method Node parses, while a normal client reads /health/live. Once, the route label
+ * was the path as sent: a series per variant, 44 MB of /metrics and 300 MB more RSS.
+ */
+async function metricsCardinality(server: { url: string; rssMiB(): number }): Promise<void> {
+  const scrape = async () => {
+    const started = performance.now();
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    return { bytes: Buffer.byteLength(text), ms: Math.round(performance.now() - started), series: text.split('\n').filter((l) => l.startsWith('http_server_request_duration_seconds_count')).length };
+  };
+  const methods = http.METHODS.filter((m) => m !== 'CONNECT');
+  const before = { ...(await scrape()), rss: server.rssMiB() };
+  const quiet = await load('GET /health/live, no attack', { url: `${server.url}/health/live`, connections: 4, duration: 3 });
+  const variants = Array.from({ length: 8192 }, (_, i) => ({ method: methods[i % methods.length], path: anyCase('/graphql/stream') }));
+  const probes = load('GET /health/live, during 8,192 case variants × every method', { url: `${server.url}/health/live`, connections: 4, duration: DURATION });
+  let next = 0;
+  let sent = 0;
+  const started = performance.now();
+  let stop = false;
+  void probes.then(() => (stop = true));
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (!stop) {
+      const { method, path } = variants[next++ % variants.length];
+      await fetch(`${server.url}${path}${next > variants.length ? `?${next}` : ''}`, { method, headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(2000) })
+        .then((r) => r.arrayBuffer(), () => undefined);
+      sent++;
+    }
+  }));
+  const loud = await probes;
+  const after = { ...(await scrape()), rss: server.rssMiB() };
+  printTable(`/health/live beside the metrics-cardinality attack (${sent} requests in ${Math.round((performance.now() - started) / 1000)} s)`, [quiet, loud].map((r) => ({
+    route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'non-2xx': r.non2xx,
+  })));
+  printTable('/metrics and RSS, before and after', [before, after].map((m, i) => ({
+    when: i ? 'after' : 'before', 'request series': m.series, '/metrics bytes': m.bytes, 'scrape ms': m.ms, 'RSS MiB': m.rss.toFixed(1),
+  })));
 }

@@ -27,7 +27,7 @@ function trustProxy(value: string): boolean | number | string {
 }
 
 export interface BaseAppOptions {
-  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT' | 'METRICS_ENABLED'>;
+  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT' | 'METRICS_ENABLED' | 'METRICS_PUBLIC' | 'NODE_ENV'>;
   logger: Logger;
   /** Readiness: 503 when an entry is `down`, else 200 (`degraded` entries included). */
   checks: () => Promise<Checks | ReadinessReport>;
@@ -46,11 +46,21 @@ declare module 'http' {
   }
 }
 
-/** The route template a request matched (never the raw path, which would make a label per id). */
-function routeLabel(req: Request): string {
-  if (req.route) return `${req.baseUrl}${req.route.path}`;
-  return req.baseUrl || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
+/**
+ * The route template a request matched (never the raw path, which would make a label per id).
+ * Express matches paths regardless of case, and `baseUrl` is the mount's part of the path as it
+ * was sent: lower-cased, it is the mount's template (no mount here has parameters). What no route
+ * or mount took is one value, so that the labels are bounded by the code, not by clients.
+ */
+export function routeLabel(req: Request): string {
+  const base = req.baseUrl.toLowerCase();
+  if (req.route) return `${base}${String(req.route.path)}`;
+  return base || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
 }
+
+/** The methods served anywhere here; any other is one label value. */
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const methodLabel = (method: string | undefined) => (method && SERVED_METHODS.has(method) ? method : 'other');
 
 /**
  * The request's line: method, route template, status, duration and, for a request that carried
@@ -125,7 +135,7 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     res.once('close', () => {
       const seconds = secondsSince(start);
       if (metrics && res.writableFinished) {
-        httpRequestDuration.observe({ method: req.method, route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, seconds);
+        httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, seconds);
       }
       if (!logged) return;
       const failed = res.statusCode >= 500;
@@ -148,8 +158,17 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     const ok = Object.values(report.checks).every((v) => v !== 'down');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: report.checks, ...(report.details ? { details: report.details } : {}) });
   };
-  // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts).
-  if (config.METRICS_ENABLED && config.METRICS_PORT === undefined) app.get('/metrics', metricsHandler);
+  // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts). In production
+  // they are not on the public port unless METRICS_PUBLIC says so: they need no token.
+  if (config.METRICS_ENABLED && config.METRICS_PORT === undefined) {
+    if (config.NODE_ENV !== 'production' || config.METRICS_PUBLIC) app.get('/metrics', metricsHandler);
+    else {
+      app.get('/metrics', (_req, res) => sendJson(res, 403, {
+        error: 'forbidden',
+        message: 'Metrics are not served on the public port in production: set METRICS_PORT to serve them on a port of their own (or METRICS_PUBLIC=true).',
+      }));
+    }
+  }
   for (const prefix of ['', ...healthPrefixes]) {
     app.get(`${prefix}/health/live`, live);
     app.get(`${prefix}/health/ready`, ready);
