@@ -346,7 +346,7 @@ export const routes: RouteSpec[] = [
     present: (r) => ({ id: r.id, message: 'Synthesis queued.', ...(r.warning ? { warning: r.warning } : {}) }),
     location: (r) => `/api/v1/tts/syntheses/${r.id}`,
     response: SynthesisAck,
-    errors: ['validation_error', 'unauthorized', 'not_found', 'rate_limit_exceeded'],
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict', 'rate_limit_exceeded'],
   },
   {
     operationId: 'cancelSynthesis', method: 'delete', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,

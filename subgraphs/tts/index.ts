@@ -74,13 +74,14 @@ export const ttsSubgraph: SubgraphDefinition = {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
     const store = new DiskAudioStore(config.audioDir);
-    const voices = new VoiceService(dataSource, engine);
+    const voices = new VoiceService(dataSource, engine, { voicesPerUser: config.VOICES_PER_USER });
     // In-process rendering unless this process leaves it to worker processes.
     const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
     const heartbeat = worker && heartbeatOf(deps, worker, config.SYNTHESIS_CONCURRENCY);
     const status = new SynthesisStatusResolver(dataSource, config.SYNTHESIS_HEARTBEAT_SECONDS);
     const syntheses = new SynthesisService(dataSource, engine, voices, store, {
       queuePerUser: config.SYNTHESIS_QUEUE_PER_USER,
+      audioBytesPerUser: config.AUDIO_BYTES_PER_USER,
       onQueued: () => worker?.wake(),
       onCanceled: (id) => worker?.cancel(id),
     });

@@ -48,6 +48,8 @@ export const QUEUE_FULL_RETRY_SECONDS = 10;
 export interface SynthesisServiceOptions {
   /** SYNTHESIS_QUEUE_PER_USER: an owner's jobs queued or running at once. */
   queuePerUser: number;
+  /** AUDIO_BYTES_PER_USER: rendered audio an owner may keep; a request past it is refused. */
+  audioBytesPerUser?: number;
   /** Told after a job is queued: this process's worker, so that it need not wait for its next poll. */
   onQueued?: () => void;
   /** Told after a job is canceled: this process's worker stops rendering it at once (others notice at their next check). */
@@ -191,6 +193,17 @@ export class SynthesisService {
           { limit, active },
           QUEUE_FULL_RETRY_SECONDS,
         );
+      }
+      // Kept audio is counted when a synthesis is requested: every stored file of the owner's
+      // (an encoding kept beside a WAV would count here too).
+      const audioLimit = this.options.audioBytesPerUser ?? Infinity;
+      if (audioLimit !== Infinity) {
+        const kept = await m.createQueryBuilder(Synthesis, 's').select('COALESCE(SUM(s.audioBytes), 0)', 'bytes')
+          .where('s.ownerId = :ownerId AND s.audioKey IS NOT NULL', { ownerId }).getRawOne<{ bytes: string | number }>();
+        const bytes = Number(kept?.bytes ?? 0);
+        if (bytes >= audioLimit) {
+          throw new AppError('conflict', `You keep ${bytes} bytes of audio, the most allowed (${audioLimit}); delete some syntheses to request more.`, { limit: audioLimit, bytes });
+        }
       }
       await m.insert(Synthesis, synthesis);
       await recordEvent(m, {

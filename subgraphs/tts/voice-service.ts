@@ -1,13 +1,14 @@
 // The TTS module's voice rules: a voice belongs to its owner, is checked against the speech
 // engine's catalog, and is deleted only at the version the caller names.
 import { v7 as uuidv7 } from 'uuid';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { MoreThan } from 'typeorm';
 import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import type { SpeechEngine } from './engine/speech-engine';
+import { SynthesisOwner } from './entities/synthesis-owner';
 import { Voice } from './entities/voice';
 import { checkVoiceSettings, VoiceSettingsInput } from './voice-settings';
 
@@ -47,10 +48,22 @@ export function decodeCursor(cursor: string): string {
   return id;
 }
 
+/**
+ * Holds the owner's row of synthesis_owners until the transaction ends, so that what is counted
+ * against a per-user quota cannot be raced by the owner's other requests (SQLite: inTransaction
+ * runs one transaction at a time already).
+ */
+export async function lockOwner(dataSource: DataSource, m: EntityManager, ownerId: string): Promise<void> {
+  if (dataSource.options.type === 'better-sqlite3') return;
+  await m.createQueryBuilder(SynthesisOwner, 'o').setLock('pessimistic_write').where('o.ownerId = :ownerId', { ownerId }).getOne();
+}
+
 export class VoiceService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly engine: SpeechEngine,
+    /** VOICES_PER_USER: the voices one owner may keep. */
+    private readonly options: { voicesPerUser?: number } = {},
   ) {}
 
   async create(ownerId: string, input: NewVoice): Promise<Voice> {
@@ -68,8 +81,15 @@ export class VoiceService {
       createdAt: now,
       updatedAt: now,
     });
+    // The owner's row, to lock below (inserted on its own, as SynthesisService.queue does).
+    await this.dataSource.manager.createQueryBuilder().insert().into(SynthesisOwner)
+      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null }).orIgnore().execute();
     try {
       return await inTransaction(this.dataSource, async (m) => {
+        await lockOwner(this.dataSource, m, ownerId);
+        const limit = this.options.voicesPerUser ?? Infinity;
+        const count = await m.countBy(Voice, { ownerId });
+        if (count >= limit) throw new AppError('conflict', `You have ${count} voices, the most allowed (${limit}); delete some to make more.`, { limit, voices: count });
         await m.insert(Voice, voice);
         await recordEvent(m, { type: 'voice.created', userId: ownerId, resourceId: voice.id, data: voiceEventData(voice) });
         return voice;

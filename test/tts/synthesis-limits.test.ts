@@ -134,3 +134,36 @@ describe('with a worker', () => {
     expect(fs.readdirSync(server.config.audioDir).filter((f) => f.includes(long))).toEqual([]);
   });
 });
+
+describe('the kept-audio quota (AUDIO_BYTES_PER_USER)', () => {
+  let server: TestServer;
+  let http: ReturnType<typeof api>;
+  let adminToken: string;
+  beforeAll(async () => {
+    server = await startTestServer({ SYNTHESIS_CONCURRENCY: '1', AUDIO_BYTES_PER_USER: '2000' });
+    http = api(server.url);
+    adminToken = (await login(server.url, ADMIN)).access_token;
+  });
+  afterAll(() => server.close());
+
+  it('refuses a synthesis once the audio kept reaches the limit (409 with details.limit), until some is deleted', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, 'hoarder');
+    const first = (await http.post('/api/v1/tts/syntheses', TEXT, { token: user.token })).body.id;
+    await until(async () => (await http.get(`/api/v1/tts/syntheses/${first}`, { token: user.token })).body.state === 'succeeded', 'the synthesis to succeed', 60_000);
+    const refused = await http.post('/api/v1/tts/syntheses', TEXT, { token: user.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: 'conflict', message: expect.stringContaining('2000'), details: { limit: 2000, bytes: expect.any(Number) } });
+    expect(refused.body.details.bytes).toBeGreaterThanOrEqual(2000);
+    // GraphQL and the OpenAI-style endpoint are held to it too.
+    const gql = await http.graphql('mutation { synthesize(text: "one more", baseVoice: "f3") { id } }', undefined, user.token);
+    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'conflict', details: { limit: 2000 } });
+    const speech = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` }, body: JSON.stringify({ model: 'tts-1', voice: 'f3', input: 'Hi.' }) });
+    expect(speech.status).toBe(409);
+    expect(await speech.json()).toMatchObject({ error: { type: 'conflict', code: 'conflict' } });
+    // Another user has a quota of their own; deleting frees it.
+    const other = await createUserAndLogin(server.url, adminToken, 'frugal');
+    expect((await http.post('/api/v1/tts/syntheses', TEXT, { token: other.token })).status).toBe(202);
+    expect((await http.delete(`/api/v1/tts/syntheses/${first}`, { token: user.token })).status).toBe(202);
+    expect((await http.post('/api/v1/tts/syntheses', TEXT, { token: user.token })).status).toBe(202);
+  });
+});

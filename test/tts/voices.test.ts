@@ -248,3 +248,28 @@ describe('TTS over GraphQL', () => {
     expect((await http.graphql('{ voices { items { id } } }')).body.errors[0].extensions.code).toBe('unauthorized');
   });
 });
+
+describe('the voice quota (VOICES_PER_USER)', () => {
+  let limited: TestServer;
+  beforeAll(async () => (limited = await startTestServer({ VOICES_PER_USER: '3' })));
+  afterAll(() => limited.close());
+
+  it('keeps exactly the limit of 10 concurrent creates; the rest are 409 with details.limit, until one is deleted', async () => {
+    const adminToken = (await login(limited.url, ADMIN)).access_token;
+    const user = await createUserAndLogin(limited.url, adminToken, 'collector');
+    const client = api(limited.url);
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => client.post('/api/v1/tts/voices', { name: `mine ${i}`, base_voice: 'f3' }, { token: user.token })));
+    expect(answers.filter((r) => r.status === 202)).toHaveLength(3);
+    for (const res of answers.filter((r) => r.status !== 202)) {
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ error: 'conflict', message: expect.stringContaining('3'), details: { limit: 3, voices: 3 } });
+    }
+    const gql = await client.graphql('mutation { createVoice(name: "one more", baseVoice: "f3") { id } }', undefined, user.token);
+    expect(gql.body.errors?.[0]?.extensions).toMatchObject({ code: 'conflict', details: { limit: 3 } });
+    // Another user has a quota of their own; a delete frees a place.
+    expect((await client.post('/api/v1/tts/voices', { name: 'theirs', base_voice: 'f3' }, { token: adminToken })).status).toBe(202);
+    const [kept] = (await client.get('/api/v1/tts/voices', { token: user.token })).body.items;
+    expect((await client.delete(`/api/v1/tts/voices/${kept.id}?version=1`, { token: user.token })).status).toBe(202);
+    expect((await client.post('/api/v1/tts/voices', { name: 'again', base_voice: 'f3' }, { token: user.token })).status).toBe(202);
+  });
+});
