@@ -166,7 +166,10 @@ function configSchema() {
      * Callers whose `traceparent` sampled flag is believed (Express trust-proxy syntax: addresses,
      * CIDRs, `loopback`, `uniquelocal`…). Others keep their trace id but are sampled by TRACE_SAMPLE_RATIO.
      */
-    TRACE_TRUST_PARENT: csv.default([]),
+    TRACE_TRUST_PARENT: csv.pipe(z.array(z.string().refine(
+      (e) => ['loopback', 'linklocal', 'uniquelocal'].includes(e) || /^[\d.:a-fA-F]+(\/\d{1,3})?$/.test(e),
+      'must be addresses, CIDRs, loopback, linklocal or uniquelocal, comma-separated',
+    ))).default([]),
     /** The share of traces this process starts (or of untrusted callers' traces) that it samples. */
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
     /** Voices one user may keep; more are refused (409). */

@@ -6,9 +6,16 @@
 // request that queued it). Log lines written inside a
 // span carry its trace_id and span_id. Off, the API below is OpenTelemetry's no-op: nothing is
 // loaded, recorded or sent.
+//
+// A caller's `traceparent` is kept (its trace id is passed on and logged, sampled or not), but
+// its sampled flag is believed only from TRACE_TRUST_PARENT; from anyone else the process's own
+// rule (TRACE_SAMPLE_RATIO) decides, so that no caller can force or stop the export (issue 29).
+import type http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
-import { context, propagation, trace, type Link } from '@opentelemetry/api';
-import { loadConfig } from './config';
+import { context, propagation, trace, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
+import { type Config, loadConfig } from './config';
 
 let provider: { shutdown(): Promise<void> } | undefined;
 
@@ -18,7 +25,67 @@ function serviceName(): string {
   return entry === 'subgraph' && process.argv[2] ? `subgraph-${process.argv[2]}` : entry;
 }
 
-function startTracing(endpoint: string): void {
+/** The span attribute that says whether the incoming request's caller may decide its sampling. */
+export const TRUSTED_PARENT_ATTRIBUTE = 'trace.parent_trusted';
+
+/** The names Express's trust-proxy setting knows, as subnets. */
+const NAMED_SUBNETS: Record<string, [string, number, 'ipv4' | 'ipv6'][]> = {
+  loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],
+  linklocal: [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']],
+  uniquelocal: [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['fc00::', 7, 'ipv6']],
+};
+
+/** TRACE_TRUST_PARENT as a block list: `loopback`, `linklocal`, `uniquelocal`, addresses and CIDRs. Throws on anything else. */
+export function trustedCallers(list: string[]): net.BlockList {
+  const blocks = new net.BlockList();
+  for (const entry of list) {
+    const named = Object.hasOwn(NAMED_SUBNETS, entry) ? NAMED_SUBNETS[entry] : undefined;
+    if (named) {
+      for (const [address, prefix, type] of named) blocks.addSubnet(address, prefix, type);
+      continue;
+    }
+    const [address, prefix] = entry.split('/');
+    const version = net.isIP(address);
+    const bits = prefix === undefined ? (version === 6 ? 128 : 32) : Number(prefix);
+    if (!version || !Number.isInteger(bits) || bits < 0 || bits > (version === 6 ? 128 : 32)) throw new Error(`"${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`);
+    blocks.addSubnet(address, bits, version === 6 ? 'ipv6' : 'ipv4');
+  }
+  return blocks;
+}
+
+/** Whether a request's caller is one of TRACE_TRUST_PARENT. */
+export function traceParentTrust(list: string[]): (req: http.IncomingMessage) => boolean {
+  if (!list.length) return () => false;
+  const blocks = trustedCallers(list);
+  return (req) => {
+    const address = req.socket?.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    const version = address ? net.isIP(address) : 0;
+    return version !== 0 && blocks.check(address!, version === 6 ? 'ipv6' : 'ipv4');
+  };
+}
+
+/**
+ * The process's sampler: its own rule (a share of traces) for the traces it starts and for
+ * callers it does not trust; a trusted caller's sampled flag, and a local parent's, are followed.
+ */
+export function callerSampler(ratio: number): Sampler {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const followed = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+  return {
+    shouldSample(ctx: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
+      const parent = trace.getSpanContext(ctx);
+      if (parent?.isRemote && attributes[TRUSTED_PARENT_ATTRIBUTE] !== true) {
+        // The trace id is the caller's, so it cannot choose the draw: a random one, not the id's.
+        return { decision: ratio >= 1 || Math.random() < ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+      }
+      return followed.shouldSample(ctx, traceId, name, kind, attributes, links);
+    },
+    toString: () => `CallerSampler{ratio=${ratio}}`,
+  };
+}
+
+function startTracing(endpoint: string, config: Config): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
   const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
@@ -32,7 +99,9 @@ function startTracing(endpoint: string): void {
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
   const { PinoInstrumentation } = require('@opentelemetry/instrumentation-pino') as typeof import('@opentelemetry/instrumentation-pino');
 
+  const trusted = traceParentTrust(config.TRACE_TRUST_PARENT);
   const tracerProvider = new NodeTracerProvider({
+    sampler: callerSampler(config.TRACE_SAMPLE_RATIO),
     resource: resourceFromAttributes({ 'service.name': serviceName() }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` }))],
   });
@@ -41,7 +110,11 @@ function startTracing(endpoint: string): void {
     tracerProvider,
     instrumentations: [
       // Health checks and scrapes would drown the traces that matter.
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(health|metrics)/.test(req.url ?? '') || /\/health\//.test(req.url ?? '') }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => /^\/(health|metrics)/.test(req.url ?? '') || /\/health\//.test(req.url ?? ''),
+        // Read by callerSampler: the hook's attributes are there when the server span is sampled.
+        startIncomingSpanHook: (req) => ({ [TRUSTED_PARENT_ATTRIBUTE]: trusted(req as http.IncomingMessage) }),
+      }),
       // Route handlers only: a span per middleware (request id, body parser, …) is noise.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
       // Resolver spans only where they do work: trivial field reads would be thousands of spans.
@@ -55,8 +128,8 @@ function startTracing(endpoint: string): void {
 }
 
 try {
-  const endpoint = loadConfig().OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (endpoint) startTracing(endpoint);
+  const config = loadConfig();
+  if (config.OTEL_EXPORTER_OTLP_ENDPOINT) startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config);
 } catch {
   // A bad configuration is reported by the entry point (lib/http-server.ts), once.
 }

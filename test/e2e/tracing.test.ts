@@ -5,8 +5,11 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { SamplingDecision } from '@opentelemetry/sdk-trace-base';
 import { DistributedLayout, startDistributed } from '../../bench/processes';
 import { loadConfig } from '../../lib/config';
+import { callerSampler, traceParentTrust, TRUSTED_PARENT_ATTRIBUTE } from '../../lib/tracing';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 
@@ -122,6 +125,19 @@ onMysql('traces across facade → gateway → subgraph', () => {
     expect(logged.span_id).toMatch(/^[0-9a-f]{16}$/);
   });
 
+  it("keeps an untrusted caller's trace id but not its choice: a cleared sampled flag is sampled by the process's own rule", async () => {
+    const { access_token: token } = await login(layout.facades[0].url, ADMIN);
+    const traceId = crypto.randomBytes(16).toString('hex');
+    const traceparent = `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-00`; // "do not sample"
+    const created = await api(layout.facades[0].url).post('/api/v1/tts/voices', { name: 'Unsampled?', base_voice: 'f3' }, { token, headers: { traceparent } });
+    expect(created.status).toBe(202);
+    // TRACE_SAMPLE_RATIO is 1 and the test is trusted by no one: every hop exports, under the caller's id.
+    await waitFor('the facade, gateway and subgraph spans of the trace', () =>
+      ['facade', 'gateway', 'subgraph-tts'].every((service) => receiver.spans.some((s) => s.traceId === traceId && s.service === service && s.kind === 2)) || undefined);
+    const facadeSpan = receiver.spans.find((s) => s.traceId === traceId && s.service === 'facade' && s.kind === 2)!;
+    expect(facadeSpan.attributes[TRUSTED_PARENT_ATTRIBUTE]).toBe(false);
+  });
+
   it('renders a synthesis in a trace of its own that links to the request that queued it', async () => {
     const { access_token: token } = await login(layout.facades[0].url, ADMIN);
     const traceId = crypto.randomBytes(16).toString('hex');
@@ -133,5 +149,32 @@ onMysql('traces across facade → gateway → subgraph', () => {
     expect(render.service).toBe('worker');
     expect(render.traceId).not.toBe(traceId);
     expect(render.links.map((l) => l.traceId)).toContain(traceId);
+  });
+});
+
+describe("whose traceparent decides sampling", () => {
+  const request = (remoteAddress: string) => ({ socket: { remoteAddress } }) as unknown as import('node:http').IncomingMessage;
+  const remote = (flags: TraceFlags) =>
+    trace.setSpanContext(ROOT_CONTEXT, { traceId: crypto.randomBytes(16).toString('hex'), spanId: crypto.randomBytes(8).toString('hex'), traceFlags: flags, isRemote: true });
+  const decide = (ratio: number, flags: TraceFlags, trusted: boolean) =>
+    callerSampler(ratio).shouldSample(remote(flags), crypto.randomBytes(16).toString('hex'), 'GET', SpanKind.SERVER, { [TRUSTED_PARENT_ATTRIBUTE]: trusted }, []).decision;
+
+  it('trusts the callers of TRACE_TRUST_PARENT only', () => {
+    const loopback = traceParentTrust(['loopback']);
+    expect([loopback(request('127.0.0.1')), loopback(request('::ffff:127.0.0.1')), loopback(request('::1'))]).toEqual([true, true, true]);
+    expect(loopback(request('10.0.0.1'))).toBe(false);
+    expect(traceParentTrust([])(request('127.0.0.1'))).toBe(false);
+    const subnet = traceParentTrust(['10.0.0.0/8', 'fd00::1']);
+    expect([subnet(request('10.20.30.40')), subnet(request('fd00::1')), subnet(request('11.0.0.1'))]).toEqual([true, true, false]);
+    expect(() => loadConfig({ TRACE_TRUST_PARENT: 'everyone' })).toThrow(/TRACE_TRUST_PARENT/);
+  });
+
+  it("follows a trusted caller's sampled flag, and the process's own rule for anyone else", () => {
+    // Own rule: sample nothing. A caller's "sampled" forces nothing unless it is trusted.
+    expect(decide(0, TraceFlags.SAMPLED, false)).toBe(SamplingDecision.NOT_RECORD);
+    expect(decide(0, TraceFlags.SAMPLED, true)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    // Own rule: sample everything. A caller's "not sampled" stops nothing unless it is trusted.
+    expect(decide(1, TraceFlags.NONE, false)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(1, TraceFlags.NONE, true)).toBe(SamplingDecision.NOT_RECORD);
   });
 });
