@@ -101,18 +101,22 @@ export function createFacadeApp(options: FacadeOptions): Express {
 
 const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
-/** GET / and GET /api/v1: links to everything a newcomer looks for; HTML for browsers, JSON otherwise. */
+/**
+ * GET / and GET /api/v1: links to everything a newcomer looks for; HTML for browsers, JSON
+ * otherwise. Only what this process serves: a facade of its own (GATEWAY_URL set) has no
+ * GraphQL, explorer or JWKS, which are the gateway's.
+ */
 function indexHandler(config: Config) {
+  const withGateway = config.GATEWAY_URL.length === 0;
   const links: Record<string, string> = {
     docs: `${API_PREFIX}/docs`,
     openapi: `${API_PREFIX}/openapi.json`,
-    graphql: '/graphql',
-    graphql_stream: '/graphql/stream',
-    ...(config.graphqlExplorer ? { graphql_explorer: '/graphql' } : {}),
+    ...(withGateway ? { graphql: '/graphql', graphql_stream: '/graphql/stream' } : {}),
+    ...(withGateway && config.graphqlExplorer ? { graphql_explorer: '/graphql' } : {}),
     events: `${API_PREFIX}/events`,
     health_live: '/health/live',
     health_ready: '/health/ready',
-    jwks: '/.well-known/jwks.json',
+    ...(withGateway ? { jwks: '/.well-known/jwks.json' } : {}),
   };
   const body = { name: 'Federated auth & voice API', version: 'v1', links };
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>${body.name}</title></head><body><h1>${body.name}</h1><ul>
