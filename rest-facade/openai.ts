@@ -71,7 +71,10 @@ export const openAiSpeechOpenApi = {
         'OpenAI-shaped: `{ "error": { "message", "type", "param", "code" } }` with `type` and `code` one of this API\'s error ' +
         'codes (a failed render 400 with its reason, a canceled synthesis 409, no audio for SPEECH_MAX_WAIT_SECONDS 503); after it, ' +
         'a failure cuts the connection, so a truncated answer is never mistaken for a whole one. A client that disconnects before ' +
-        'the end cancels the synthesis (its render stops and leaves no audio).',
+        'the end cancels the synthesis (its render stops and leaves no audio), and so does one that takes nothing for ' +
+        'SPEECH_WRITE_TIMEOUT_SECONDS (60): it is cut off. At most SPEECH_ANSWERS_PER_USER (3) answers are open per user at once; ' +
+        'more are 429 `rate_limit_exceeded` with `Retry-After`, as is a full synthesis queue. Past the kept-audio quota ' +
+        '(AUDIO_BYTES_PER_USER, 1 GiB) a request is 409 `conflict`.',
       security: [{ bearerAuth: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: SpeechRequest } } },
       responses: {
