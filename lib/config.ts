@@ -8,7 +8,7 @@ import { z } from 'zod';
  * is imported: module-level code runs before a test can switch a mutant on, so mutation testing
  * could not check its bounds and defaults.
  */
-function configSchema() {
+export function configSchema() {
   const bool = z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
