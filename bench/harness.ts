@@ -4,9 +4,10 @@ import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import { loadConfig } from '../lib/config';
 import { dropPrefixedDatabases } from '../lib/database';
+import { benchRequire } from './tools';
 
 export interface BenchServer {
   url: string;
@@ -119,7 +120,8 @@ export async function load(
     requests?: autocannon.Request[];
   },
 ): Promise<LoadResult> {
-  const result = await autocannon({
+  const run = benchRequire('autocannon') as typeof autocannon;
+  const result = await run({
     url: opts.url,
     method: opts.method ?? 'GET',
     headers: opts.headers,

@@ -1,15 +1,15 @@
-// A peer Federation 2 gateway over the same subgraph processes: Hive Gateway (a dev
-// dependency), for the `gateways` benchmark and the test that any Federation 2 gateway serves
+// A peer Federation 2 gateway over the same subgraph processes: Hive Gateway (one of the bench
+// tools, bench/package.json), for the `gateways` benchmark and the test that any Federation 2 gateway serves
 // the supergraph. Run as `node dist/bench/hive-gateway.js` with SUPERGRAPH_PATH,
 // SUBGRAPH_URLS (as the project's gateway reads them), PORT and HOST.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { benchRequire } from './tools';
 
-// Loaded untyped: its typings widen graphql's error extensions for the whole build (Yoga's
-// `http.headers` as a plain record), which would clash with Apollo's HeaderMap in gateway/.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { createGatewayRuntime } = require('@graphql-hive/gateway') as {
+// Loaded untyped, from bench/node_modules: its typings widen graphql's error extensions for the
+// whole build (Yoga's `http.headers` as a plain record), which would clash with Apollo's HeaderMap in gateway/.
+const { createGatewayRuntime } = benchRequire('@graphql-hive/gateway') as {
   createGatewayRuntime(options: Record<string, unknown>): ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { dispose(): Promise<void> | void };
 };
 

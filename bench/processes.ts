@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-/** The project root, from the source (bench/) or the build (dist/bench/). */
+/** The project root, from the source (bench/) or the build (dist/bench/); bench/ has a package.json of its own. */
 function projectRoot(dir = __dirname): string {
-  return fs.existsSync(path.join(dir, 'package.json')) ? dir : projectRoot(path.dirname(dir));
+  return fs.existsSync(path.join(dir, 'tsconfig.json')) ? dir : projectRoot(path.dirname(dir));
 }
 
 const BIN = path.join(projectRoot(), 'dist/bin');

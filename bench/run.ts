@@ -1,5 +1,6 @@
 // `npm run bench [-- scenario …]`: runs the named scenarios (default: all) and prints tables.
 import 'reflect-metadata';
+import { ensureBenchTools } from './tools';
 
 const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   auth: () => import('./auth'),
@@ -19,11 +20,13 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
 
 async function main() {
   const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-  for (const name of names.length ? names : Object.keys(scenarios)) {
-    const scenario = scenarios[name];
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${Object.keys(scenarios).join(', ')}`);
+  const chosen = names.length ? names : Object.keys(scenarios);
+  const unknown = chosen.filter((name) => !scenarios[name]);
+  if (unknown.length) throw new Error(`unknown scenario "${unknown.join('", "')}"; known: ${Object.keys(scenarios).join(', ')}`);
+  ensureBenchTools(); // before any scenario starts a server: the first install takes a while
+  for (const name of chosen) {
     console.log(`\n## ${name}`);
-    await (await scenario()).run();
+    await (await scenarios[name]()).run();
   }
 }
 

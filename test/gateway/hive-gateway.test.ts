@@ -1,9 +1,12 @@
 // Partners may run any Federation 2 gateway over these subgraphs: Hive Gateway, given the same
 // supergraph and the same subgraph processes, answers a cross-subgraph query exactly as the
 // project's gateway does, and the subgraphs still verify the token it passes on.
-// Run after `npm run build` (the processes are the built entry points).
+// Run after `npm run build` (the processes are the built entry points). Hive Gateway is one of
+// the bench tools (bench/package.json): it is loaded from bench/node_modules, installed here when
+// missing (.ci/run installs it beforehand).
 import path from 'node:path';
 import { DistributedLayout, ServiceProcess, startDistributed, startProcess } from '../../bench/processes';
+import { ensureBenchTools } from '../../bench/tools';
 import { loadConfig } from '../../lib/config';
 import { api } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
@@ -17,12 +20,13 @@ onMysql('Hive Gateway over the same subgraphs', () => {
   let hive: ServiceProcess;
 
   beforeAll(async () => {
+    ensureBenchTools(); // a first install takes minutes: hence this hook's timeout
     layout = await startDistributed(env, { gateways: 1, facades: 0 });
     const urls = layout.subgraphs.map((s) => `${s.name.replace(/^subgraph /, '')}=${s.url}/graphql`).join(',');
     hive = await startProcess('hive gateway', '../bench/hive-gateway.js', [], {
       ...env, SUPERGRAPH_PATH: path.join(env.DATA_DIR, 'supergraph.graphql'), SUBGRAPH_URLS: urls,
     });
-  }, 120_000);
+  }, 600_000);
 
   afterAll(async () => {
     await hive?.kill();
