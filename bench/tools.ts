@@ -17,10 +17,14 @@ function benchDir(dir = __dirname): string {
 
 export const BENCH_DIR = benchDir();
 
-/** True when bench/node_modules holds what bench/package-lock.json names (npm writes its copy last). */
+/** True when bench/node_modules holds each package of bench/package.json at its pinned version. */
 export function benchToolsInstalled(): boolean {
-  const installed = path.join(BENCH_DIR, 'node_modules', '.package-lock.json');
-  return fs.existsSync(installed) && fs.statSync(installed).mtimeMs >= fs.statSync(path.join(BENCH_DIR, 'package-lock.json')).mtimeMs;
+  const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string; dependencies: Record<string, string> };
+  const wanted = read(path.join(BENCH_DIR, 'package.json')).dependencies;
+  return Object.entries(wanted).every(([name, version]) => {
+    const installed = path.join(BENCH_DIR, 'node_modules', name, 'package.json');
+    return fs.existsSync(installed) && read(installed).version === version;
+  });
 }
 
 /**
