@@ -8,9 +8,19 @@ import tseslint from 'typescript-eslint';
 
 /** Node's CommonJS globals, for the plain .js files (jest.config.js, test/run.js, scripts/). */
 const nodeGlobals = Object.fromEntries(
-  ['require', 'module', 'exports', '__dirname', '__filename', 'process', 'console', 'Buffer', 'setTimeout', 'clearTimeout', 'URL'].map(
-    (name) => [name, 'readonly'],
-  ),
+  [
+    'require',
+    'module',
+    'exports',
+    '__dirname',
+    '__filename',
+    'process',
+    'console',
+    'Buffer',
+    'setTimeout',
+    'clearTimeout',
+    'URL',
+  ].map((name) => [name, 'readonly']),
 );
 
 export default defineConfig(
@@ -30,7 +40,13 @@ export default defineConfig(
       // underscore marks a parameter kept for its position (Express's error handler needs all 4).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+        {
+          args: 'after-used',
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+        },
       ],
     },
   },

@@ -19,7 +19,8 @@ export const BENCH_DIR = benchDir();
 
 /** True when bench/node_modules holds each package of bench/package.json at its pinned version. */
 export function benchToolsInstalled(): boolean {
-  const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string; dependencies: Record<string, string> };
+  const read = (file: string) =>
+    JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string; dependencies: Record<string, string> };
   const wanted = read(path.join(BENCH_DIR, 'package.json')).dependencies;
   return Object.entries(wanted).every(([name, version]) => {
     const installed = path.join(BENCH_DIR, 'node_modules', name, 'package.json');
@@ -37,8 +38,11 @@ export function ensureBenchTools(): void {
   if (benchToolsInstalled()) return;
   process.stderr.write('Installing the benchmark tools (bench/package.json) into bench/node_modules, once\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const run = spawnSync(npm, ['--prefix', BENCH_DIR, 'ci', '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 2, 2] });
-  if (run.status !== 0) throw new Error(`npm --prefix ${BENCH_DIR} ci failed (${run.error?.message ?? `exit ${run.status}`})`);
+  const run = spawnSync(npm, ['--prefix', BENCH_DIR, 'ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: ['ignore', 2, 2],
+  });
+  if (run.status !== 0)
+    throw new Error(`npm --prefix ${BENCH_DIR} ci failed (${run.error?.message ?? `exit ${run.status}`})`);
 }
 
 /** `require` of a package of bench/package.json, installing them first when needed. */

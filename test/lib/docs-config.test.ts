@@ -22,7 +22,10 @@ function tableRows(markdown: string): Row[] {
   if (start < 0) throw new Error(`${DOC}: no table with a "variable" column`);
   for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
     // Cells split on pipes not escaped as \| (the meaning column may contain `a\|b`).
-    const [name, dflt] = lines[i].split(/(?<!\\)\|/).slice(1).map((c) => c.trim());
+    const [name, dflt] = lines[i]
+      .split(/(?<!\\)\|/)
+      .slice(1)
+      .map((c) => c.trim());
     rows.push({
       names: [...name.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
       defaults: [...dflt.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
@@ -46,7 +49,9 @@ describe('docs/configuration.md', () => {
     const problems: string[] = [];
     for (const name of settings) {
       if (!documented.includes(name)) {
-        problems.push(`missing from the table: ${name}${name in defaults ? ` (default \`${shown(defaults[name])}\`)` : ''}`);
+        problems.push(
+          `missing from the table: ${name}${name in defaults ? ` (default \`${shown(defaults[name])}\`)` : ''}`,
+        );
       }
     }
     for (const name of documented) {
@@ -59,7 +64,9 @@ describe('docs/configuration.md', () => {
       filled.forEach((name, i) => {
         const stated = row.defaults[i];
         if (stated !== shown(defaults[name])) {
-          problems.push(`${name}: the table (line ${row.line}) says ${stated === undefined ? 'no default' : `\`${stated}\``}, lib/config.ts \`${shown(defaults[name])}\``);
+          problems.push(
+            `${name}: the table (line ${row.line}) says ${stated === undefined ? 'no default' : `\`${stated}\``}, lib/config.ts \`${shown(defaults[name])}\``,
+          );
         }
       });
     }
