@@ -119,9 +119,10 @@ export class AuthService {
     const { tokens, access, refresh } = this.issueTokens(user.id, sessionId, user.roles);
     const now = new Date();
     const started = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
-      // Only while the user may log in: a disable committed since the read above wins, and a
-      // disable after this commit sees (and revokes) the new session.
-      const allowed = await m.update(User, { id: user.id, disabled: false }, { lastLoginAt: now });
+      // Only while the user may log in with the password just verified: a disable or a password
+      // change committed since the read above wins (the row no longer matches), and one after this
+      // commit sees (and revokes) the new session. Both write this row first, so they wait for us.
+      const allowed = await m.update(User, { id: user.id, disabled: false, passwordHash: user.passwordHash }, { lastLoginAt: now });
       if (affectedRows(allowed) !== 1) return false;
       await m.insert(Session, {
         id: sessionId,
