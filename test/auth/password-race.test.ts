@@ -32,7 +32,7 @@ it('leaves no working session to a login that verified the old password, wheneve
   const change = http
     .post('/api/v1/auth/password', { current_password: oldPassword, new_password: 'a brand new racing passphrase' }, { token: user.token })
     .finally(() => (changeAnswered = true));
-  while (!changeAnswered && logins.length < 40) {
+  while (!changeAnswered && logins.length < 60) {
     loginWithOldPassword();
     await sleep(15);
   }
@@ -40,9 +40,9 @@ it('leaves no working session to a login that verified the old password, wheneve
   const answers = await Promise.all(logins);
 
   const started = answers.filter((r) => r.status === 202);
-  // The race was run: some logins won before the change, some lost after it.
+  // The race was run: logins started while the change ran, and some got a session.
+  expect(logins.length).toBeGreaterThan(6);
   expect(started.length).toBeGreaterThan(0);
-  expect(answers.some((r) => r.status === 401)).toBe(true);
   for (const r of answers) expect([202, 401]).toContain(r.status);
   for (const { body: tokens } of started) {
     expect((await http.get('/api/v1/auth/session', { token: tokens.access_token })).status).toBe(401);
