@@ -218,6 +218,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Revoked sessions are looked up in the event log for as long as their tokens live.
     throw new ConfigError('Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
   }
+  if (cfg.REFRESH_TOKEN_TTL_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
+    // A session whose refresh token expired counts as ended (quota, revoking): no access token may outlive it.
+    throw new ConfigError('Invalid configuration:\n  REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
+  }
   const subgraphUrls: Record<string, string> = {};
   for (const pair of cfg.SUBGRAPH_URLS) {
     const [name, url] = pair.split('=');

@@ -118,6 +118,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '7200', EVENT_RETENTION_SECONDS: '7200' }).EVENT_RETENTION_SECONDS).toBe(7200);
   });
 
+  it('lets no access token outlive its refresh token: a session with an expired refresh token counts as ended', () => {
+    expect(refusal({ ACCESS_TOKEN_TTL_SECONDS: '7200', REFRESH_TOKEN_TTL_SECONDS: '3600' })).toContain(
+      'REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
+    );
+    expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '7200', REFRESH_TOKEN_TTL_SECONDS: '7200' }).REFRESH_TOKEN_TTL_SECONDS).toBe(7200);
+  });
+
   it.each(['auth', 'auth=', '=http://a/graphql', 'auth=ftp://a/graphql', 'auth=a:4001/graphql'])('refuses SUBGRAPH_URLS=%s', (pair) => {
     expect(refusal({ SUBGRAPH_URLS: `tts=http://t/graphql,${pair}` })).toContain(`SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`);
   });
