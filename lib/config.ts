@@ -38,8 +38,11 @@ export function configSchema() {
     METRICS_ENABLED: bool.default(true),
     /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
-    /** Express "trust proxy" setting: which hops may set X-Forwarded-For. */
-    TRUST_PROXY: z.string().default('loopback'),
+    /**
+     * Express "trust proxy" setting: which hops may set X-Forwarded-For (docs/client-addresses.md).
+     * Default: no one, so that no caller (a co-located one included) chooses its own address.
+     */
+    TRUST_PROXY: z.string().default('false'),
     /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
 
@@ -58,6 +61,12 @@ export function configSchema() {
     LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
     /** `database` shares counts between instances; `memory` is per process. */
     RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
+
+    // ---- auth hardening (issue 29: per-username lock, session quota) ----
+    /** Failures for one username from any addresses in the window before it is locked (429) until the window passes. */
+    LOGIN_MAX_FAILURES_PER_USERNAME: int(1, 1_000_000).default(20),
+    /** Active sessions a user may hold; a login past it revokes the oldest (`session_limit`). */
+    MAX_SESSIONS_PER_USER: int(1, 100_000).default(100),
 
     /** How long the event log keeps events (a resume from further back gets resync_required). */
     EVENT_RETENTION_SECONDS: int(3600, 365 * 86_400).default(7 * 86_400),
@@ -208,6 +217,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (cfg.EVENT_RETENTION_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
     // Revoked sessions are looked up in the event log for as long as their tokens live.
     throw new ConfigError('Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
+  }
+  if (cfg.REFRESH_TOKEN_TTL_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
+    // A session whose refresh token expired counts as ended (quota, revoking): no access token may outlive it.
+    throw new ConfigError('Invalid configuration:\n  REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
   }
   const subgraphUrls: Record<string, string> = {};
   for (const pair of cfg.SUBGRAPH_URLS) {

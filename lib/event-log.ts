@@ -9,7 +9,7 @@ import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
-import { SESSION_REVOKED, SessionRevocations } from './revocations';
+import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
 
@@ -114,8 +114,10 @@ export class EventLog {
   private readonly revocations: SessionRevocations;
   private readonly readSequence: (id: number) => Promise<EventSequence | null>;
 
-  private constructor(readonly dataSource: DataSource, config: Pick<Config, 'EVENT_POLL_MS' | 'EVENT_RETENTION_SECONDS'>) {
-    this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, retentionMs: config.EVENT_RETENTION_SECONDS * 1000 });
+  private constructor(readonly dataSource: DataSource, config: Pick<Config, 'EVENT_POLL_MS' | 'ACCESS_TOKEN_TTL_SECONDS' | 'STREAM_TICKET_TTL_SECONDS'>) {
+    // A revocation matters while a token of its session may still be valid (lib/revocations.ts).
+    const keepMs = Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.STREAM_TICKET_TTL_SECONDS) * 1000 + CLOCK_SKEW_MS;
+    this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, keepMs });
     this.readSequence = rowReader(dataSource, EventSequence);
   }
 
@@ -171,6 +173,11 @@ export class EventLog {
    */
   sessionRevoked(sessionId: string): Promise<boolean> {
     return this.revocations.isRevoked(sessionId);
+  }
+
+  /** How many revocations this process holds in memory. */
+  get revocationsHeld(): number {
+    return this.revocations.size;
   }
 
   /** Marks a stream ticket used; false when it already was (by this or any other instance). */

@@ -1,6 +1,7 @@
 // What every HTTP process here starts with (facade, gateway, subgraph): request ids,
 // JSON access logs, the proxy setting, and the two health endpoints.
 import type http from 'node:http';
+import { isIP } from 'node:net';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
@@ -20,10 +21,30 @@ export interface ReadinessReport {
 
 export const isReadinessReport = (r: Checks | ReadinessReport): r is ReadinessReport => typeof (r as ReadinessReport).checks === 'object';
 
-/** Express's "trust proxy" from TRUST_PROXY: `true`/`false`, a hop count, or addresses/names. */
+/** Express's "trust proxy" from TRUST_PROXY: `true`/`false`, a hop count, or addresses/names (docs/client-addresses.md). */
 function trustProxy(value: string): boolean | number | string {
   if (value === 'true' || value === 'false') return value === 'true';
   return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * The client address: the farthest address in X-Forwarded-For that trusted hops vouch for, as
+ * Express reads it, but only while each one parses as an IP. A claim that does not (`<script>`,
+ * `host:port`) is ignored and logged: the hop that sent it is the client. Addresses end up in
+ * sessions, rate-limit keys and events that users and administrators read.
+ */
+function clientAddress(req: Request): string {
+  let address = req.socket.remoteAddress ?? '';
+  // req.ips: farthest first, up to the first address not trusted; walked from our side outwards.
+  const claims = req.ips;
+  for (let i = claims.length - 1; i >= 0; i--) {
+    if (!isIP(claims[i])) {
+      req.log.warn({ forwarded_for: claims[i].slice(0, 100), used: address }, 'ignored a forwarded client address that is not an IP');
+      break;
+    }
+    address = claims[i];
+  }
+  return address;
 }
 
 export interface BaseAppOptions {
@@ -121,6 +142,15 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
       const log = logger.child({ request_id: this.headers[REQUEST_ID_HEADER] });
       Object.defineProperty(this, 'log', { value: log, configurable: true, writable: true });
       return log;
+    },
+  });
+  // req.ip, read once per request (the warning above is logged once).
+  Object.defineProperty(app.request, 'ip', {
+    configurable: true,
+    get(this: Request) {
+      const ip = clientAddress(this);
+      Object.defineProperty(this, 'ip', { value: ip, configurable: true, writable: true });
+      return ip;
     },
   });
   const metrics = config.METRICS_ENABLED;

@@ -5,6 +5,11 @@
 // ask, instead of one query per request, and none at all while no request comes. Revocations
 // this process appends are known at once. An answer is never older than `maxAgeMs`; a reading
 // that fails fails the question (the caller answers service_unavailable), never a stale `false`.
+//
+// Memory is bounded by time, not by the log's retention: no token is issued in a session once it
+// is revoked, so its last access token (or stream ticket) expires at most `keepMs` after the
+// revocation (the longest token lifetime, plus a margin for clocks that disagree). A revocation is
+// forgotten that long after this process learned of it, and one that old is not read at all.
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { selectCommitted } from './database';
@@ -12,9 +17,11 @@ import { selectCommitted } from './database';
 export const SESSION_REVOKED = 'session.revoked';
 
 const PAGE = 1000;
+/** How far the clocks of the process that signs tokens and one that checks them may disagree. */
+export const CLOCK_SKEW_MS = 5 * 60_000;
 
 export class SessionRevocations {
-  /** Revoked session id → when this process learned of it (ms), to forget it after the log's retention. */
+  /** Revoked session id → when this process learned of it (ms, never before the revocation), to forget it after `keepMs`. */
   private readonly revoked = new Map<string, number>();
   /** Every event up to this position has been looked at. */
   private readThrough = 0;
@@ -25,7 +32,7 @@ export class SessionRevocations {
 
   constructor(
     private readonly log: DataSource,
-    private readonly options: { maxAgeMs: number; retentionMs: number },
+    private readonly options: { maxAgeMs: number; keepMs: number },
   ) {}
 
   /** Revocations this process has just appended to the log (committed). */
@@ -64,23 +71,35 @@ export class SessionRevocations {
     const [head] = await selectCommitted<{ last_seq: number | string }>(this.log, 'SELECT last_seq FROM event_sequence WHERE id = 1', []);
     const through = Number(head?.last_seq ?? 0);
     const now = Date.now();
+    // Revocations whose tokens have all expired are left out (a process starting reads no week of them).
+    const since = new Date(now - this.options.keepMs);
     while (this.readThrough < through) {
-      const rows = (await this.log.query(
-        `SELECT seq, resource_id FROM events WHERE type = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ${PAGE}`,
-        [SESSION_REVOKED, this.readThrough, through],
-      )) as { seq: number | string; resource_id: string }[];
+      const rows: { seq: number | string; resource_id: string }[] = await this.log
+        .createQueryBuilder()
+        .select('e.seq', 'seq')
+        .addSelect('e.resource_id', 'resource_id')
+        .from('events', 'e')
+        .where('e.type = :type AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', { type: SESSION_REVOKED, after: this.readThrough, through, since })
+        .orderBy('e.seq')
+        .limit(PAGE)
+        .getRawMany();
       for (const row of rows) this.revoked.set(row.resource_id, now);
       this.readThrough = rows.length < PAGE ? through : Number(rows[rows.length - 1].seq);
     }
     this.forgetOld();
   }
 
-  /** Revocations older than the log's retention are gone from the log; from here too (now and then). */
+  /** Revocations no token can outlive any more are forgotten (now and then). */
   private forgetOld(): void {
     const now = Date.now();
     if (now - this.forgottenAt < 60_000) return;
     this.forgottenAt = now;
-    const before = now - this.options.retentionMs;
+    const before = now - this.options.keepMs;
     for (const [id, at] of this.revoked) if (at < before) this.revoked.delete(id);
+  }
+
+  /** How many revocations this process holds (for tests and metrics). */
+  get size(): number {
+    return this.revoked.size;
   }
 }

@@ -64,7 +64,10 @@ export const routes: RouteSpec[] = [
     summary: 'Log in with username and password',
     description: 'Creates a session and returns its tokens. Unknown user and wrong password give the same answer. ' +
       `Rate limited: ${configured('LOGIN_MAX_FAILURES_PER_USER')} failed attempts per username and client address, ` +
-      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}.`,
+      `${configured('LOGIN_MAX_FAILURES_PER_USERNAME')} per username from any addresses (then the username is locked until the window ` +
+      'passes or an administrator unlocks it), ' +
+      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}. ` +
+      `A login past the quota of ${configured('MAX_SESSIONS_PER_USER')} active sessions revokes your oldest session.`,
     body: LoginRequest,
     graphql: { kind: 'mutation', field: 'login', args: bodyArgs(LoginRequest) },
     status: 202,
@@ -216,7 +219,7 @@ export const routes: RouteSpec[] = [
         'password. You cannot disable yourself (`forbidden`), nor the last enabled administrator (`conflict`). Disabling a disabled ' +
         'user changes nothing.',
       enable: 'They can log in again; their old sessions stay revoked. Enabling an enabled user changes nothing.',
-      unlock: 'Lifts the lock that failed logins put on their username, from every client address.',
+      unlock: 'Lifts the locks that failed logins put on their username: from each client address, and across all addresses.',
     }[action],
     params: { userId: uuidParam },
     graphql: { kind: 'mutation', field: `${action}User`, args: idFrom('userId'), select: '{ id }' },

@@ -13,7 +13,7 @@ import { User } from './entities/user';
 import type { LoginAttempt, LoginThrottle } from './login-throttle';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
 import { passwordProblems } from './password-policy';
-import { RevokeReason, revokeSessions, revokeUserSessions } from './sessions';
+import { RevokeReason, revokeSessions, revokeSessionsOverQuota, revokeUserSessions, revokeUserSessionsBatch } from './sessions';
 import { createUser, usernameKey } from './users';
 
 export interface TokenSet {
@@ -119,9 +119,10 @@ export class AuthService {
     const { tokens, access, refresh } = this.issueTokens(user.id, sessionId, user.roles);
     const now = new Date();
     const started = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
-      // Only while the user may log in: a disable committed since the read above wins, and a
-      // disable after this commit sees (and revokes) the new session.
-      const allowed = await m.update(User, { id: user.id, disabled: false }, { lastLoginAt: now });
+      // Only while the user may log in with the password just verified: a disable or a password
+      // change committed since the read above wins (the row no longer matches), and one after this
+      // commit sees (and revokes) the new session. Both write this row first, so they wait for us.
+      const allowed = await m.update(User, { id: user.id, disabled: false, passwordHash: user.passwordHash }, { lastLoginAt: now });
       if (affectedRows(allowed) !== 1) return false;
       await m.insert(Session, {
         id: sessionId,
@@ -140,6 +141,7 @@ export class AuthService {
         type: 'session.created', userId: user.id, resourceId: sessionId, username: user.username,
         data: { session_id: sessionId, user_id: user.id, client_address: client.ip },
       });
+      await revokeSessionsOverQuota(m, audit, user, sessionId, this.config.MAX_SESSIONS_PER_USER);
       return true;
     });
     if (!started) throw new AppError('unauthorized', BAD_CREDENTIALS);
@@ -269,11 +271,22 @@ export class AuthService {
     return this.sessionOf(principal, sessionId);
   }
 
-  /** Revokes every session of the caller but the one making the request; how many it ended. */
+  /**
+   * Revokes every session of the caller but the one making the request, created before this
+   * request: in batches, each its own short transaction (the quota bounds them; sessions from
+   * before the quota may be many). How many it ended.
+   */
   async revokeOtherSessions(principal: Principal): Promise<number> {
     const user = await this.findUser(principal.userId);
     if (!user) throw new AppError('unauthorized', 'The session has ended.');
-    return auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeUserSessions(m, audit, user, 'revoked_by_user', principal.sessionId));
+    const asked = new Date();
+    let total = 0;
+    for (let more = true; more; ) {
+      const batch = await auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeUserSessionsBatch(m, audit, user, 'revoked_by_user', principal.sessionId, asked));
+      total += batch.revoked;
+      more = batch.more;
+    }
+    return total;
   }
 
   /**

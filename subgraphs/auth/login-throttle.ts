@@ -1,5 +1,7 @@
-// Login rate limits (CONTRACT.md): failed attempts per username + client address, and all
-// attempts per client address. Counts live in the auth database so that every instance
+// Login rate limits (CONTRACT.md): failed attempts per username + client address, failed
+// attempts per username from any address (so that spreading guesses over many addresses does not
+// help: past LOGIN_MAX_FAILURES_PER_USERNAME the username is locked until the window passes or an
+// administrator unlocks it), and all attempts per client address. Counts live in the auth database so that every instance
 // shares them (RATE_LIMIT_STORE=memory keeps them per process).
 //
 // An attempt is counted as a failure *before* its password is verified, and the count is given
@@ -34,6 +36,7 @@ async function createLimiter(config: Config, dataSource: DataSource, keyPrefix: 
 }
 
 const FAILURE_PREFIX = 'login_fail';
+const USERNAME_PREFIX = 'login_user';
 
 const retryAfterSeconds = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
@@ -53,9 +56,9 @@ export interface LoginAttempt {
   succeeded(): Promise<void>;
   /** It was not checked after all (the database failed): its point is given back. */
   abandoned(): Promise<void>;
-  /** Left unsettled (a wrong password), this attempt is the one that locks the username (the `login.locked` audit event). */
+  /** Left unsettled (a wrong password), this attempt is the one that locks the username, from this address or from all (the `login.locked` audit event). */
   readonly locksIfWrong: boolean;
-  /** Seconds until the username's failures expire. */
+  /** Seconds until the failures of the lock it sets expire. */
   readonly retryAfter: number;
 }
 
@@ -64,19 +67,29 @@ export class LoginThrottle {
   private readonly failedFrom = new Map<string, Set<string>>();
 
   private constructor(
+    /** Failures per username + client address. */
     private readonly failures: RateLimiterAbstract,
+    /** Failures per username from any address. */
+    private readonly usernameFailures: RateLimiterAbstract,
+    /** All attempts per client address. */
     private readonly attempts: RateLimiterAbstract,
     private readonly maxFailures: number,
+    private readonly maxUsernameFailures: number,
     /** The database store's connection (unlock() reads its rows); undefined for the memory store. */
     private readonly dataSource?: DataSource,
   ) {}
 
   static async create(config: Config, dataSource: DataSource): Promise<LoginThrottle> {
-    const [failures, attempts] = await Promise.all([
+    const [failures, usernameFailures, attempts] = await Promise.all([
       createLimiter(config, dataSource, FAILURE_PREFIX, config.LOGIN_MAX_FAILURES_PER_USER),
+      createLimiter(config, dataSource, USERNAME_PREFIX, config.LOGIN_MAX_FAILURES_PER_USERNAME),
       createLimiter(config, dataSource, 'login_ip', config.LOGIN_MAX_ATTEMPTS_PER_CLIENT),
     ]);
-    return new LoginThrottle(failures, attempts, config.LOGIN_MAX_FAILURES_PER_USER, config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource);
+    return new LoginThrottle(
+      failures, usernameFailures, attempts,
+      config.LOGIN_MAX_FAILURES_PER_USER, config.LOGIN_MAX_FAILURES_PER_USERNAME,
+      config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource,
+    );
   }
 
   private static userKey(usernameKey: string, clientIp: string) {
@@ -84,35 +97,47 @@ export class LoginThrottle {
   }
 
   /**
-   * Counts the attempt against both limits before anything is checked; throws
-   * rate_limit_exceeded (with Retry-After) when either is used up. A wrong password then needs
-   * nothing more: its point stays.
+   * Counts the attempt against every limit before anything is checked; throws
+   * rate_limit_exceeded (with Retry-After) when one is used up. A wrong password then needs
+   * nothing more: its points stay.
    */
   async attempt(usernameKey: string, clientIp: string): Promise<LoginAttempt> {
     const userKey = LoginThrottle.userKey(usernameKey, clientIp);
     const counted = await take(this.failures, userKey);
+    let acrossAddresses: RateLimiterRes;
     try {
-      await take(this.attempts, clientIp);
+      acrossAddresses = await take(this.usernameFailures, usernameKey);
     } catch (err) {
-      // Refused by the address limit: this attempt is not checked, so it is no failure.
+      // Refused by a later limit: this attempt is not checked, so it is no failure.
       await this.failures.reward(userKey, 1);
       throw err;
     }
+    try {
+      await take(this.attempts, clientIp);
+    } catch (err) {
+      await Promise.all([this.failures.reward(userKey, 1), this.usernameFailures.reward(usernameKey, 1)]);
+      throw err;
+    }
     if (!this.dataSource) this.remember(usernameKey, clientIp);
+    const locksHere = counted.consumedPoints === this.maxFailures;
+    const locksEverywhere = acrossAddresses.consumedPoints === this.maxUsernameFailures;
     return {
-      locksIfWrong: counted.consumedPoints === this.maxFailures,
-      retryAfter: retryAfterSeconds(counted),
+      locksIfWrong: locksHere || locksEverywhere,
+      retryAfter: retryAfterSeconds(locksEverywhere ? acrossAddresses : counted),
+      // The username's failures from this address are cleared; from all addresses only this
+      // attempt's point is given back: the owner's login must not wipe out an attacker's count.
       succeeded: async () => {
-        await this.failures.delete(userKey);
+        await Promise.all([this.failures.delete(userKey), this.usernameFailures.reward(usernameKey, 1)]);
       },
       abandoned: async () => {
-        await this.failures.reward(userKey, 1);
+        await Promise.all([this.failures.reward(userKey, 1), this.usernameFailures.reward(usernameKey, 1)]);
       },
     };
   }
 
-  /** Clears the failures of a username from every client address (an administrator's unlock). */
+  /** Clears the failures of a username from every client address, and its lock across addresses (an administrator's unlock). */
   async unlock(usernameKey: string): Promise<void> {
+    await this.usernameFailures.delete(usernameKey);
     let addresses: string[];
     if (this.dataSource) {
       // The limiter's rows are `login_fail:<username>|<address>`; addresses hold no '|'.

@@ -1,7 +1,8 @@
 // Login rate limits on a real server, with the default limits (5 failures per username and
-// address, 100 attempts per address, 15 minutes), on both rate-limit stores. Every test comes
-// from an address of its own (X-Forwarded-For, trusted from loopback) and uses names of its
-// own, so no test depends on counts another left behind.
+// address, 20 per username from any address, 100 attempts per address, 15 minutes), on both
+// rate-limit stores. Every test comes from an address of its own (X-Forwarded-For, trusted from
+// loopback here: TRUST_PROXY=loopback) and uses names of its own, so no test depends on counts
+// another left behind.
 import argon2 from 'argon2';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
@@ -26,7 +27,7 @@ describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, d
   let server: TestServer;
   let adminToken: string;
   beforeAll(async () => {
-    server = await startTestServer({ RATE_LIMIT_STORE: store });
+    server = await startTestServer({ RATE_LIMIT_STORE: store, TRUST_PROXY: 'loopback' });
     adminToken = (await login(server.url, ADMIN)).access_token;
   });
   afterAll(() => server.close());
@@ -69,6 +70,39 @@ describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, d
     expectRetryAfter(blocked);
   });
 
+  it('locks a username after 20 failures spread over addresses, the right password included, until an administrator unlocks it', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, `spread-${store}`);
+    const wrong = `wrong password ${store} spread`;
+    // One failure from each of 20 addresses: no address comes near its own limit of 5.
+    for (let i = 0; i < 20; i++) expect((await attempt(freshAddress(), user.username, wrong)).status).toBe(401);
+    expect(verifiedWith(wrong)).toBe(20);
+
+    // Locked from everywhere, a new address and the right password included, without checking it.
+    const before = verifiedWith(user.password);
+    for (const password of [wrong, user.password]) {
+      const locked = await attempt(freshAddress(), user.username, password);
+      expect(locked.status).toBe(429);
+      expect(locked.body.error).toBe('rate_limit_exceeded');
+      expectRetryAfter(locked);
+    }
+    expect(verifiedWith(user.password)).toBe(before);
+    expect(verifiedWith(wrong)).toBe(20);
+    // Another username from the same addresses is not affected.
+    expect((await attempt(freshAddress(), ADMIN.username, ADMIN.password)).status).toBe(202);
+
+    const unlocked = await api(server.url).post(`/api/v1/admin/users/${user.id}/unlock`, undefined, { token: adminToken });
+    expect(unlocked.status).toBe(202);
+    expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(202);
+  });
+
+  it('gives back only its own point on success: the failures from other addresses still count', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, `owner-${store}`);
+    for (let i = 0; i < 19; i++) expect((await attempt(freshAddress(), user.username, 'wrong password')).status).toBe(401);
+    expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(202);
+    expect((await attempt(freshAddress(), user.username, 'wrong password')).status).toBe(401);
+    expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(429);
+  });
+
   it('counts failures of unknown usernames like those of known ones', async () => {
     const from = freshAddress();
     const wrong = `wrong password ${store} unknown`;
@@ -96,9 +130,9 @@ describe('login rate limits shared by two instances on one database', () => {
   let a: TestServer;
   let b: TestServer;
   beforeAll(async () => {
-    a = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2' });
+    a = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2', TRUST_PROXY: 'loopback' });
     // The second instance uses the first one's database and data folder.
-    b = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2', DATA_DIR: a.config.DATA_DIR, DATABASE_URL: a.config.DATABASE_URL });
+    b = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2', TRUST_PROXY: 'loopback', DATA_DIR: a.config.DATA_DIR, DATABASE_URL: a.config.DATABASE_URL });
   });
   afterAll(async () => {
     await b.close();

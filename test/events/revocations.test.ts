@@ -68,6 +68,48 @@ describe('session revocations from the event log', () => {
     }
   });
 
+  // No token of a revoked session is valid longer than the longest token lifetime after the
+  // revocation (plus a margin for clocks): kept that long, memory is bounded by an hour of
+  // revocations, not by the log's week.
+  const keepMs = (Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.STREAM_TICKET_TTL_SECONDS) + 300) * 1000;
+  const revokedAt = (id: string, at: Date) => Object.assign(event('session.revoked', id), { occurredAt: at });
+
+  it('are not read by a process that starts once every token of the session has expired', async () => {
+    const old = crypto.randomUUID();
+    const recent = crypto.randomUUID();
+    await writer.append('auth', [revokedAt(old, new Date(Date.now() - keepMs - 60_000)), revokedAt(recent, new Date(Date.now() - keepMs + 60_000))]);
+    const late = await EventLog.open({ ...config, MIGRATIONS_RUN: false });
+    try {
+      expect(await late.sessionRevoked(recent)).toBe(true);
+      expect(await late.sessionRevoked(old)).toBe(false);
+    } finally {
+      await late.close();
+    }
+  });
+
+  it('are forgotten once every token of the session has expired', async () => {
+    const session = crypto.randomUUID();
+    const other = await EventLog.open({ ...config, MIGRATIONS_RUN: false });
+    try {
+      await writer.append('auth', [event('session.revoked', session)]);
+      await sleep(POLL_MS + 10);
+      expect(await other.sessionRevoked(session)).toBe(true);
+      const held = other.revocationsHeld;
+      expect(held).toBeGreaterThan(0);
+      const realNow = Date.now();
+      const later = jest.spyOn(Date, 'now').mockReturnValue(realNow + keepMs + 61_000);
+      try {
+        await sleep(POLL_MS + 10);
+        expect(await other.sessionRevoked(session)).toBe(false);
+        expect(other.revocationsHeld).toBe(0);
+      } finally {
+        later.mockRestore();
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
   it('fails the question when the log cannot be read, once what it read is older than EVENT_POLL_MS', async () => {
     const broken = await EventLog.open({ ...config, MIGRATIONS_RUN: false });
     expect(await broken.sessionRevoked(crypto.randomUUID())).toBe(false);

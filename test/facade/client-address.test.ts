@@ -1,10 +1,12 @@
-// Two documented behaviours of one process: an X-Forwarded-For from a hop that TRUST_PROXY does
-// not trust is ignored (rate limits count the real peer), and a generated key pair survives a
-// restart (tokens issued before it still work). On SQLite and on MySQL.
+// Documented behaviours of one process: an X-Forwarded-For from a hop that TRUST_PROXY does
+// not trust is ignored (rate limits count the real peer), by default from anyone, loopback
+// included; a forwarded address that is not an IP is ignored even from a trusted hop
+// (docs/client-addresses.md); and a generated key pair survives a restart (tokens issued before
+// it still work). On SQLite and on MySQL.
 import { startServer } from '../../bin/all-in-one';
 import { api, login } from '../helpers/http';
 import { loadConfig } from '../../lib/config';
-import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer } from '../helpers/server';
+import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer, TestServer } from '../helpers/server';
 
 it('ignores X-Forwarded-For from a peer TRUST_PROXY does not trust: the per-address limit counts the peer', async () => {
   // Loopback (this test) is not trusted here; 203.0.113.0/24 would be.
@@ -20,6 +22,51 @@ it('ignores X-Forwarded-For from a peer TRUST_PROXY does not trust: the per-addr
   } finally {
     await server.close();
   }
+});
+
+it('trusts no one by default: X-Forwarded-For from loopback is ignored, the per-address limit counts the peer', async () => {
+  const server = await startTestServer({ LOGIN_MAX_ATTEMPTS_PER_CLIENT: '2' });
+  try {
+    const http = api(server.url);
+    const attempt = (ip: string) => http.post('/api/v1/auth/login', { username: `nobody-${ip}`, password: 'wrong password' }, { headers: { 'x-forwarded-for': ip } });
+    expect((await attempt('198.51.100.1')).status).toBe(401);
+    expect((await attempt('198.51.100.2')).status).toBe(401);
+    expect((await attempt('198.51.100.3')).status).toBe(429);
+    // The right password from a fourth "address" is still the same peer: over its limit.
+    expect((await http.post('/api/v1/auth/login', ADMIN, { headers: { 'x-forwarded-for': '198.51.100.4' } })).status).toBe(429);
+  } finally {
+    await server.close();
+  }
+});
+
+describe('with TRUST_PROXY=loopback', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ TRUST_PROXY: 'loopback' });
+  });
+  afterAll(() => server?.close());
+
+  /** The address a session records for a login that claims `forwardedFor`. */
+  async function recordedAddress(forwardedFor: string): Promise<string> {
+    const http = api(server.url);
+    const res = await http.post('/api/v1/auth/login', ADMIN, { headers: { 'x-forwarded-for': forwardedFor } });
+    expect(res.status).toBe(202);
+    const sessions = await http.get('/api/v1/auth/sessions?limit=100', { token: res.body.access_token });
+    return sessions.body.items.find((s: any) => s.session_id === res.body.session_id).ip_address;
+  }
+
+  it('believes a forwarded address that parses as an IP', async () => {
+    expect(await recordedAddress('203.0.113.9')).toBe('203.0.113.9');
+    expect(await recordedAddress('2001:db8::7')).toBe('2001:db8::7');
+    // The loopback hop is trusted, the next one is not: it is the client.
+    expect(await recordedAddress('198.51.100.7, 203.0.113.10')).toBe('203.0.113.10');
+  });
+
+  it('ignores a forwarded address that is not an IP: the hop that sent it is the client', async () => {
+    for (const claim of ['<script>alert(1)</script>', 'example.com', '203.0.113.9:4711', '203.0.113.5, <script>', '']) {
+      expect(await recordedAddress(claim)).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    }
+  });
 });
 
 it('keeps a generated key pair across a restart: a token issued before it still works', async () => {

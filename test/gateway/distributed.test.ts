@@ -23,6 +23,8 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'silent',
   AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
   AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+  // The test's X-Forwarded-For, and each hop's, crosses loopback (TRUST_PROXY trusts no one by default).
+  TRUST_PROXY: 'loopback',
 };
 const config = (extra: Record<string, string> = {}) => loadConfig({ ...env, ...extra });
 

@@ -20,9 +20,10 @@ describe('loadConfig', () => {
     // toMatchObject: a setting added later needs no change here (but deserves a line).
     expect(config).toMatchObject({
       PORT: 8080, HOST: '0.0.0.0', DATA_DIR: './data', DATABASE_URL: 'sqlite', DATABASE_POOL_SIZE: 10, MIGRATIONS_RUN: true, METRICS_ENABLED: true,
-      LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', BODY_LIMIT_BYTES: 262144, JWT_ISSUER: 'federated-auth-voice',
+      LOG_LEVEL: 'info', TRUST_PROXY: 'false', BODY_LIMIT_BYTES: 262144, JWT_ISSUER: 'federated-auth-voice',
       ACCESS_TOKEN_TTL_SECONDS: 3600, REFRESH_TOKEN_TTL_SECONDS: 7776000,
-      LOGIN_MAX_FAILURES_PER_USER: 5, LOGIN_MAX_ATTEMPTS_PER_CLIENT: 100, LOGIN_RATE_WINDOW_SECONDS: 900, RATE_LIMIT_STORE: 'database',
+      LOGIN_MAX_FAILURES_PER_USER: 5, LOGIN_MAX_FAILURES_PER_USERNAME: 20, LOGIN_MAX_ATTEMPTS_PER_CLIENT: 100, LOGIN_RATE_WINDOW_SECONDS: 900, RATE_LIMIT_STORE: 'database',
+      MAX_SESSIONS_PER_USER: 100,
       EVENT_RETENTION_SECONDS: 604800, EVENT_POLL_MS: 50, EVENT_BUFFER_SIZE: 1000, EVENT_HEARTBEAT_SECONDS: 15,
       SYNTHESIS_CONCURRENCY: 1, SYNTHESIS_LEASE_SECONDS: 30, SYNTHESIS_MAX_ATTEMPTS: 3, SYNTHESIS_POLL_MS: 200,
       SYNTHESIS_MAX_AUDIO_SECONDS: 3600, SYNTHESIS_RETENTION_SECONDS: 604800,
@@ -117,6 +118,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '7200', EVENT_RETENTION_SECONDS: '7200' }).EVENT_RETENTION_SECONDS).toBe(7200);
   });
 
+  it('lets no access token outlive its refresh token: a session with an expired refresh token counts as ended', () => {
+    expect(refusal({ ACCESS_TOKEN_TTL_SECONDS: '7200', REFRESH_TOKEN_TTL_SECONDS: '3600' })).toContain(
+      'REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
+    );
+    expect(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '7200', REFRESH_TOKEN_TTL_SECONDS: '7200' }).REFRESH_TOKEN_TTL_SECONDS).toBe(7200);
+  });
+
   it.each(['auth', 'auth=', '=http://a/graphql', 'auth=ftp://a/graphql', 'auth=a:4001/graphql'])('refuses SUBGRAPH_URLS=%s', (pair) => {
     expect(refusal({ SUBGRAPH_URLS: `tts=http://t/graphql,${pair}` })).toContain(`SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`);
   });
@@ -125,7 +133,7 @@ describe('loadConfig', () => {
 describe('the schema, value by value', () => {
   it('defaults', () => {
     expect(loadConfig({})).toMatchObject({
-      HOST: '0.0.0.0', DATABASE_URL: 'sqlite', MIGRATIONS_RUN: true, LOG_LEVEL: 'info', TRUST_PROXY: 'loopback',
+      HOST: '0.0.0.0', DATABASE_URL: 'sqlite', MIGRATIONS_RUN: true, LOG_LEVEL: 'info', TRUST_PROXY: 'false',
       BODY_LIMIT_BYTES: 256 * 1024, JWT_ISSUER: 'federated-auth-voice', REFRESH_TOKEN_TTL_SECONDS: 90 * 86_400,
       EVENT_RETENTION_SECONDS: 7 * 86_400, GRAPHQL_MAX_RESPONSE_BYTES: 16 * 1024 * 1024, GRAPHQL_MAX_AUDIO_BYTES: 4 * 1024 * 1024,
       SYNTHESIS_MAX_AUDIO_SECONDS: 3600, SYNTHESIS_RETENTION_SECONDS: 7 * 86_400, GATEWAY_URL: [], CORS_ORIGINS: [],

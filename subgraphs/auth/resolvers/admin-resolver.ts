@@ -79,7 +79,7 @@ export class AdminResolver {
   }
 
   @Authorized('admin')
-  @Mutation(() => User, { description: "Clear the user's failed-login counts (from every client address)." })
+  @Mutation(() => User, { description: "Clear the user's failed-login counts (from every client address) and the lock on their username across addresses." })
   unlockUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.unlock(ctx.principal!.userId, id);
   }
