@@ -154,6 +154,14 @@ function configSchema() {
     GRAPHQL_EXPLORER: bool.optional(),
     /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
     STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
+
+    // Hops between this service's processes (lib/hop.ts, docs/operation-pipeline.md).
+    /**
+     * The hop secret every process sends to the next (facade → gateway → subgraph). In production
+     * a subgraph answers only callers presenting it (without one it listens on loopback); the
+     * forwarded client address is believed only with it. At least 32 characters; unset: none.
+     */
+    SUBGRAPH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
   });
 }
 
