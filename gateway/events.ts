@@ -3,7 +3,7 @@
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import type { ServerResponse } from 'node:http';
-import express, { Router } from 'express';
+import express, { NextFunction, Request, Response, Router } from 'express';
 import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema, OperationTypeNode } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
@@ -13,6 +13,7 @@ import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
 import { errorResult } from '../lib/graphql-errors';
+import { sendJson } from '../lib/http-app';
 import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
@@ -214,6 +215,26 @@ function writeGate(res: ServerResponse, stallMs: number): () => Promise<boolean>
   };
 }
 
+/**
+ * Only graphql-sse's distinct-connections mode is served: each operation is one request that asks
+ * for `text/event-stream` and gets its own stream. Its single-connection mode (a stream reserved
+ * by PUT, operations POSTed beside it) would otherwise answer an empty 404.
+ */
+function distinctConnectionsOnly(req: Request, res: Response, next: NextFunction) {
+  if (req.method === 'OPTIONS') return next(); // CORS preflights are answered before (lib/browser.ts)
+  if (req.method !== 'GET' && req.method !== 'POST') {
+    res.setHeader('Allow', 'GET, POST');
+    return sendJson(res, 405, errorResult(new AppError('method_not_allowed', `${req.method} is not served: /graphql/stream serves each operation on a connection of its own (POST, or GET with ?query=, and Accept: text/event-stream); single-connection mode is not served.`)));
+  }
+  const accept = req.headers.accept ?? '';
+  if (!/(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)) {
+    return sendJson(res, 400, errorResult(new AppError('validation_error', 'Ask for the event stream with Accept: text/event-stream: /graphql/stream answers each operation as a stream of its own (GraphQL over SSE, distinct connections). Queries and mutations go to /graphql.')));
+  }
+  // graphql-sse compares the header as a whole.
+  req.headers.accept = 'text/event-stream';
+  next();
+}
+
 export interface EventsService {
   /** POST (or GET) /graphql/stream. */
   router: Router;
@@ -392,7 +413,7 @@ export async function createEventsService(options: {
   });
 
   const router = express.Router();
-  router.use('/graphql/stream', express.json({ limit: config.BODY_LIMIT_BYTES }), (req, res) => {
+  router.use('/graphql/stream', distinctConnectionsOnly, express.json({ limit: config.BODY_LIMIT_BYTES }), (req, res) => {
     // A browser's EventSource cannot send a header: its ticket comes in the URL.
     if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
     handler(req, res).catch((err) => {

@@ -46,6 +46,7 @@ export interface GatewayOptions {
 export interface OperationRequest {
   query: string;
   variables?: Record<string, unknown>;
+  operationName?: string;
   headers: Headers;
   clientIp: string;
 }
@@ -318,7 +319,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   return {
     router,
-    execute: ({ query, variables, headers, clientIp }) => direct.run({ query, variables }, { headers, clientIp }),
+    execute: ({ query, variables, operationName, headers, clientIp }) => direct.run({ query, variables, operationName }, { headers, clientIp }),
     checks: () => readiness().then((r) => r.checks),
     readiness,
     async stop() {

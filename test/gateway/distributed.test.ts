@@ -23,6 +23,8 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'silent',
   AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
   AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+  // The client address crosses the hops only with the hop secret (lib/hop.ts).
+  SUBGRAPH_SECRET: 'a-hop-secret-of-at-least-thirty-two-characters',
 };
 const config = (extra: Record<string, string> = {}) => loadConfig({ ...env, ...extra });
 
