@@ -282,7 +282,8 @@ export async function startSubgraph(
       principal: (op) => running.createContext(op.caller.caller),
       execute: (op) => execute({ schema, document: op.document!, variableValues: op.request.variables, operationName: op.request.operationName, contextValue: op.context, hideSuggestions }) as
         OperationResult | Promise<OperationResult>,
-      maxResponseBytes: deps.config.GRAPHQL_MAX_RESPONSE_BYTES,
+      // In one process the gateway caps the whole answer, as one refusal of the operation.
+      maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
       metrics: over === 'http' && deps.config.METRICS_ENABLED,
     });
   const inProcess = pipelineFor('process');

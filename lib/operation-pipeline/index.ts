@@ -23,8 +23,8 @@ export interface PipelineParts<Caller, Context> {
   /** The caller's context, with its verified principal. */
   principal: (op: Operation<Caller, Context>) => Context | Promise<Context>;
   execute: (op: Operation<Caller, Context>) => OperationResult | void | Promise<OperationResult | void>;
-  /** GRAPHQL_MAX_RESPONSE_BYTES. */
-  maxResponseBytes: number;
+  /** GRAPHQL_MAX_RESPONSE_BYTES; none where a caller in this process caps the whole answer (the gateway over an in-process subgraph). */
+  maxResponseBytes: number | undefined;
   /** Count and time operations (METRICS_ENABLED), and anything else that observes them (tracing). */
   metrics: boolean;
   observers?: readonly OperationObserver[];
@@ -38,7 +38,7 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
     // Scopes (issue 30) go here: after the principal, before anything runs.
     executeStep(parts.execute),
     errorsStep(),
-    responseCapStep(parts.maxResponseBytes),
+    parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
     metricsStep({ metrics: parts.metrics, observers: parts.observers }),
   ]);
 }
