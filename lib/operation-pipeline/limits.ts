@@ -98,7 +98,7 @@ export interface OperationLimits {
   check(schema: GraphQLSchema, input: OperationInput, options: { authenticated: boolean; kinds: readonly OperationTypeNode[] }): AppError | undefined;
 }
 
-/** What a document's text says, whatever its variables: kept per schema and text (./operation-limits.ts). */
+/** What a document's text says, whatever its variables: kept per schema and text. */
 interface Analysis {
   /** Undefined when it does not parse (the server's own parser reports that) or was refused. */
   document?: DocumentNode;
