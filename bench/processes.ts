@@ -1,6 +1,7 @@
 // Child processes of the built entry points (dist/bin), for benchmarks and end-to-end tests:
 // each on a free port, ready when its /health/live answers, its JSON log lines kept.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -102,7 +103,9 @@ export interface DistributedLayout {
  * With `workers`, speech is rendered by that many `start:worker` processes instead of the tts
  * subgraph's own.
  */
-export async function startDistributed(env: Record<string, string>, counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
+export async function startDistributed(given: Record<string, string>, counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
+  // The processes' shared hop secret, as a deployment sets it: the client address crosses hops only with it.
+  const env: Record<string, string> = { SUBGRAPH_SECRET: crypto.randomBytes(24).toString('hex'), ...given };
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
   const composed = spawnSync(process.execPath, [path.join(BIN, 'compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
   if (composed.status !== 0) throw new Error(composed.stderr);

@@ -3,7 +3,7 @@
 import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import type { Express } from 'express';
-import { createGateway } from '../gateway';
+import { createGateway, Gateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
 import { pingDatabase } from '../lib/database';
@@ -22,6 +22,8 @@ export interface RunningServer {
 
 export interface ServerInternals {
   subgraphs: RunningSubgraph[];
+  /** The gateway, whose `execute` is the facade's direct path. */
+  gateway: Gateway;
   keys: KeyMaterial;
   log: EventLog;
 }
@@ -54,7 +56,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       a.use(events.router);
       a.use(gateway.router);
       a.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
-      options.mount?.(a, { subgraphs, keys, log });
+      options.mount?.(a, { subgraphs, gateway, keys, log });
     },
   });
   const http = await listen(app, config.PORT, config.HOST);

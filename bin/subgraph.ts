@@ -7,10 +7,10 @@ import type { Config } from '../lib/config';
 import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { errorResult, graphqlBodyError } from '../lib/graphql-errors';
 import { EventLog } from '../lib/event-log';
+import { clientAddress, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
 import { createBaseApp, sendJson } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
-import { observeOperation, secondsSince } from '../lib/metrics';
 import { RunningSubgraph, startSubgraph, SubgraphRequest } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
@@ -31,14 +31,14 @@ function requestParams(body: unknown): SubgraphRequest | string {
 }
 
 /**
- * POST /graphql: the subgraph's own executor, the one the gateway calls in one process. Apollo
+ * POST /graphql: the operation pipeline (lib/operation-pipeline) over the subgraph's schema, the
+ * limits and the answer-size cap included: anyone who reaches the port may send anything. Apollo
  * Server, here before, ran a plugin pipeline and hashed every query text for its cache: about a
  * third of this process's CPU per session read (issue 14). JSON bodies only (express.json reads
  * them, within BODY_LIMIT_BYTES); request errors are 400 with their code, answers (with `data`) 200.
  */
-function graphqlEndpoint(subgraph: RunningSubgraph, metrics: boolean) {
+function graphqlEndpoint(subgraph: RunningSubgraph, hop: HopSecret) {
   return async (req: Request, res: Response) => {
-    const start = process.hrtime.bigint();
     res.setHeader('Cache-Control', 'no-store'); // answers are per caller
     // Gateways POST; a GET would need its own checks against mutations (and CSRF) for no user.
     if (req.method !== 'POST') {
@@ -48,12 +48,8 @@ function graphqlEndpoint(subgraph: RunningSubgraph, metrics: boolean) {
     if (!req.is('application/json')) return refuse(res, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
     const params = requestParams(req.body);
     if (typeof params === 'string') return refuse(res, 'validation_error', `Not a GraphQL request: ${params}.`);
-    const { operation, ...answer } = await subgraph.execute(params, { headers: req.headers, clientIp: req.ip ?? '' });
+    const { operation: _operation, ...answer } = await subgraph.serve(params, { headers: req.headers, clientIp: clientAddress(req, hop) }, hop.presentedBy(req.headers));
     sendJson(res, 'data' in answer ? 200 : 400, answer);
-    if (metrics) {
-      const code = answer.errors?.[0]?.extensions?.code;
-      observeOperation(operation?.name?.value, operation?.operation, answer.errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
-    }
   };
 }
 
@@ -63,13 +59,16 @@ export async function startSubgraphServer(config: Config, name: string) {
   const events = await EventLog.open(config, logger);
   const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config), events });
   const app = createBaseApp({ config, logger, checks: () => subgraph.readiness() });
+  const hop = new HopSecret(config.SUBGRAPH_SECRET);
   app.use(
     '/graphql',
+    // In production only the gateway is answered, before a body is read (lib/hop.ts).
+    requireHopSecret(config, hop),
     express.json({ limit: config.BODY_LIMIT_BYTES }),
-    graphqlEndpoint(subgraph, config.METRICS_ENABLED),
+    graphqlEndpoint(subgraph, hop),
     graphqlBodyError,
   );
-  const http = await listen(app, config.PORT, config.HOST);
+  const http = await listen(app, config.PORT, subgraphHost(config, logger));
   logger.info({ address: http.address, url: `${http.url}/graphql` }, 'subgraph ready');
   return {
     url: http.url,

@@ -14,7 +14,10 @@ import type { Headers } from '../lib/request-context';
 
 export interface ServedBeside {
   schema: GraphQLSchema;
-  query(request: { query: string; variables?: Record<string, unknown>; operationName?: string; headers: Headers }): Promise<ExecutionResult>;
+  query(request: { query: string; variables?: Record<string, unknown>; operationName?: string; headers: Headers }): Promise<{
+    data?: Record<string, unknown> | null;
+    errors?: readonly (GraphQLError | GraphQLFormattedError)[];
+  }>;
 }
 
 const INTROSPECTION = new Set(['__schema', '__type', '__typename']);
@@ -82,8 +85,8 @@ export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside
           const authorization = (requestContext.context as { authorization?: string }).authorization;
           const result = await beside.query({ query: requestContext.source!, variables: request.variables, operationName: request.operationName, headers: { authorization } });
           // Apollo takes GraphQLErrors from an executor, not their JSON form.
-          const errors = (result.errors as readonly (GraphQLError | GraphQLFormattedError)[] | undefined)?.map((e) => (e instanceof GraphQLError ? e : new GraphQLError(e.message, { path: e.path, extensions: e.extensions })));
-          return { ...result, ...(errors ? { errors } : {}) };
+          const errors = result.errors?.map((e) => (e instanceof GraphQLError ? e : new GraphQLError(e.message, { path: e.path, extensions: e.extensions })));
+          return { data: result.data, ...(errors ? { errors } : {}) };
         }
         return executor(requestContext);
       };

@@ -1,6 +1,7 @@
 // Composition of subgraph schemas into the supergraph, with failures in plain words.
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
+import { HOP_SECRET_HEADER } from '../lib/request-context';
 
 export interface SubgraphSdl {
   name: string;
@@ -24,10 +25,11 @@ export function composeSupergraph(subgraphs: SubgraphSdl[]): string {
 }
 
 /** Reads a running subgraph's SDL the way federation defines it (`_service { sdl }`). */
-export async function fetchSubgraphSdl(name: string, url: string): Promise<SubgraphSdl> {
+export async function fetchSubgraphSdl(name: string, url: string, hopSecret?: string): Promise<SubgraphSdl> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    // `_service` is answered only with the hop secret in production (lib/hop.ts).
+    headers: { 'content-type': 'application/json', ...(hopSecret ? { [HOP_SECRET_HEADER]: hopSecret } : {}) },
     body: JSON.stringify({ query: '{ _service { sdl } }' }),
     signal: AbortSignal.timeout(5000),
   });

@@ -5,7 +5,7 @@ import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo
 import { postGraphQL } from '../lib/http-client';
 import type { Logger } from '../lib/logger';
 import { secondsSince, subgraphRequestDuration } from '../lib/metrics';
-import { forwardedHeaders } from '../lib/request-context';
+import { forwardedHeaders, HOP_SECRET_HEADER } from '../lib/request-context';
 import type { RunningSubgraph } from '../lib/subgraph';
 import type { Principal } from '../lib/tokens';
 
@@ -16,6 +16,8 @@ export interface GatewayContext {
   /** The verified principal of `authorization`, handed to in-process subgraphs so they need not verify again. */
   principal?: Principal;
   userAgent?: string;
+  /** This operation's id on each of its subgraph requests: budgets per operation (lib/operation-budget.ts). */
+  operationId?: string;
   logger: Logger;
 }
 
@@ -32,9 +34,12 @@ async function timed<T extends { errors?: readonly unknown[] }>(subgraph: string
   }
 }
 
-/** The caller's headers for the subgraph; schema loading and health checks carry no caller. */
-const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>['context']) =>
-  context?.requestId ? forwardedHeaders(context as GatewayContext) : {};
+/**
+ * The caller's headers for the subgraph; schema loading and health checks carry no caller. The
+ * hop secret goes on every request that crosses HTTP.
+ */
+const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>['context'], hopSecret: string | undefined): Record<string, string> =>
+  context?.requestId ? forwardedHeaders(context as GatewayContext, hopSecret) : hopSecret ? { [HOP_SECRET_HEADER]: hopSecret } : {};
 
 /**
  * A subgraph across HTTP: the fetch as one JSON POST on lib/http-client.ts's keep-alive
@@ -45,13 +50,13 @@ const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>[
 export class HttpDataSource implements GraphQLDataSource<GatewayContext> {
   private readonly url: URL;
 
-  constructor(private readonly subgraphName: string, url: string) {
+  constructor(private readonly subgraphName: string, url: string, private readonly hopSecret: string | undefined) {
     this.url = new URL(url);
   }
 
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     const body = { query: request.query, variables: request.variables, operationName: request.operationName };
-    return timed(this.subgraphName, () => postGraphQL(this.url, callerHeaders(context), body));
+    return timed(this.subgraphName, () => postGraphQL(this.url, callerHeaders(context, this.hopSecret), body));
   }
 }
 
@@ -60,7 +65,8 @@ export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   constructor(private readonly subgraph: RunningSubgraph) {}
 
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    const caller = { headers: callerHeaders(context), clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
+    // Nothing crosses HTTP: no secret; the address is passed as it is.
+    const caller = { headers: callerHeaders(context, undefined), clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
     return timed(this.subgraph.name, async () => {
       const { operation: _operation, ...answer } = await this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller);
       return answer;

@@ -1,26 +1,22 @@
-// The facade's operations in one process: handed straight to the gateway's executor (query plan,
-// subgraph fetches), skipping Apollo Server's request pipeline. That pipeline hashed the query
-// text, ran the plugin hooks and computed a cache policy on every call: about a tenth of the CPU
-// of a session read (issue 14's profile). What it did that still matters is done here: parse
-// and validate (once per text and schema), error formatting, operation metrics and the
-// response size cap. Operations from clients over HTTP still go through Apollo Server.
-// Plans of a single fetch go straight to their subgraph (./single-fetch.ts).
-import { createHash } from 'node:crypto';
+// The facade's operations in one process: the operation pipeline (lib/operation-pipeline) with
+// the gateway's executor (query plan, subgraph fetches) as its execute step, skipping Apollo
+// Server's request pipeline. That pipeline hashed the query text, ran the plugin hooks and
+// computed a cache policy on every call: about a tenth of the CPU of a session read (issue 14's
+// profile). Operations from clients over HTTP still go through Apollo Server, which runs the same
+// steps through ./apollo-adapter.ts. Plans of a single fetch go straight to their subgraph
+// (./single-fetch.ts).
 import type { ApolloGateway } from '@apollo/gateway';
-import { DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
-import { errorResult, normalizeError } from '../lib/graphql-errors';
-import type { Logger } from '../lib/logger';
-import { observeOperation, secondsSince } from '../lib/metrics';
-import { jsonExceeds, responseTooLarge } from '../lib/response-size';
+import { GraphQLSchema, OperationTypeNode } from 'graphql';
 import { DocumentCache } from '../lib/document-cache';
+import type { Logger } from '../lib/logger';
+import { FormattedResult, Operation, OperationLimits, operationPipeline, OperationRequest } from '../lib/operation-pipeline';
+import { Headers, headerValue } from '../lib/request-context';
+import { executeOnGateway, executorRequestContext } from './apollo-adapter';
 import type { GatewayContext } from './data-sources';
 import type { SingleFetchPlans } from './single-fetch';
 
-interface Prepared {
-  document: DocumentNode;
-  operation: OperationDefinitionNode;
-  queryHash: string;
-}
+/** Who calls: a context made already, or a request's headers and address (the principal step makes the context). */
+export type DirectCaller = { context: GatewayContext } | { headers: Headers; clientIp: string };
 
 export interface DirectExecutionOptions {
   logger: Logger;
@@ -28,12 +24,19 @@ export interface DirectExecutionOptions {
   plans?: SingleFetchPlans;
   metrics: boolean;
   maxResponseBytes: number;
+  /** The operation limits (the gateway's own callers); none where the caller is trusted (tests). */
+  limits?: OperationLimits;
+  /** The context of a caller known by its headers (the gateway verifies the token). */
+  contextFor?: (headers: Headers, clientIp: string) => Promise<GatewayContext>;
 }
 
-export function directExecution(gateway: ApolloGateway, { logger, metrics, maxResponseBytes, plans }: DirectExecutionOptions) {
+/** Queries and mutations: subscriptions are /graphql/stream's. */
+export const DIRECT_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
+
+export function directExecution(gateway: ApolloGateway, options: DirectExecutionOptions) {
+  const { logger, metrics, maxResponseBytes, plans, limits, contextFor } = options;
   let schema: GraphQLSchema | undefined;
   let documents: DocumentCache | undefined;
-  const prepared = new WeakMap<DocumentNode, Prepared>();
   // A new supergraph: documents are validated again against it.
   gateway.onSchemaLoadOrUpdate(({ apiSchema }) => {
     schema = apiSchema;
@@ -41,75 +44,31 @@ export function directExecution(gateway: ApolloGateway, { logger, metrics, maxRe
   });
   const executor: ApolloGateway['executor'] = (requestContext) => gateway.executor(requestContext);
 
-  function prepare(query: string): Prepared | readonly GraphQLError[] {
-    const doc = documents!.get(query);
-    if (!('kind' in doc)) return doc;
-    let entry = prepared.get(doc);
-    if (!entry) {
-      const operation = getOperationAST(doc);
-      if (!operation) return [new GraphQLError('The document must hold exactly one operation.')];
-      entry = { document: doc, operation, queryHash: createHash('sha256').update(query).digest('hex') };
-      prepared.set(doc, entry);
-    }
-    return entry;
+  const pipeline = operationPipeline<DirectCaller, GatewayContext>({
+    limits: limits && {
+      limits,
+      authenticated: ({ caller }) => Boolean('context' in caller ? caller.context.authorization : headerValue(caller.headers, 'authorization')),
+    },
+    documents: () => documents,
+    principal: ({ caller }) => {
+      if ('context' in caller) return caller.context;
+      if (!contextFor) throw new Error('directExecution: a caller by headers needs contextFor');
+      return contextFor(caller.headers, caller.clientIp);
+    },
+    execute: (op) => executeOnGateway(executor, executorRequestContext(op, op.schema!, logger), plans),
+    maxResponseBytes,
+    metrics,
+  });
+
+  async function run(request: OperationRequest, caller: DirectCaller): Promise<FormattedResult> {
+    const op = await pipeline.run(new Operation(request, caller, schema, DIRECT_KINDS, logger));
+    return op.answer;
   }
 
   return {
-    async execute(query: string, variables: Record<string, unknown> | undefined, contextValue: GatewayContext) {
-      const start = process.hrtime.bigint();
-      const entry = schema ? prepare(query) : [new GraphQLError('The supergraph is not loaded yet.')];
-      let result: { data?: Record<string, unknown> | null; errors?: ReturnType<typeof normalizeError>[] };
-      if (!('document' in entry)) {
-        result = { errors: entry.map((e) => formatError(e, contextValue.logger)) };
-      } else {
-        // The fields of Apollo Server's request context that the gateway's executor reads.
-        const requestContext = {
-          request: { query, variables },
-          document: entry.document,
-          operation: entry.operation,
-          operationName: entry.operation.name?.value ?? null,
-          queryHash: entry.queryHash,
-          schema: schema!,
-          context: contextValue,
-          contextValue,
-          logger,
-          metrics: {},
-        } as unknown as Parameters<ApolloGateway['executor']>[0];
-        let response: Awaited<ReturnType<ApolloGateway['executor']>>;
-        try {
-          response = await (plans ? plans.execute(requestContext, executor) : executor(requestContext));
-        } catch (err) {
-          // Query planning throws; Apollo Server answers that as an error of the operation, so do
-          // we: a rejection here would reach the facade as "gateway unreachable" (503, retry).
-          response = { errors: [asGraphQLError(err)] };
-        }
-        result = {
-          data: response.data as Record<string, unknown> | null | undefined,
-          ...(response.errors?.length ? { errors: response.errors.map((e) => formatError(e, contextValue.logger)) } : {}),
-        };
-        if (jsonExceeds(result, maxResponseBytes)) {
-          const e = responseTooLarge(maxResponseBytes);
-          result = errorResult(e);
-        }
-      }
-      if (metrics) {
-        const code = result.errors?.[0]?.extensions?.code;
-        const operation = 'document' in entry ? entry.operation : undefined;
-        observeOperation(operation?.name?.value, operation?.operation, result.errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
-      }
-      return result;
-    },
+    pipeline,
+    run,
+    /** One operation of a caller whose context is made (one process: the gateway's own). */
+    execute: (query: string, variables: Record<string, unknown> | undefined, context: GatewayContext) => run({ query, variables }, { context }),
   };
-}
-
-/** A plain thrown value (a data source's) as a GraphQL error that keeps it as its cause. */
-function asGraphQLError(err: unknown): GraphQLError {
-  if (err instanceof GraphQLError) return err;
-  const cause = err instanceof Error ? err : new Error(String(err));
-  return new GraphQLError(cause.message, { originalError: cause });
-}
-
-function formatError(err: unknown, logger: Logger) {
-  const e = asGraphQLError(err);
-  return normalizeError(e.toJSON(), e, logger);
 }

@@ -3,7 +3,7 @@
 // subscriptions, so this small schema is served beside it, on the event log that every
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import type { ServerResponse } from 'node:http';
-import express, { Router } from 'express';
+import express, { NextFunction, Request, Response, Router } from 'express';
 import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema, OperationTypeNode } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
@@ -12,12 +12,13 @@ import { AppError, ERROR_STATUS, isErrorCode } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
-import { isUnavailableError, normalizeError } from '../lib/graphql-errors';
+import { errorResult } from '../lib/graphql-errors';
+import { sendJson } from '../lib/http-app';
 import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
 import { DocumentCache } from '../lib/document-cache';
-import { operationLimits } from './operation-limits';
+import { FormattedResult, Operation, operationLimits, operationPipeline, OperationResult } from '../lib/operation-pipeline';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 
 export enum EventScope {
@@ -95,23 +96,20 @@ export interface MapOptions {
   ready?: () => Promise<boolean>;
 }
 
-const tokenExpired = (): ExecutionResult => {
-  const e = new AppError('unauthorized', 'The access token has expired: reconnect with a fresh token (and your last position to resume).');
-  return { errors: [normalizeError(e.toJSON(), e) as any] };
-};
+const tokenExpired = (): FormattedResult => errorResult(new AppError('unauthorized', 'The access token has expired: reconnect with a fresh token (and your last position to resume).'));
 
 /**
  * The results of a source stream; return() reaches the source at once (it may be waiting). It
  * ends when the caller's token expires (with an error result saying so) and when the reader
  * stops taking results (the source then stops being pulled, so nothing piles up here).
  */
-function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>, options: MapOptions): AsyncGenerator<ExecutionResult> {
+function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>, options: MapOptions): AsyncGenerator<EventResult> {
   let done = false;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), Math.max(0, Math.min(options.expiresAt.getTime() - Date.now(), 2 ** 31 - 1)));
   });
-  const end = async (): Promise<IteratorResult<ExecutionResult>> => {
+  const end = async (): Promise<IteratorResult<EventResult>> => {
     if (!done) {
       done = true;
       clearTimeout(timer);
@@ -121,7 +119,7 @@ function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent
     return { done: true, value: undefined };
   };
   const mapped = {
-    async next(): Promise<IteratorResult<ExecutionResult>> {
+    async next(): Promise<IteratorResult<EventResult>> {
       if (done) return { done: true, value: undefined };
       if (options.ready && !(await options.ready())) return end();
       const item = await Promise.race([source.next(), expired]);
@@ -133,7 +131,7 @@ function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent
       return { done: false, value: await map(item.value) };
     },
     return: end,
-    async throw(err: unknown): Promise<IteratorResult<ExecutionResult>> {
+    async throw(err: unknown): Promise<IteratorResult<EventResult>> {
       await end();
       throw err;
     },
@@ -141,7 +139,7 @@ function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent
       return mapped;
     },
   };
-  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+  return mapped as unknown as AsyncGenerator<EventResult>;
 }
 
 export interface OperationRequest {
@@ -149,6 +147,17 @@ export interface OperationRequest {
   variables?: Record<string, unknown>;
   operationName?: string;
   headers: Headers;
+}
+
+/** A subscription's results: event results, and a last error result when the token expires. */
+export type EventResult = ExecutionResult | FormattedResult;
+export type EventResults = AsyncGenerator<EventResult>;
+
+/** What the pipeline knows of a caller of the event stream. */
+interface StreamCaller {
+  headers: Headers;
+  /** graphql-sse's back-pressure gate (writeGate), on /graphql/stream. */
+  ready?: () => Promise<boolean>;
 }
 
 /** Seconds a client refused for too many streams is told to wait: streams last long. */
@@ -206,13 +215,33 @@ function writeGate(res: ServerResponse, stallMs: number): () => Promise<boolean>
   };
 }
 
+/**
+ * Only graphql-sse's distinct-connections mode is served: each operation is one request that asks
+ * for `text/event-stream` and gets its own stream. Its single-connection mode (a stream reserved
+ * by PUT, operations POSTed beside it) would otherwise answer an empty 404.
+ */
+function distinctConnectionsOnly(req: Request, res: Response, next: NextFunction) {
+  if (req.method === 'OPTIONS') return next(); // CORS preflights are answered before (lib/browser.ts)
+  if (req.method !== 'GET' && req.method !== 'POST') {
+    res.setHeader('Allow', 'GET, POST');
+    return sendJson(res, 405, errorResult(new AppError('method_not_allowed', `${req.method} is not served: /graphql/stream serves each operation on a connection of its own (POST, or GET with ?query=, and Accept: text/event-stream); single-connection mode is not served.`)));
+  }
+  const accept = req.headers.accept ?? '';
+  if (!/(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)) {
+    return sendJson(res, 400, errorResult(new AppError('validation_error', 'Ask for the event stream with Accept: text/event-stream: /graphql/stream answers each operation as a stream of its own (GraphQL over SSE, distinct connections). Queries and mutations go to /graphql.')));
+  }
+  // graphql-sse compares the header as a whole.
+  req.headers.accept = 'text/event-stream';
+  next();
+}
+
 export interface EventsService {
   /** POST (or GET) /graphql/stream. */
   router: Router;
   /** A subscription run in this process: its results, or the errors that kept it from starting. */
-  subscribe(request: OperationRequest): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult>;
+  subscribe(request: OperationRequest): Promise<EventResults | FormattedResult>;
   /** A query of this schema (eventStreamPosition), for /graphql/stream and the gateway's /graphql alike. */
-  query(request: OperationRequest): Promise<ExecutionResult>;
+  query(request: OperationRequest): Promise<FormattedResult>;
   /** What /graphql/stream serves; the gateway shows it in /graphql's introspection too. */
   schema: GraphQLSchema;
 }
@@ -278,15 +307,9 @@ export async function createEventsService(options: {
     return principal;
   }
 
-  const failed = (err: unknown): ExecutionResult => {
-    // The event log unreachable while checking the session: 503, not a refused token.
-    const e = err instanceof AppError ? err : new AppError(isUnavailableError(err) ? 'service_unavailable' : 'internal_error');
-    if (!(err instanceof AppError)) logger.error({ err }, 'event subscription failed to start');
-    return { errors: [normalizeError(e.toJSON(), e, logger) as any] };
-  };
-
   // Documents by text, so that subscribers sending the same operation share one DocumentNode.
-  const documents = new DocumentCache(schema);
+  // "Did you mean …?" only where the schema may be read anyway.
+  const documents = new DocumentCache(schema, { hideSuggestions: !config.introspection });
 
   /**
    * One execution per event, operation and variables, shared by every subscriber receiving that
@@ -294,7 +317,7 @@ export async function createEventsService(options: {
    * of one user, an event is turned into a result once, not once per stream.
    */
   const shared = new WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>();
-  function resultFor(document: DocumentNode, variables: Record<string, unknown> | undefined, event: StreamEvent, contextValue: EventsContext) {
+  function resultFor(document: DocumentNode, variables: Record<string, unknown> | null | undefined, event: StreamEvent, contextValue: EventsContext) {
     let byKey = shared.get(document);
     if (!byKey) shared.set(document, (byKey = new Map()));
     const key = `${event.seq}|${JSON.stringify(variables ?? {})}`;
@@ -307,35 +330,19 @@ export async function createEventsService(options: {
     return result;
   }
 
-  /**
-   * What every operation on the stream endpoint passes first: the shape limits (nothing larger
-   * than them is parsed whole or validated), a valid document, and a principal.
-   */
-  async function admit(request: OperationRequest, kind: OperationTypeNode): Promise<{ document: DocumentNode; principal: Principal } | ExecutionResult> {
-    const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [kind] });
-    if (refused) return failed(refused);
-    const document = documents.get(request.query);
-    if (!('kind' in document)) return { errors: document.map((e) => normalizeError(hideSuggestions(e.toJSON()), e, logger) as any) };
-    try {
-      return { document, principal: await principalOf(request.headers) };
-    } catch (err) {
-      return failed(err);
-    }
-  }
-
-  async function run(request: OperationRequest, ready?: () => Promise<boolean>): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-    const admitted = await admit(request, OperationTypeNode.SUBSCRIPTION);
-    if (!('principal' in admitted)) return admitted;
-    const { document, principal } = admitted;
+  /** A subscription admitted by the pipeline: counted against the user's streams, then its results. */
+  async function subscribe(op: Operation<StreamCaller, EventsContext>): Promise<OperationResult | void> {
+    const contextValue = op.context!;
+    const { principal } = contextValue;
     // Counted before anything is awaited, so that concurrent requests cannot all slip through.
     const open = openStreams.get(principal.userId) ?? 0;
     if (open >= config.EVENT_STREAMS_PER_USER) {
-      return failed(new AppError(
+      return { errors: [new AppError(
         'rate_limit_exceeded',
         `At most ${config.EVENT_STREAMS_PER_USER} event streams of one user at once (EVENT_STREAMS_PER_USER); close one first.`,
         { limit: 'EVENT_STREAMS_PER_USER', max: config.EVENT_STREAMS_PER_USER },
         STREAM_RETRY_AFTER_SECONDS,
-      ));
+      )] };
     }
     openStreams.set(principal.userId, open + 1);
     let released = false;
@@ -346,40 +353,45 @@ export async function createEventsService(options: {
       if (n > 0) openStreams.set(principal.userId, n);
       else openStreams.delete(principal.userId);
     };
+    const { request, document } = op;
     try {
-      const contextValue: EventsContext = { principal, stream };
-      const source = await createSourceEventStream({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue });
+      const source = await createSourceEventStream({ schema, document: document!, variableValues: request.variables, operationName: request.operationName, contextValue });
       if (!(Symbol.asyncIterator in source)) {
         release();
-        return { errors: (source.errors ?? []).map((e) => normalizeError(e.toJSON(), e, logger) as any) };
+        return { errors: source.errors ?? [] };
       }
-      return mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document, request.variables, event, contextValue), {
+      op.stream = mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document!, request.variables, event, contextValue), {
         expiresAt: principal.expiresAt,
         onEnd: release,
-        ready,
+        ready: op.caller.ready,
       });
     } catch (err) {
       release();
-      return failed(err);
+      throw err;
     }
   }
 
-  async function query(request: OperationRequest): Promise<ExecutionResult> {
-    const admitted = await admit(request, OperationTypeNode.QUERY);
-    if (!('principal' in admitted)) return admitted;
-    const { document, principal } = admitted;
-    const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue: { principal, stream } });
-    return result.errors ? { ...result, errors: result.errors.map((e) => normalizeError(e.toJSON(), e, logger) as any) } : result;
+  // The one operation pipeline (lib/operation-pipeline): limits once, the document, the caller,
+  // then a query's execution or a subscription's stream.
+  const pipeline = operationPipeline<StreamCaller, EventsContext>({
+    limits: { limits: operationLimits(config), authenticated: (op) => Boolean(headerValue(op.caller.headers, 'authorization')) },
+    documents: () => documents,
+    principal: async (op) => ({ principal: await principalOf(op.caller.headers), stream }),
+    execute: (op) =>
+      op.operation!.operation === OperationTypeNode.SUBSCRIPTION
+        ? subscribe(op)
+        : (execute({ schema, document: op.document!, variableValues: op.request.variables, operationName: op.request.operationName, contextValue: op.context }) as Promise<OperationResult>),
+    maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES,
+    metrics: config.METRICS_ENABLED,
+  });
+
+  const SUBSCRIPTIONS = [OperationTypeNode.SUBSCRIPTION];
+  const QUERIES = [OperationTypeNode.QUERY];
+  const BOTH = [OperationTypeNode.QUERY, OperationTypeNode.SUBSCRIPTION];
+  async function run(request: OperationRequest, kinds: readonly OperationTypeNode[], ready?: () => Promise<boolean>): Promise<EventResults | FormattedResult> {
+    const op = await pipeline.run(new Operation<StreamCaller, EventsContext>(request, { headers: request.headers, ready }, schema, kinds, logger));
+    return op.stream ? (op.stream as EventResults) : op.answer;
   }
-
-  const isQuery = (text: string, operationName?: string | null) => {
-    const document = documents.get(text);
-    return 'kind' in document && getOperationAST(document, operationName)?.operation === 'query';
-  };
-
-  /** "Did you mean …?" only where the schema may be read anyway. */
-  const hideSuggestions = <T extends { message: string }>(e: T): T =>
-    config.introspection ? e : { ...e, message: e.message.replace(/ ?Did you mean(.+?)\?$/, '') };
 
   const handler = createHandler({
     schema,
@@ -387,10 +399,9 @@ export async function createEventsService(options: {
     authenticate: () => null,
     onSubscribe: async (req, params) => {
       const request = { query: params.query as string, variables: params.variables ?? undefined, operationName: params.operationName ?? undefined, headers: req.raw.headers };
-      // The shape limits before anything parses the document whole or validates it.
-      const refused = limits.check(schema, request, { authenticated: Boolean(request.headers.authorization), kinds: [OperationTypeNode.QUERY, OperationTypeNode.SUBSCRIPTION] });
-      const result = refused ? failed(refused) : isQuery(request.query, request.operationName) ? await query(request) : await run(request, writeGate(req.context.res, stallMs));
-      if (Symbol.asyncIterator in result || result.data) return result;
+      const result = await run(request, BOTH, writeGate(req.context.res, stallMs));
+      if (Symbol.asyncIterator in result) return result as AsyncGenerator<ExecutionResult>;
+      if (result.data) return result as ExecutionResult;
       // Errors before the stream starts are plain HTTP errors with the GraphQL error body.
       const first = result.errors?.[0]?.extensions;
       const code = (first?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
@@ -402,7 +413,7 @@ export async function createEventsService(options: {
   });
 
   const router = express.Router();
-  router.use('/graphql/stream', express.json(), (req, res) => {
+  router.use('/graphql/stream', distinctConnectionsOnly, express.json({ limit: config.BODY_LIMIT_BYTES }), (req, res) => {
     // A browser's EventSource cannot send a header: its ticket comes in the URL.
     if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
     handler(req, res).catch((err) => {
@@ -410,5 +421,10 @@ export async function createEventsService(options: {
       if (!res.headersSent) res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
     });
   });
-  return { router, subscribe: run, query, schema };
+  return {
+    router,
+    subscribe: (request) => run(request, SUBSCRIPTIONS),
+    query: (request) => run(request, QUERIES) as Promise<FormattedResult>,
+    schema,
+  };
 }

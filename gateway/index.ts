@@ -1,18 +1,19 @@
 // The Apollo gateway: composes whatever subgraphs it is handed and serves the supergraph.
 // It knows no particular subgraph: the entry point passes the list.
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { ApolloGateway, SupergraphSdlHook } from '@apollo/gateway';
+import type { SupergraphSdlHook } from '@apollo/gateway';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { NextFunction, Request, Response, Router } from 'express';
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { GraphQLFormattedError, GraphQLSchema, OperationTypeNode } from 'graphql';
+import { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
-import { errorResult, graphqlBodyError, normalizeError } from '../lib/graphql-errors';
-import { jsonExceeds, responseTooLarge } from '../lib/response-size';
+import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
+import { clientAddress, HopSecret } from '../lib/hop';
 import type { Logger } from '../lib/logger';
-import { operationMetricsPlugin } from '../lib/metrics';
+import { Operation, operationLimits } from '../lib/operation-pipeline';
 import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
 import type { RunningSubgraph } from '../lib/subgraph';
 import { KeyMaterial, TokenVerifier } from '../lib/tokens';
@@ -22,9 +23,8 @@ import { composeSupergraph, fetchSubgraphSdl, SubgraphSdl } from './compose';
 import { explorer } from './explorer';
 import { asksForLegacyJson, httpStatusPlugin } from './http-status';
 import { GatewayContext, HttpDataSource, InProcessDataSource } from './data-sources';
-import { directExecution } from './direct-execution';
-import { SingleFetchPlans, withSingleFetches } from './single-fetch';
-import { operationLimits } from './operation-limits';
+import { apolloGateway, pipelinePlugin } from './apollo-adapter';
+import { DIRECT_KINDS, directExecution } from './direct-execution';
 
 /** A subgraph in this process, or one reached over HTTP at its GraphQL URL. */
 export type SubgraphEndpoint = { name: string; local: RunningSubgraph } | { name: string; url: string };
@@ -46,6 +46,7 @@ export interface GatewayOptions {
 export interface OperationRequest {
   query: string;
   variables?: Record<string, unknown>;
+  operationName?: string;
   headers: Headers;
   clientIp: string;
 }
@@ -71,10 +72,10 @@ export interface Gateway {
 
 const LOCAL_URL = (name: string) => `http://in-process.invalid/${name}`;
 
-async function subgraphSdls(subgraphs: SubgraphEndpoint[]): Promise<SubgraphSdl[]> {
+async function subgraphSdls(subgraphs: SubgraphEndpoint[], hopSecret: string | undefined): Promise<SubgraphSdl[]> {
   return Promise.all(
     subgraphs.map((s) =>
-      'local' in s ? { name: s.name, url: LOCAL_URL(s.name), sdl: printSubgraphSchema(s.local.schema) } : fetchSubgraphSdl(s.name, s.url),
+      'local' in s ? { name: s.name, url: LOCAL_URL(s.name), sdl: printSubgraphSchema(s.local.schema) } : fetchSubgraphSdl(s.name, s.url, hopSecret),
     ),
   );
 }
@@ -152,6 +153,10 @@ function checkAddresses(sdl: string, file: string, known: Set<string>): void {
   }
 }
 
+// Operation ids: unguessable across processes and restarts, and cheap (no random bytes per operation).
+const OPERATION_ID_PREFIX = `${randomUUID()}.`;
+let operations = 0;
+
 /**
  * The gateway's context of one request. Its logger is made when first used (errors): a child
  * logger per request was a cost of its own. A getter on the prototype, because Apollo copies the
@@ -159,6 +164,8 @@ function checkAddresses(sdl: string, file: string, known: Set<string>): void {
  */
 class RequestContext implements GatewayContext {
   private requestLogger?: Logger;
+  /** Carried by each of this operation's subgraph requests: budgets per operation (lib/operation-budget.ts). */
+  readonly operationId = `${OPERATION_ID_PREFIX}${(++operations).toString(36)}`;
 
   constructor(
     readonly requestId: string,
@@ -181,81 +188,79 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if (file) checkAddresses(fs.readFileSync(file, 'utf8'), file, new Set(byName.keys())); // before anything starts
   const supergraphSdl = file
     ? watchedSupergraph(file, logger, (sdl) => checkAddresses(sdl, file, new Set(byName.keys())))
-    : composeSupergraph(await subgraphSdls(subgraphs));
+    : composeSupergraph(await subgraphSdls(subgraphs, config.SUBGRAPH_SECRET));
   const verifier = new TokenVerifier(options.keys, options.config.JWT_ISSUER);
 
   // Apollo's gateway sends usage metrics to Apollo's servers unless told not to; this service
   // calls no one outside its own deployment.
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
-  const plans = new SingleFetchPlans();
-  const gateway = new ApolloGateway({
+  const hop = new HopSecret(config.SUBGRAPH_SECRET);
+  const { gateway, plans, served: fast } = apolloGateway({
     supergraphSdl,
-    experimental_didResolveQueryPlan: plans.record,
     buildService: ({ name }) => {
       const endpoint = byName.get(name);
       // Checked before: a supergraph naming an unknown subgraph is refused (checkAddresses).
       if (!endpoint) throw new Error(`no address for the subgraph ${name} (SUBGRAPH_URLS)`);
       if ('local' in endpoint) return new InProcessDataSource(endpoint.local);
       // Addresses come from configuration, so one supergraph file serves every deployment.
-      return new HttpDataSource(name, endpoint.url);
+      return new HttpDataSource(name, endpoint.url, config.SUBGRAPH_SECRET);
     },
   });
   // The API schema, for the operation limits (checked before Apollo validates and plans).
   let apiSchema: GraphQLSchema | undefined;
-  plans.follow(gateway);
-  const fast = withSingleFetches(gateway, plans);
   const served = options.beside ? withSchemaBeside(fast, options.beside) : fast;
   served.onSchemaLoadOrUpdate(({ apiSchema: next }) => (apiSchema = next));
-  const limits = operationLimits(config);
-  const QUERY_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
-  const maxResponse = config.GRAPHQL_MAX_RESPONSE_BYTES;
+
+  /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
+  async function contextFor(headers: Headers, clientIp: string): Promise<GatewayContext> {
+    const requestId = requestIdFrom(headers);
+    const authorization = headerValue(headers, 'authorization');
+    let principal: GatewayContext['principal'];
+    try {
+      principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
+    } catch (err) {
+      throw err instanceof AppError ? err : new AppError('unauthorized');
+    }
+    return new RequestContext(requestId, clientIp, authorization, principal, headerValue(headers, 'user-agent'), logger);
+  }
+
+  // Before the gateway loads, so that it hears of the first schema. The one operation pipeline:
+  // the direct path runs all of it; Apollo Server runs its steps through ./apollo-adapter.ts.
+  const direct = directExecution(gateway, {
+    logger, metrics: config.METRICS_ENABLED, maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES, plans, limits: operationLimits(config), contextFor,
+  });
+  const limitsStep = direct.pipeline.steps.find((s) => s.name === 'limits')!;
 
   const apollo = new ApolloServer<GatewayContext>({
     gateway: served,
+    // The pipeline's error step, with what Apollo knows of the error (its code for parse and validation errors).
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
     introspection: config.introspection,
     // "Did you mean …?" in validation errors reveals the schema as well as introspection does.
     hideSchemaDetailsFromClientErrors: !config.introspection,
     plugins: [
-      ...(options.config.METRICS_ENABLED ? [operationMetricsPlugin()] : []),
       // Apollo's landing page loads Apollo Sandbox from Apollo's CDN; the explorer here is local (./explorer.ts).
       ApolloServerPluginLandingPageDisabled(),
-      {
-        // An answer over GRAPHQL_MAX_RESPONSE_BYTES becomes an error before it is serialised.
-        async requestDidStart() {
-          return {
-            async willSendResponse({ response }) {
-              if (response.body.kind !== 'single' || !jsonExceeds(response.body.singleResult, maxResponse)) return;
-              const e = responseTooLarge(maxResponse);
-              response.body.singleResult = errorResult(e);
-              response.http.status = 400;
-            },
-          };
-        },
-      },
+      // The pipeline's answer-size cap and metric.
+      pipelinePlugin(direct.pipeline as never, DIRECT_KINDS, logger),
       // After the cap, so that it sees the cap's error.
       httpStatusPlugin(),
     ],
     // Shutdown is ours (lib/http-server.ts): Apollo's own signal handler would race it.
     stopOnTerminationSignals: false,
   });
-  // Before the gateway loads, so that it hears of the first schema.
-  const direct = directExecution(gateway, { logger, metrics: config.METRICS_ENABLED, maxResponseBytes: maxResponse, plans });
   await apollo.start();
 
-  /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
-  async function contextFor(headers: Headers, clientIp: string): Promise<GatewayContext> {
-    const requestId = requestIdFrom(headers);
-    const authorization = headerValue(headers, 'authorization');
-    const principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
-    return new RequestContext(requestId, clientIp, authorization, principal, headerValue(headers, 'user-agent'), logger);
-  }
-
-  /** The refusal of an operation over a limit (or of a kind not served here); undefined when it may run. */
-  function refusal(input: { query: unknown; variables?: unknown; operationName?: unknown }, authenticated: boolean) {
-    if (!apiSchema) return undefined;
-    return limits.check(apiSchema, input, { authenticated, kinds: QUERY_KINDS });
+  /** The pipeline's first step on a request to /graphql: its refusal, already answered; undefined when it may go on. */
+  function refusal(input: { query: unknown; variables?: unknown; operationName?: unknown }, headers: Headers) {
+    if (!apiSchema || typeof input.query !== 'string') return undefined;
+    const request = { query: input.query, variables: input.variables as Record<string, unknown> | undefined, operationName: input.operationName as string | undefined };
+    const op = new Operation<{ headers: Headers; clientIp: string }, GatewayContext>(request, { headers, clientIp: '' }, apiSchema, DIRECT_KINDS, logger);
+    limitsStep.before!(op as never);
+    if (!op.result) return undefined;
+    direct.pipeline.finish(op);
+    return op.answer;
   }
 
   const router = express.Router();
@@ -268,18 +273,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // Batches are refused by Apollo (allowBatchedHttpRequests is off).
       if (!input || typeof input !== 'object' || Array.isArray(input)) return next();
       // A token that turns out invalid is refused (401) before Apollo parses anything.
-      const e = refusal(input, Boolean(req.headers.authorization));
-      if (!e) return next();
+      const refused = refusal(input, req.headers);
+      if (!refused) return next();
       // The statuses and media types Apollo would use for a request error (./http-status.ts).
       const accept = req.headers.accept;
       const legacy = asksForLegacyJson(accept);
       const type = !legacy && accept && /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
-      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify(errorResult(e)));
+      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify(refused));
     },
     expressMiddleware(apollo, {
       context: async ({ req }) => {
         try {
-          return await contextFor(req.headers, req.ip ?? '');
+          return await contextFor(req.headers, clientAddress(req, hop));
         } catch (err) {
           // Apollo answers a context failure with this error and its HTTP status.
           const e = err instanceof AppError ? err : new AppError('unauthorized');
@@ -314,17 +319,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   return {
     router,
-    async execute({ query, variables, headers, clientIp }) {
-      let contextValue: GatewayContext;
-      try {
-        contextValue = await contextFor(headers, clientIp);
-      } catch (err) {
-        return errorResult(err instanceof AppError ? err : new AppError('unauthorized'));
-      }
-      const refused = refusal({ query, variables }, Boolean(contextValue.authorization));
-      if (refused) return errorResult(refused);
-      return direct.execute(query, variables, contextValue);
-    },
+    execute: ({ query, variables, operationName, headers, clientIp }) => direct.run({ query, variables, operationName }, { headers, clientIp }),
     checks: () => readiness().then((r) => r.checks),
     readiness,
     async stop() {

@@ -185,6 +185,13 @@ export function configSchema() {
     VOICES_PER_USER: int(1, 100_000_000).default(1000),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
+    // Hops between this service's processes (lib/hop.ts, docs/operation-pipeline.md).
+    /**
+     * The hop secret every process sends to the next (facade → gateway → subgraph). In production
+     * a subgraph answers only callers presenting it (without one it listens on loopback); the
+     * forwarded client address is believed only with it. At least 32 characters; unset: none.
+     */
+    SUBGRAPH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
   });
 }
 

@@ -2,7 +2,6 @@
 // METRICS_PORT (lib/http-server.ts). Every label takes a bounded set of values: routes are
 // templates, never raw paths, and no user or resource id is ever a label.
 import type http from 'node:http';
-import type { ApolloServerPlugin } from '@apollo/server';
 import client from 'prom-client';
 import type { DataSource } from 'typeorm';
 
@@ -156,22 +155,6 @@ export function observeOperation(name: string | null | undefined, type: string |
   const labels = { operation: operationLabel(name), type: type ?? 'unknown', outcome };
   graphqlOperations.inc(labels);
   graphqlOperationDuration.observe(labels, seconds);
-}
-
-/** Counts and times every operation an Apollo server (the gateway, a subgraph process) runs. */
-export function operationMetricsPlugin(): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      const start = process.hrtime.bigint();
-      return {
-        async willSendResponse({ operationName, operation, response }) {
-          const errors = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
-          const code = errors?.[0]?.extensions?.code;
-          observeOperation(operationName, operation?.operation, errors?.length ? String(code ?? 'error') : 'ok', secondsSince(start));
-        },
-      };
-    },
-  };
 }
 
 /** Seconds since a `process.hrtime.bigint()` reading. */

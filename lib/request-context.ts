@@ -1,11 +1,16 @@
 // Headers that cross every hop (facade → gateway → subgraph): the caller's token, the
-// request id and the client address.
+// request id, and with the hop secret the client address (lib/hop.ts).
 import crypto from 'node:crypto';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
-export const CLIENT_IP_HEADER = 'x-forwarded-for';
+/** The client's address as the previous hop saw it; believed only with the hop secret (lib/hop.ts). */
+export const CLIENT_IP_HEADER = 'x-client-address';
+export const HOP_SECRET_HEADER = 'x-hop-secret';
 /** How a stream ticket (from `?ticket=`) travels from the facade to the event stream. */
 export const STREAM_TICKET_HEADER = 'x-stream-ticket';
+
+/** The gateway's id of one client operation, on each of its subgraph requests: budgets per operation (lib/operation-budget.ts). */
+export const OPERATION_ID_HEADER = 'x-operation-id';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -20,11 +25,18 @@ export function requestIdFrom(headers: Headers): string {
   return given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID();
 }
 
-/** The headers a hop passes on to the next one (the caller's User-Agent too: sessions record it). */
-export function forwardedHeaders(ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string; userAgent?: string }): Record<string, string> {
+/**
+ * The headers a hop passes on to the next one (the caller's User-Agent too: sessions record it).
+ * The client address goes only with the hop secret, without which the next hop would not believe it.
+ */
+export function forwardedHeaders(
+  ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string; userAgent?: string; operationId?: string },
+  hopSecret: string | undefined,
+): Record<string, string> {
   return {
     [REQUEST_ID_HEADER]: ctx.requestId,
-    [CLIENT_IP_HEADER]: ctx.clientIp,
+    ...(hopSecret ? { [HOP_SECRET_HEADER]: hopSecret, ...(ctx.clientIp ? { [CLIENT_IP_HEADER]: ctx.clientIp } : {}) } : {}),
+    ...(ctx.operationId ? { [OPERATION_ID_HEADER]: ctx.operationId } : {}),
     ...(ctx.authorization ? { authorization: ctx.authorization } : {}),
     ...(ctx.streamTicket ? { [STREAM_TICKET_HEADER]: ctx.streamTicket } : {}),
     ...(ctx.userAgent ? { 'user-agent': ctx.userAgent } : {}),

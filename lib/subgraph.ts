@@ -3,18 +3,22 @@
 // itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { execute, getOperationAST, GraphQLFormattedError, GraphQLSchema, isObjectType, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, OperationTypeNode, parse } from 'graphql';
+import {
+  execute, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLObjectType, GraphQLSchema, isObjectType, Kind, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, OperationTypeNode, parse,
+  ValidationContext, ValidationRule,
+} from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import { openDatabase, pingDatabase } from './database';
 import { DocumentCache } from './document-cache';
 import { AppError } from './errors';
-import { errorResult, isUnavailableError, normalizeError } from './graphql-errors';
+import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
-import { headerValue, Headers, requestIdFrom } from './request-context';
+import { Operation, operationLimits, operationPipeline, OperationResult, Pipeline } from './operation-pipeline';
+import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
 import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
 
 export interface SubgraphContext {
@@ -28,6 +32,8 @@ export interface SubgraphContext {
   logger: Logger;
   /** Per-request memo, so one request reads a row once however many resolvers ask. */
   memo: Map<string, Promise<unknown>>;
+  /** The gateway's id of the client operation this request is part of (lib/operation-budget.ts). */
+  operationId?: string;
 }
 
 export interface SubgraphDeps {
@@ -104,10 +110,17 @@ export interface RunningSubgraph {
   dataSource: DataSource;
   createContext(caller: SubgraphCaller): Promise<SubgraphContext>;
   /**
-   * Runs one request: what the gateway's in-process data source and the subgraph process's
-   * POST /graphql both call, so that the two modes execute alike.
+   * Runs one request of the gateway in this process (its in-process data source): the operation
+   * pipeline (lib/operation-pipeline) without the limits and the metric, which the gateway applied
+   * to the client's operation.
    */
   execute(request: SubgraphRequest, caller: SubgraphCaller): Promise<SubgraphAnswer>;
+  /**
+   * Runs one request that came over HTTP (the subgraph process's POST /graphql): the whole
+   * pipeline, limits and metric included, since anyone who reaches the port may send it.
+   * `hop`: the caller presented the hop secret (lib/hop.ts).
+   */
+  serve(request: SubgraphRequest, caller: SubgraphCaller, hop: boolean): Promise<SubgraphAnswer>;
   ready(): Promise<boolean>;
   /** `database` and the subgraph's own checks, with their figures. */
   readiness(): Promise<ReadinessReport>;
@@ -152,14 +165,38 @@ function refuseUnknownEntityTypes(schema: GraphQLSchema): void {
   const resolve = field?.resolve;
   if (!field || !resolve) return;
   field.resolve = (source, args, context, info) => {
-    for (const representation of (args.representations ?? []) as { __typename?: unknown }[]) {
+    for (const representation of (args.representations ?? []) as Record<string, unknown>[]) {
       const name = representation?.__typename;
-      if (typeof name !== 'string' || !isObjectType(schema.getType(name))) {
+      const type = typeof name === 'string' ? schema.getType(name) : undefined;
+      if (!type || !isObjectType(type)) {
         throw new AppError('validation_error', `_entities: this subgraph has no entity type ${JSON.stringify(name)}.`, { representations: ['name an entity type of this subgraph in __typename'] });
+      }
+      // A representation without its key (`{"__typename":"User"}`) would reach the reference resolver without an id.
+      const keys = entityKeys(type);
+      if (keys.length && !keys.some((fields) => fields.every((f) => isKeyValue(representation[f])))) {
+        throw new AppError('validation_error', `_entities: a ${name} representation needs its key (${keys.map((k) => k.join(' ')).join(' or ')}).`, {
+          representations: [`give the key fields of ${name}`],
+        });
       }
     }
     return resolve(source, args, context, info);
   };
+}
+
+const isKeyValue = (v: unknown) => (typeof v === 'string' && v.length > 0) || typeof v === 'number';
+
+/** The top-level fields of each `@key(fields: "…")` of an entity type (nested selections are not used here). */
+function entityKeys(type: GraphQLObjectType): string[][] {
+  const nodes = [type.astNode, ...(type.extensionASTNodes ?? [])];
+  const keys: string[][] = [];
+  for (const node of nodes) {
+    for (const directive of node?.directives ?? []) {
+      if (directive.name.value !== 'key') continue;
+      const fields = directive.arguments?.find((a) => a.name.value === 'fields')?.value;
+      if (fields?.kind === Kind.STRING && !fields.value.includes('{')) keys.push(fields.value.split(/[\s,]+/).filter(Boolean));
+    }
+  }
+  return keys;
 }
 
 export async function startSubgraph(
@@ -177,7 +214,11 @@ export async function startSubgraph(
     });
   // Introspection and suggestions follow GRAPHQL_INTROSPECTION here too: a subgraph may be reached directly.
   const hideSuggestions = !deps.config.introspection;
-  const documents = new DocumentCache(schema, { rules: hideSuggestions ? [NoSchemaIntrospectionCustomRule] : [], hideSuggestions });
+  const rules = hideSuggestions ? [NoSchemaIntrospectionCustomRule] : [];
+  const documents = new DocumentCache(schema, { rules, hideSuggestions });
+  // In production, callers without the hop secret never get the federation fields (lib/hop.ts).
+  const production = deps.config.NODE_ENV === 'production';
+  const strangerDocuments = production ? new DocumentCache(schema, { rules: [...rules, NoFederationFieldsRule], hideSuggestions }) : documents;
   await parts.start?.();
   relay.start();
 
@@ -198,6 +239,7 @@ export async function startSubgraph(
           return (requestLogger ??= logger.child({ requestId }));
         },
         memo: new Map(),
+        operationId: headerValue(headers, OPERATION_ID_HEADER),
       };
       if (hasBearer(headers)) {
         try {
@@ -210,19 +252,8 @@ export async function startSubgraph(
       }
       return ctx;
     },
-    async execute(request, caller) {
-      const document = documents.get(request.query);
-      if (!('kind' in document)) return { errors: document.map((e) => normalizeError(e.toJSON(), e, logger)) };
-      const operation = getOperationAST(document, request.operationName) ?? undefined;
-      if (operation?.operation === OperationTypeNode.SUBSCRIPTION) {
-        return errorResult(new AppError('validation_error', 'Subscriptions are served by the gateway\'s event stream, not by subgraphs.'));
-      }
-      const contextValue = await running.createContext(caller);
-      const result = await execute({ schema, document, variableValues: request.variables, operationName: request.operationName, contextValue, hideSuggestions });
-      const answer: SubgraphAnswer = 'data' in result ? { data: result.data as SubgraphAnswer['data'], operation } : { operation };
-      if (result.errors) answer.errors = result.errors.map((e) => normalizeError(e.toJSON(), e, contextValue.logger));
-      return answer;
-    },
+    execute: (request, caller) => answer(inProcess, request, { caller, hop: true }, documents),
+    serve: (request, caller, hop) => answer(endpoint, request, { caller, hop }, hop || !production ? documents : strangerDocuments),
     ready: () => pingDatabase(dataSource),
     async readiness() {
       if (!(await pingDatabase(dataSource))) return { checks: { database: 'down' } };
@@ -240,8 +271,47 @@ export async function startSubgraph(
       await close();
     },
   };
+
+  // The operation pipeline (lib/operation-pipeline): the same steps for both ways in, the limits
+  // and the metric only where a request comes over HTTP.
+  type Caller = { caller: SubgraphCaller; hop: boolean; documents?: DocumentCache };
+  const pipelineFor = (over: 'http' | 'process') =>
+    operationPipeline<Caller, SubgraphContext>({
+      limits: over === 'http' ? { limits: operationLimits(deps.config), authenticated: (op) => hasBearer(op.caller.caller.headers) } : undefined,
+      documents: (op) => op.caller.documents,
+      principal: (op) => running.createContext(op.caller.caller),
+      execute: (op) => execute({ schema, document: op.document!, variableValues: op.request.variables, operationName: op.request.operationName, contextValue: op.context, hideSuggestions }) as
+        OperationResult | Promise<OperationResult>,
+      // In one process the gateway caps the whole answer, as one refusal of the operation.
+      maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
+      metrics: over === 'http' && deps.config.METRICS_ENABLED,
+    });
+  const inProcess = pipelineFor('process');
+  const endpoint = pipelineFor('http');
+  async function answer(p: Pipeline<Caller, SubgraphContext>, request: SubgraphRequest, caller: Caller, docs: DocumentCache): Promise<SubgraphAnswer> {
+    caller.documents = docs;
+    const op = await p.run(new Operation(request, caller, schema, SUBGRAPH_KINDS, logger));
+    const { data, errors } = op.answer;
+    // `data` only when execution ran: a request refused as a whole (400) has none.
+    const out: SubgraphAnswer = data !== undefined ? { data, operation: op.operation } : { operation: op.operation };
+    if (errors) out.errors = errors;
+    return out;
+  }
   return running;
 }
+
+/** What a subgraph serves: queries and mutations (subscriptions are the gateway's event stream's). */
+const SUBGRAPH_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
+
+/** The federation fields (`_service`, `_entities`), refused to callers without the hop secret in production. */
+const FEDERATION_FIELDS = new Set(['_service', '_entities']);
+const NoFederationFieldsRule: ValidationRule = (context: ValidationContext) => ({
+  Field(node: FieldNode) {
+    if (FEDERATION_FIELDS.has(node.name.value) && context.getParentType() === context.getSchema().getQueryType()) {
+      context.reportError(new GraphQLError(`${node.name.value} is answered only to the gateway (the hop secret, SUBGRAPH_SECRET).`, { nodes: [node] }));
+    }
+  },
+});
 
 /**
  * Why a presented token was not accepted. A token whose session could not be looked up (the

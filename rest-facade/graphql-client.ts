@@ -28,7 +28,7 @@ const unreachable = (err: unknown) => {
 const SKIP_MS = 2000;
 
 /** The gateways at these URLs, taken in turn; one that refuses connections is skipped for a moment. */
-export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
+export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): GraphQLClient {
   const gateways = gatewayUrls.map((url) => ({ url, graphql: new URL('/graphql', url), downUntil: 0 }));
   let next = 0;
   /** Tries each gateway once, starting with the next in turn and skipping those known down. */
@@ -51,7 +51,7 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
 
   return {
     execute({ query, variables, headers, clientIp }) {
-      const sent = forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') });
+      const sent = forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') }, hopSecret);
       return withGateway((gateway) => postGraphQL(gateway.graphql, sent, { query, variables }));
     },
     subscribe({ query, variables, headers }) {
@@ -60,7 +60,7 @@ export function httpGraphQLClient(gatewayUrls: string[]): GraphQLClient {
         accept: 'text/event-stream',
         ...forwardedHeaders({
           requestId: requestIdFrom(headers), clientIp: '', authorization: headerValue(headers, 'authorization'), streamTicket: headerValue(headers, STREAM_TICKET_HEADER),
-        }),
+        }, hopSecret),
       };
       return withGateway(async (gateway) => {
         const abort = new AbortController();

@@ -23,8 +23,10 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'silent',
   AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
   AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
-  // The test's X-Forwarded-For, and each hop's, crosses loopback (TRUST_PROXY trusts no one by default).
+  // The test client sets X-Forwarded-For at the facade, over loopback (TRUST_PROXY trusts no one by default).
   TRUST_PROXY: 'loopback',
+  // The client address crosses the hops only with the hop secret (lib/hop.ts).
+  SUBGRAPH_SECRET: 'a-hop-secret-of-at-least-thirty-two-characters',
 };
 const config = (extra: Record<string, string> = {}) => loadConfig({ ...env, ...extra });
 

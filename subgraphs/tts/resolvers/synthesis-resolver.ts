@@ -1,6 +1,7 @@
 import { IsBoolean, IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../../lib/errors';
+import { OperationBudget } from '../../../lib/operation-budget';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../entities/user-reference';
@@ -186,24 +187,24 @@ export class SynthesisResolver {
 
 @Resolver(() => SynthesisAudioType)
 export class SynthesisAudioResolver {
-  /** Audio bytes each request (operation) has asked for so far, over all its `chunk` aliases. */
-  private readonly taken = new WeakMap<SubgraphContext, number>();
+  /** Audio bytes each operation has asked for so far, over all its `chunk` aliases and all its subgraph requests. */
+  private readonly budget: OperationBudget;
 
   constructor(
     private readonly service: SynthesisService,
     /** GRAPHQL_MAX_AUDIO_BYTES: 200 aliases of a 1 MiB chunk once made a 280 MB answer. */
     private readonly maxBytesPerOperation: number,
-  ) {}
+  ) {
+    this.budget = new OperationBudget(maxBytesPerOperation);
+  }
 
   /** Reserved before anything is read: resolvers of all aliases start before any read ends. */
   private reserve(ctx: SubgraphContext, wanted: number): void {
-    const taken = (this.taken.get(ctx) ?? 0) + wanted;
-    if (taken > this.maxBytesPerOperation) {
+    if (!this.budget.take(ctx, wanted)) {
       throw new AppError('validation_error', `One operation may read at most ${this.maxBytesPerOperation} bytes of audio (GRAPHQL_MAX_AUDIO_BYTES); fetch the rest in further operations.`, {
         length: [`would exceed ${this.maxBytesPerOperation} bytes of audio in this operation`],
       });
     }
-    this.taken.set(ctx, taken);
   }
 
   @FieldResolver(() => String, {

@@ -1,4 +1,5 @@
-// Limits on the shape of a GraphQL operation, checked before Apollo validates and plans it:
+// The pipeline's first step (./pipeline.ts): limits on the shape of a GraphQL operation,
+// checked before anything validates or plans it:
 // validation (overlapping fields) and query planning grow much faster than the document, so
 // a 200 KB anonymous mutation of 4,000 aliases used to hold the event loop for half a minute.
 // Everything here is one linear pass over a document of at most GRAPHQL_MAX_TOKENS tokens.
@@ -10,8 +11,9 @@ import {
   SelectionSetNode, validate, ValidationContext, ValidationRule, ValueNode, visit,
 } from 'graphql';
 import { ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
-import type { Config } from '../lib/config';
-import { AppError } from '../lib/errors';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import type { Operation, OperationStep } from './pipeline';
 
 export type LimitsConfig = Pick<
   Config,
@@ -79,16 +81,24 @@ const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   return 1 + (page ?? 1) * childComplexity;
 };
 
+/** The refusal of a document from which no single operation can be chosen (by `operationName`). */
+export function noOperation(document: DocumentNode, name: string | undefined): AppError {
+  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length;
+  if (name) return new AppError('validation_error', `The document has no operation named "${name}".`, { operationName: ['names no operation of the document'] });
+  if (operations > 1) return new AppError('validation_error', 'The document has several operations: name the one to run in operationName.', { operationName: ['is required when the document has several operations'] });
+  return new AppError('validation_error', 'The document has no operation to run.');
+}
+
 export interface OperationLimits {
   /**
    * The refusal for an operation over a limit, or for one that cannot be run here (no single
    * operation chosen, or of a kind this endpoint does not serve); undefined when it may go on
    * (also when it does not parse: the server's own parser reports that).
    */
-  check(schema: GraphQLSchema, input: OperationInput, options: { authenticated: boolean; kinds: OperationTypeNode[] }): AppError | undefined;
+  check(schema: GraphQLSchema, input: OperationInput, options: { authenticated: boolean; kinds: readonly OperationTypeNode[] }): AppError | undefined;
 }
 
-/** What a document's text says, whatever its variables: kept per schema and text (./operation-limits.ts). */
+/** What a document's text says, whatever its variables: kept per schema and text. */
 interface Analysis {
   /** Undefined when it does not parse (the server's own parser reports that) or was refused. */
   document?: DocumentNode;
@@ -170,12 +180,7 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
 
       const name = typeof input.operationName === 'string' ? input.operationName : undefined;
       const operation = getOperationAST(document, name);
-      if (!operation) {
-        const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length;
-        if (name) return new AppError('validation_error', `The document has no operation named "${name}".`, { operationName: ['names no operation of the document'] });
-        if (operations > 1) return new AppError('validation_error', 'The document has several operations: name the one to run in operationName.', { operationName: ['is required when the document has several operations'] });
-        return new AppError('validation_error', 'The document has no operation to run.');
-      }
+      if (!operation) return noOperation(document, name);
       if (!kinds.includes(operation.operation)) {
         return new AppError(
           'validation_error',
@@ -209,6 +214,21 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
       }
       if (cost > max) return refused(authenticated ? 'cost' : 'cost (without a token)', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', cost);
       return undefined;
+    },
+  };
+}
+
+/**
+ * The step: an operation over a limit is refused before it is validated. `authenticated`: the
+ * caller presented a token (the larger cost budget; a token found invalid later is refused then).
+ */
+export function limitsStep(limits: OperationLimits, authenticated: (op: Operation<any, any>) => boolean): OperationStep {
+  return {
+    name: 'limits',
+    before(op) {
+      if (!op.schema) return;
+      const refusal = limits.check(op.schema, op.request, { authenticated: authenticated(op), kinds: op.kinds });
+      if (refusal) op.result = { errors: [refusal] };
     },
   };
 }

@@ -1,0 +1,96 @@
+// Everything here that depends on Apollo's internals, in one place (test/gateway/apollo-adapter.test.ts
+// pins it, so that an Apollo upgrade that changes any of it fails a test):
+// - the gateway's `experimental_didResolveQueryPlan`, which hands the plans to ./single-fetch.ts;
+// - the request context that the direct path builds by hand for the gateway's executor (the
+//   fields of Apollo Server's GraphQLRequestContext that the executor reads);
+// - the Apollo Server plugin that runs the operation pipeline's after-steps on Apollo's answers.
+import { createHash } from 'node:crypto';
+import { ApolloGateway, GraphQLDataSource, SupergraphSdlHook } from '@apollo/gateway';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GatewayInterface } from '@apollo/server-gateway-interface';
+import type { DocumentNode, GraphQLSchema, OperationDefinitionNode, OperationTypeNode } from 'graphql';
+import type { Logger } from '../lib/logger';
+import { Operation, OperationResult, Pipeline } from '../lib/operation-pipeline';
+import type { GatewayContext } from './data-sources';
+import { SingleFetchPlans, withSingleFetches } from './single-fetch';
+
+export type GatewayExecutor = ApolloGateway['executor'];
+export type ExecutorRequestContext = Parameters<GatewayExecutor>[0];
+
+/**
+ * The gateway, its single-fetch plans (./single-fetch.ts, fed by `experimental_didResolveQueryPlan`),
+ * and the gateway as Apollo Server takes it (its executor sending single fetches straight).
+ */
+export function apolloGateway(options: { supergraphSdl: string | SupergraphSdlHook; buildService: (service: { name: string }) => GraphQLDataSource }) {
+  const plans = new SingleFetchPlans();
+  const gateway = new ApolloGateway({
+    supergraphSdl: options.supergraphSdl,
+    experimental_didResolveQueryPlan: plans.record,
+    buildService: options.buildService,
+  });
+  plans.follow(gateway);
+  const served: GatewayInterface = withSingleFetches(gateway, plans);
+  return { gateway, plans, served };
+}
+
+/**
+ * The request context the gateway's executor is called with on the direct path: the fields of
+ * Apollo Server's GraphQLRequestContext that it reads (the pinning test checks that it reads no
+ * other). Apollo Server hashed the query text per request; here once per document.
+ */
+const hashes = new WeakMap<DocumentNode, string>();
+export function executorRequestContext(
+  op: { request: { query: string; variables?: Record<string, unknown> | null }; document?: DocumentNode; operation?: OperationDefinitionNode; context?: GatewayContext },
+  schema: GraphQLSchema,
+  logger: Logger,
+): ExecutorRequestContext {
+  const document = op.document!;
+  let queryHash = hashes.get(document);
+  if (!queryHash) hashes.set(document, (queryHash = createHash('sha256').update(op.request.query).digest('hex')));
+  return {
+    request: { query: op.request.query, variables: op.request.variables ?? undefined },
+    document,
+    operation: op.operation!,
+    operationName: op.operation!.name?.value ?? null,
+    queryHash,
+    schema,
+    context: op.context!,
+    contextValue: op.context!,
+    logger,
+    metrics: {},
+  } as unknown as ExecutorRequestContext;
+}
+
+/** Runs the direct path's operation on the gateway's executor, through its single-fetch plans when given. */
+export function executeOnGateway(executor: GatewayExecutor, requestContext: ExecutorRequestContext, plans?: SingleFetchPlans): Promise<OperationResult> {
+  return (plans ? plans.execute(requestContext, executor) : executor(requestContext)) as Promise<OperationResult>;
+}
+
+/**
+ * The operation pipeline's after-steps (the answer-size cap, the metric) on Apollo Server's answers
+ * to /graphql. Apollo itself parses, validates and executes there; the limits ran before it (an
+ * Express middleware), the principal is its context function, and its `formatError` is the
+ * pipeline's error step (lib/operation-pipeline/errors.ts). Each step still has its one module.
+ */
+export function pipelinePlugin(p: Pipeline<unknown, GatewayContext>, kinds: readonly OperationTypeNode[], logger: Logger): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart({ request }) {
+      const op = new Operation<unknown, GatewayContext>({ query: request.query ?? '', variables: request.variables, operationName: request.operationName }, undefined, undefined, kinds, logger);
+      return {
+        async willSendResponse({ response, operation, contextValue }) {
+          if (response.body.kind !== 'single') return;
+          op.operation = operation;
+          op.context = contextValue;
+          op.result = response.body.singleResult as OperationResult;
+          op.normalized = true; // by formatError
+          p.finish(op);
+          if (op.result !== response.body.singleResult) {
+            // A step replaced the answer (a refusal): a request error's status.
+            response.body.singleResult = op.result as typeof response.body.singleResult;
+            response.http.status = 400;
+          }
+        },
+      };
+    },
+  };
+}

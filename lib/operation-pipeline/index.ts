@@ -1,0 +1,44 @@
+// The operation pipeline (./pipeline.ts) in its one order. Every entry point builds it here with
+// its own parts, so a new rule is one line below and reaches them all.
+import type { DocumentCache } from '../document-cache';
+import { errorsStep } from './errors';
+import { executeStep } from './execute';
+import { limitsStep, OperationLimits } from './limits';
+import { metricsStep, OperationObserver } from './metrics';
+import { parseStep } from './parse';
+import { Operation, OperationResult, pipeline, Pipeline } from './pipeline';
+import { principalStep } from './principal';
+import { responseCapStep } from './response-cap';
+
+export { Operation } from './pipeline';
+export type { FormattedResult, OperationRequest, OperationResult, OperationStep, Pipeline } from './pipeline';
+export { operationLimits } from './limits';
+export type { OperationLimits, LimitsConfig } from './limits';
+
+export interface PipelineParts<Caller, Context> {
+  /** The shape limits, and whether the caller presented a token; none where the caller is this process. */
+  limits?: { limits: OperationLimits; authenticated: (op: Operation<Caller, Context>) => boolean };
+  /** The parsed-document cache of the operation's schema. */
+  documents: (op: Operation<Caller, Context>) => DocumentCache | undefined;
+  /** The caller's context, with its verified principal. */
+  principal: (op: Operation<Caller, Context>) => Context | Promise<Context>;
+  execute: (op: Operation<Caller, Context>) => OperationResult | void | Promise<OperationResult | void>;
+  /** GRAPHQL_MAX_RESPONSE_BYTES; none where a caller in this process caps the whole answer (the gateway over an in-process subgraph). */
+  maxResponseBytes: number | undefined;
+  /** Count and time operations (METRICS_ENABLED), and anything else that observes them (tracing). */
+  metrics: boolean;
+  observers?: readonly OperationObserver[];
+}
+
+export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, Context>): Pipeline<Caller, Context> {
+  return pipeline<Caller, Context>([
+    parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
+    parseStep(parts.documents),
+    principalStep(parts.principal),
+    // Scopes (issue 30) go here: after the principal, before anything runs.
+    executeStep(parts.execute),
+    errorsStep(),
+    parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
+    metricsStep({ metrics: parts.metrics, observers: parts.observers }),
+  ]);
+}

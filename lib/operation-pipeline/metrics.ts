@@ -1,0 +1,26 @@
+// The pipeline's last step: the operation metric (graphql_operations_total and its duration),
+// then whatever else observes finished operations (tracing's hook: `observers`).
+import { observeOperation, secondsSince } from '../metrics';
+import type { Operation, OperationStep } from './pipeline';
+
+export type OperationObserver = (op: Operation<any, any>, seconds: number) => void;
+
+/** The outcome label: `ok`, or the first error's code. */
+export function outcomeOf(op: Operation<any, any>): string {
+  const errors = op.answer.errors;
+  if (!errors?.length) return 'ok';
+  return String(errors[0].extensions?.code ?? 'error');
+}
+
+export function metricsStep(options: { metrics: boolean; observers?: readonly OperationObserver[] }): OperationStep | undefined {
+  const observers = options.observers ?? [];
+  if (!options.metrics && !observers.length) return undefined;
+  return {
+    name: 'metrics',
+    after(op) {
+      const seconds = secondsSince(op.start);
+      if (options.metrics) observeOperation(op.operation?.name?.value, op.operation?.operation, outcomeOf(op), seconds);
+      for (const observe of observers) observe(op, seconds);
+    },
+  };
+}
