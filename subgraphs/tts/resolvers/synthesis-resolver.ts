@@ -5,7 +5,7 @@ import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import { AppError } from '../../../lib/errors';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
-import { UserReference } from '../entities/user-reference';
+import { UserReference } from '../../../lib/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
 import { VoiceTuningArgs } from './voice-args';
 

@@ -5,7 +5,7 @@ import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
-import { UserReference } from '../entities/user-reference';
+import { UserReference } from '../../../lib/user-reference';
 import { Voice } from '../entities/voice';
 import { VoiceChanges, VoiceService } from '../voice-service';
 import { VoiceTuningArgs } from './voice-args';
