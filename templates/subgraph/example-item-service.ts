@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { affectedRows, inTransaction } from '../../lib/database';
 import { AppError } from '../../lib/errors';
+import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { ExampleItem } from './entities/example-item';
@@ -11,8 +12,8 @@ import { ExampleItem } from './entities/example-item';
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
-/** What example_item.* events carry: what a stream reader needs to show it. */
-const eventData = (item: ExampleItem) => ({ example_item_id: item.id, title: item.title, version: item.version });
+/** What example_item.* events carry: what a stream reader needs to show it (spelled as events spell them: lib/naming.ts). */
+const eventData = (item: ExampleItem) => snakeKeys<unknown>({ exampleItemId: item.id, title: item.title, version: item.version });
 
 export class ExampleItemService {
   constructor(private readonly dataSource: DataSource) {}
