@@ -1,9 +1,13 @@
-// The paging arguments every list field takes (voices, syntheses, sessions, users): one class,
-// so that the page size bound and the cursor's length are the same everywhere.
+// Paging, the same for every list field (voices, syntheses, sessions, users): the arguments,
+// the page type, the cursor and the keyset query. A list names its order; the rest is here.
 import { IsOptional, Max, MaxLength, Min } from 'class-validator';
-import { ArgsType, Field, Int } from 'type-graphql';
+import { ArgsType, type ClassType, Field, Int, ObjectType } from 'type-graphql';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { validationError } from './errors';
 
 export const MAX_PAGE_SIZE = 100;
+/** Longer was not handed out by pageOf: a 64-character key in JSON escapes is at most 388 bytes, 518 in base64url. */
+const MAX_CURSOR_LENGTH = 600;
 
 @ArgsType()
 export class PageArgs {
@@ -14,6 +18,94 @@ export class PageArgs {
 
   @Field(() => String, { nullable: true, description: 'nextCursor of the previous page.' })
   @IsOptional()
-  @MaxLength(200)
+  @MaxLength(MAX_CURSOR_LENGTH)
   after?: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/**
+ * The GraphQL page of `itemType`, type-graphql's generic-types pattern: a list declares
+ * `@ObjectType({ description }) class VoicePage extends PageOf(Voice) {}`, so its type keeps its
+ * own name and description.
+ */
+export function PageOf<T extends object>(itemType: ClassType<T>) {
+  @ObjectType() // never in the schema itself: nothing returns it, only the classes that extend it
+  abstract class PageType implements Page<T> {
+    @Field(() => [itemType]) items!: T[];
+    @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
+  }
+  return PageType;
+}
+
+/** What one value of a cursor must be: a UUID, a moment (milliseconds), or a key text of at most 64 characters. */
+export type CursorKind = 'uuid' | 'time' | 'text';
+type CursorValue = string | Date;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out'] });
+
+/** A cursor: base64url of the JSON array of the last item's order keys (dates as milliseconds). */
+export function encodeCursor(values: CursorValue[]): string {
+  return Buffer.from(JSON.stringify(values.map((v) => (v instanceof Date ? v.getTime() : v)))).toString('base64url');
+}
+
+/**
+ * The order keys of a cursor, each checked against its kind: anything else is a validation_error,
+ * never a query. Not signed: its values are bound parameters under the list's own filters (the
+ * caller's rows), so a made-up cursor can only move where the caller's own list starts.
+ */
+export function decodeCursor(cursor: string, kinds: readonly CursorKind[]): CursorValue[] {
+  if (cursor.length > MAX_CURSOR_LENGTH) throw badCursor();
+  let values: unknown;
+  try {
+    values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
+  if (!Array.isArray(values) || values.length !== kinds.length || encodeCursor(values) !== cursor) throw badCursor();
+  return kinds.map((kind, i) => {
+    const v: unknown = values[i];
+    if (kind === 'time' && Number.isSafeInteger(v)) return new Date(v as number);
+    if (kind === 'uuid' && typeof v === 'string' && UUID.test(v)) return v;
+    if (kind === 'text' && typeof v === 'string' && v.length >= 1 && v.length <= 64) return v;
+    throw badCursor();
+  });
+}
+
+/** A list's order: entity properties, most significant first, all in one direction; the last must be unique. */
+export interface PageOrder<T> {
+  keys: readonly { property: keyof T & string; kind: CursorKind }[];
+  direction: 'ASC' | 'DESC';
+}
+
+/**
+ * One page of `query` (its filters already applied) in `order`, `limit` rows after `cursor`:
+ * a keyset condition on the cursor's keys, one row more than asked to learn whether a next
+ * page exists, and the cursor of the page's last row.
+ */
+export async function pageOf<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  order: PageOrder<T>,
+  limit: number,
+  cursor?: string | null,
+): Promise<Page<T>> {
+  const column = (i: number) => `${query.alias}.${order.keys[i].property}`;
+  if (cursor) {
+    const values = decodeCursor(cursor, order.keys.map((k) => k.kind));
+    const beyond = order.direction === 'ASC' ? '>' : '<';
+    // (a, b) beyond (x, y), spelled out: a beyond x OR (a = x AND b beyond y).
+    const terms = order.keys.map((_, i) =>
+      [...order.keys.slice(0, i).map((__, j) => `${column(j)} = :pageAfter${j}`), `${column(i)} ${beyond} :pageAfter${i}`].join(' AND '),
+    );
+    query.andWhere(`(${terms.map((t) => `(${t})`).join(' OR ')})`, Object.fromEntries(values.map((v, i) => [`pageAfter${i}`, v])));
+  }
+  order.keys.forEach((_, i) => (i ? query.addOrderBy(column(i), order.direction) : query.orderBy(column(i), order.direction)));
+  const rows = await query.take(limit + 1).getMany();
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit ? encodeCursor(order.keys.map((k) => last[k.property] as CursorValue)) : null };
 }

@@ -5,6 +5,7 @@ import { ConfigError, type Config } from '../../lib/config';
 import { affectedRows, rowReader } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { SubgraphContext } from '../../lib/subgraph';
 import { Principal, TokenSigner, TokenVerifier } from '../../lib/tokens';
 import { auditedTransaction } from './audit';
@@ -30,27 +31,13 @@ export interface Client {
   userAgent?: string;
 }
 
-export interface SessionPage {
-  items: Session[];
-  nextCursor: string | null;
-}
-
 /** Activity is written at most this often per session. */
 const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 
 const BAD_CREDENTIALS = 'The username or password is wrong.';
 
-/** Sessions page newest first: the cursor is the last item's (created_at, id). */
-const encodeCursor = (s: Session) => Buffer.from(JSON.stringify([s.createdAt.getTime(), s.id])).toString('base64url');
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Number.isSafeInteger(ms) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) return { createdAt: new Date(ms), id };
-  } catch {
-    /* answered below */
-  }
-  throw validationError({ cursor: ['is not a cursor this service handed out'] });
-}
+/** Sessions newest first; the id orders sessions created in the same millisecond. */
+const SESSION_ORDER: PageOrder<Session> = { keys: [{ property: 'createdAt', kind: 'time' }, { property: 'id', kind: 'uuid' }], direction: 'DESC' };
 
 export class AuthService {
   private decoy?: Promise<string>;
@@ -249,19 +236,13 @@ export class AuthService {
   }
 
   /** The caller's active sessions, newest first, `limit` at a time after the cursor. */
-  async listSessions(principal: Principal, limit: number, cursor?: string | null): Promise<SessionPage> {
+  listSessions(principal: Principal, limit: number, cursor?: string | null): Promise<Page<Session>> {
     const qb = this.dataSource.manager
       .createQueryBuilder(Session, 's')
       .where('s.userId = :userId', { userId: principal.userId })
       .andWhere("s.storedState = 'active'")
       .andWhere('s.refreshExpiresAt > :now', { now: new Date() });
-    if (cursor) {
-      const after = decodeCursor(cursor);
-      qb.andWhere('(s.createdAt < :at OR (s.createdAt = :at AND s.id < :id))', { at: after.createdAt, id: after.id });
-    }
-    const rows = await qb.orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC').take(limit + 1).getMany();
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
+    return pageOf(qb, SESSION_ORDER, limit, cursor);
   }
 
   /** Revokes one of the caller's sessions (their current one too, if they name it). */

@@ -6,6 +6,7 @@ import { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Audit, auditedTransaction } from './audit';
 import { Session } from './entities/session';
 import { User } from './entities/user';
@@ -15,20 +16,8 @@ import { passwordProblems } from './password-policy';
 import { revokeUserSessions } from './sessions';
 import { createUser, isAdmin, usernameKey } from './users';
 
-export const MAX_USER_PAGE_SIZE = 100;
-
-export interface UserPage {
-  items: User[];
-  nextCursor: string | null;
-}
-
-/** Users page in username order: the cursor is the last item's lower-cased name. */
-const encodeCursor = (u: User) => Buffer.from(u.usernameKey).toString('base64url');
-function decodeCursor(cursor: string): string {
-  const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!key || key.length > 64 || Buffer.from(key).toString('base64url') !== cursor) throw validationError({ cursor: ['is not a cursor this service handed out'] });
-  return key;
-}
+/** Users in username order (the lower-cased name, unique). */
+const USER_ORDER: PageOrder<User> = { keys: [{ property: 'usernameKey', kind: 'text' }], direction: 'ASC' };
 
 /** A LIKE pattern matching names that start with `prefix` ('!' escapes, on both databases). */
 const likePrefix = (prefix: string) => `${prefix.replace(/[!%_]/g, '!$&')}%`;
@@ -43,14 +32,11 @@ export class UserAdministration {
     private readonly logger: Logger,
   ) {}
 
-  async list(limit: number, query?: string | null, cursor?: string | null): Promise<UserPage> {
+  list(limit: number, query?: string | null, cursor?: string | null): Promise<Page<User>> {
     const qb = this.dataSource.manager.createQueryBuilder(User, 'u');
     const prefix = query ? usernameKey(query) : '';
     if (prefix) qb.andWhere("u.usernameKey LIKE :prefix ESCAPE '!'", { prefix: likePrefix(prefix) });
-    if (cursor) qb.andWhere('u.usernameKey > :after', { after: decodeCursor(cursor) });
-    const rows = await qb.orderBy('u.usernameKey', 'ASC').take(limit + 1).getMany();
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
+    return pageOf(qb, USER_ORDER, limit, cursor);
   }
 
   async get(id: string): Promise<User> {

@@ -9,7 +9,7 @@ import { EspeakEngine } from './engine/espeak';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
 import { SynthesisOwner } from './entities/synthesis-owner';
-import { UserReference } from './entities/user-reference';
+import { UserReference } from '../../lib/user-reference';
 import { Voice } from './entities/voice';
 import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
 import { CreateSynthesesTable1734000000000 } from './migrations/1734000000000-CreateSynthesesTable';

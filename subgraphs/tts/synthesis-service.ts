@@ -6,6 +6,7 @@ import { In, LessThan } from 'typeorm';
 import { affectedRows, inTransaction } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import { parseBlend } from './engine/blend';
@@ -13,7 +14,7 @@ import type { SpeechEngine } from './engine/speech-engine';
 import { ACTIVE_STATES, Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
-import { decodeCursor, encodeCursor, VoiceService } from './voice-service';
+import { VoiceService } from './voice-service';
 import { currentTraceParent } from '../../lib/tracing';
 
 export const MAX_TEXT_CHARACTERS = 10_000;
@@ -29,10 +30,8 @@ export interface SynthesisRequest {
   speed?: number | null;
 }
 
-export interface SynthesisPage {
-  items: Synthesis[];
-  nextCursor: string | null;
-}
+/** Syntheses newest first: their ids are UUIDv7, in creation order. */
+const SYNTHESIS_ORDER: PageOrder<Synthesis> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'DESC' };
 
 /** What synthesis.* events carry. */
 export const synthesisEventData = (s: Synthesis) => ({
@@ -258,15 +257,10 @@ export class SynthesisService {
   }
 
   /** The owner's syntheses, newest first (ids are UUIDv7), `limit` at a time after the cursor; only those in `state` when given. */
-  async list(ownerId: string, limit: number, cursor?: string | null, state?: SynthesisState | null): Promise<SynthesisPage> {
-    const before = cursor ? decodeCursor(cursor) : undefined;
-    const rows = await this.dataSource.manager.find(Synthesis, {
-      where: { ownerId, ...(state ? { state } : {}), ...(before ? { id: LessThan(before) } : {}) },
-      order: { id: 'DESC' },
-      take: limit + 1,
-    });
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
+  list(ownerId: string, limit: number, cursor?: string | null, state?: SynthesisState | null): Promise<Page<Synthesis>> {
+    const query = this.dataSource.manager.createQueryBuilder(Synthesis, 's').where('s.ownerId = :ownerId', { ownerId });
+    if (state) query.andWhere('s.state = :state', { state });
+    return pageOf(query, SYNTHESIS_ORDER, limit, cursor);
   }
 
   /** The audio of a succeeded synthesis, or null. */

@@ -2,11 +2,11 @@
 // engine's catalog, and is deleted only at the version the caller names.
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
-import { MoreThan } from 'typeorm';
 import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
 import { AppError, validationError } from '../../lib/errors';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { SpeechEngine } from './engine/speech-engine';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { Voice } from './entities/voice';
@@ -30,23 +30,12 @@ export interface VoiceChanges {
 /** The stored fields of a voice an update may change. */
 const CHANGEABLE = ['name', 'description', 'baseVoice', 'voiceBlend', 'language', 'speed'] as const satisfies readonly (keyof VoiceChanges)[];
 
-export interface VoicePage {
-  items: Voice[];
-  nextCursor: string | null;
-}
-
 /** The fields an event carries: what a stream reader needs to show the voice (spelled as events spell them: lib/naming.ts). */
 export const voiceEventData = (v: Voice) =>
   snakeKeys<unknown>({ voiceId: v.id, name: v.name, baseVoice: v.baseVoice, voiceBlend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version });
 
-export const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
-export function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
-    throw validationError({ cursor: ['is not a cursor this service handed out'] });
-  }
-  return id;
-}
+/** Voices oldest first: their ids are UUIDv7, in creation order. */
+const VOICE_ORDER: PageOrder<Voice> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
 /**
  * Holds the owner's row of synthesis_owners until the transaction ends, so that what is counted
@@ -108,15 +97,8 @@ export class VoiceService {
   }
 
   /** The owner's voices in creation order, `limit` at a time after the cursor. */
-  async list(ownerId: string, limit: number, cursor?: string | null): Promise<VoicePage> {
-    const after = cursor ? decodeCursor(cursor) : undefined;
-    const rows = await this.dataSource.manager.find(Voice, {
-      where: after ? { ownerId, id: MoreThan(after) } : { ownerId },
-      order: { id: 'ASC' },
-      take: limit + 1,
-    });
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
+  list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<Voice>> {
+    return pageOf(this.dataSource.manager.createQueryBuilder(Voice, 'v').where('v.ownerId = :ownerId', { ownerId }), VOICE_ORDER, limit, cursor);
   }
 
   /**

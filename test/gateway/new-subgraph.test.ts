@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { skeletonNames } from '../../bin/new-subgraph';
+import { renameTemplate, skeletonFiles, skeletonNames } from '../../bin/new-subgraph';
 import { TEST_DB } from '../helpers/server';
 
 const ROOT = path.join(__dirname, '../..');
@@ -38,7 +38,7 @@ once('npm run new-subgraph', () => {
     expect(compose.stdout).toMatch(/auth.*reviews compose/);
 
     const test = run(copy, [require.resolve('jest/bin/jest'), 'test/reviews', '--selectProjects', 'sqlite']);
-    expect(test.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
+    expect(test.stderr).toMatch(/Tests:\s+3 passed, 3 total/);
     expect(test.status).toBe(0);
 
     const again = run(copy, [GENERATOR, 'reviews']);
@@ -49,6 +49,26 @@ once('npm run new-subgraph', () => {
   it('refuses names that would not make a database or a GraphQL type', () => {
     for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)]) expect(() => skeletonNames(bad)).toThrow(/not a subgraph name/);
     expect(skeletonNames('reviews')).toMatchObject({ entity: 'Review', camel: 'review', table: 'reviews' });
-    expect(skeletonNames('shop', 'OrderLine')).toMatchObject({ entity: 'OrderLine', kebab: 'order-line', table: 'order_lines' });
+    expect(skeletonNames('shop', 'OrderLine')).toMatchObject({ entity: 'OrderLine', kebab: 'order-line', snake: 'order_line', table: 'order_lines' });
+  });
+
+  it('copies every template with its names replaced, the module in subgraphs/<name>/ and its test in test/<name>/', () => {
+    const files = skeletonFiles(skeletonNames('shop', 'OrderLine'), 1800000000000);
+    expect(Object.keys(files).sort()).toEqual([
+      'subgraphs/shop/entities/order-line.ts',
+      'subgraphs/shop/index.ts',
+      'subgraphs/shop/migrations/1800000000000-CreateOrderLineTables.ts',
+      'subgraphs/shop/order-line-service.ts',
+      'subgraphs/shop/resolvers/order-line-resolver.ts',
+      'test/shop/order-line.test.ts',
+    ]);
+    const all = Object.values(files).join('\n');
+    expect(all).not.toMatch(/example/i);
+    expect(all).toMatch(/export const shopSubgraph/);
+    expect(all).toMatch(/class OrderLinePage extends PageOf\(OrderLine\)/);
+    expect(all).toMatch(/type: 'order_line\.updated'/);
+    expect(files['test/shop/order-line.test.ts']).toMatch(/from '\.\.\/helpers\/http'/);
+    // A template word the renaming does not know is refused, not left in the module.
+    expect(() => renameTemplate('an Example here', skeletonNames('shop'), 1)).toThrow(/template holds/);
   });
 });

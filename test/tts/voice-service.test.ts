@@ -10,7 +10,8 @@ import { OutboxEvent } from '../../lib/outbox';
 import { ttsSubgraph } from '../../subgraphs/tts';
 import type { SpeechEngine } from '../../subgraphs/tts/engine/speech-engine';
 import { Voice } from '../../subgraphs/tts/entities/voice';
-import { decodeCursor, encodeCursor, VoiceService } from '../../subgraphs/tts/voice-service';
+import { decodeCursor, encodeCursor } from '../../lib/paging';
+import { VoiceService } from '../../subgraphs/tts/voice-service';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
 
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
@@ -141,14 +142,14 @@ describe('VoiceService.list', () => {
     expect(page.items.map((v) => v.id)).toEqual(made.map((v) => v.id));
     expect(page.nextCursor).toBeNull();
     const first = await service.list(someone, 1);
-    expect(first.nextCursor).toBe(encodeCursor(made[0].id));
+    expect(first.nextCursor).toBe(encodeCursor([made[0].id]));
   });
 
   it('refuses a cursor that holds more than a voice id, before or after it', () => {
     const id = uuidv7();
-    expect(decodeCursor(encodeCursor(id))).toBe(id);
+    expect(decodeCursor(encodeCursor([id]), ['uuid'])).toEqual([id]);
     for (const text of [`x${id}`, `${id}x`]) {
-      expect(() => decodeCursor(encodeCursor(text))).toThrow(
+      expect(() => decodeCursor(encodeCursor([text]), ['uuid'])).toThrow(
         expect.objectContaining({ code: 'validation_error', details: { cursor: ['is not a cursor this service handed out'] } }),
       );
     }

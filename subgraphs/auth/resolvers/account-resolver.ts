@@ -1,14 +1,12 @@
 // A person's own account: their sessions, and their password.
-import { IsOptional, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { MaxLength, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { IdArgs } from '../../../lib/arguments';
+import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
 import { User } from '../entities/user';
-import { SessionArgs } from './auth-resolver';
-import { PageArgs } from '../../../lib/paging';
-
-export const MAX_SESSION_PAGE_SIZE = 100;
 
 @ArgsType()
 class ChangePasswordArgs {
@@ -24,10 +22,7 @@ class ChangePasswordArgs {
 }
 
 @ObjectType({ description: "A page of the caller's active sessions, newest first." })
-class SessionPage {
-  @Field(() => [Session]) items!: Session[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
-}
+class SessionPage extends PageOf(Session) {}
 
 @ObjectType({ description: 'What revoking the other sessions did.' })
 class SessionsRevoked {
@@ -41,13 +36,13 @@ export class AccountResolver {
 
   @Authorized()
   @Query(() => SessionPage, { description: "The caller's active sessions, newest first; `current` marks the one asking." })
-  sessions(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<SessionPage> {
+  sessions(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Session>> {
     return this.auth.listSessions(ctx.principal!, first, after);
   }
 
   @Authorized()
   @Mutation(() => Session, { description: "Revoke one of the caller's sessions; another user's is `not_found`." })
-  revokeSession(@Args() { id }: SessionArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
+  revokeSession(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.revokeSession(ctx.principal!, id);
   }
 

@@ -1,11 +1,12 @@
 // Administering users (role `admin`; everyone else gets `forbidden`).
-import { ArrayMaxSize, IsInt, IsOptional, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { ArrayMaxSize, IsOptional, Matches, MaxLength } from 'class-validator';
+import { Args, ArgsType, Authorized, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
+import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { User } from '../entities/user';
-import { MAX_USER_PAGE_SIZE, UserAdministration } from '../user-admin';
+import { UserAdministration } from '../user-admin';
 import { LoginArgs } from './auth-resolver';
-import { PageArgs } from '../../../lib/paging';
 
 @ArgsType()
 class CreateUserArgs extends LoginArgs {
@@ -23,26 +24,8 @@ class UsersArgs extends PageArgs {
   query?: string | null;
 }
 
-@ArgsType()
-class UserIdArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
-}
-
-@ArgsType()
-class DeleteUserArgs extends UserIdArgs {
-  @Field(() => Int, { description: 'The version the caller expects the user to have.' })
-  @IsInt()
-  @Min(1)
-  version!: number;
-}
-
 @ObjectType({ description: 'A page of users in username order.' })
-class UserPage {
-  @Field(() => [User]) items!: User[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
-}
+class UserPage extends PageOf(User) {}
 
 @Resolver()
 export class AdminResolver {
@@ -50,13 +33,13 @@ export class AdminResolver {
 
   @Authorized('admin')
   @Query(() => UserPage, { description: 'Users in username order, optionally those whose name starts with `query` (admins only).' })
-  users(@Args() { query, first, after }: UsersArgs): Promise<UserPage> {
+  users(@Args() { query, first, after }: UsersArgs): Promise<Page<User>> {
     return this.admin.list(first, query, after);
   }
 
   @Authorized('admin')
   @Query(() => User, { description: 'A user by id (admins only).' })
-  user(@Args() { id }: UserIdArgs): Promise<User> {
+  user(@Args() { id }: IdArgs): Promise<User> {
     return this.admin.get(id);
   }
 
@@ -68,19 +51,19 @@ export class AdminResolver {
 
   @Authorized('admin')
   @Mutation(() => User, { description: 'Disable a user: their login is refused and every session of theirs is revoked at once. Not yourself, nor the last administrator.' })
-  disableUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+  disableUser(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.disable(ctx.principal!.userId, id);
   }
 
   @Authorized('admin')
   @Mutation(() => User, { description: 'Enable a disabled user; they log in again (their old sessions stay revoked).' })
-  enableUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+  enableUser(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.enable(ctx.principal!.userId, id);
   }
 
   @Authorized('admin')
   @Mutation(() => User, { description: "Clear the user's failed-login counts (from every client address) and the lock on their username across addresses." })
-  unlockUser(@Args() { id }: UserIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+  unlockUser(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.unlock(ctx.principal!.userId, id);
   }
 
@@ -90,7 +73,7 @@ export class AdminResolver {
       'Delete a user at the given version (`conflict` with currentVersion when it has another). Their sessions end at once; ' +
       'what they own elsewhere (voices, syntheses) is deleted on the `user.deleted` event. Not yourself, nor the last administrator.',
   })
-  deleteUser(@Args() { id, version }: DeleteUserArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
+  deleteUser(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.delete(ctx.principal!.userId, id, version);
   }
 }

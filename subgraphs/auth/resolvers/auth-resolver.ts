@@ -1,5 +1,6 @@
 import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { IsUUID, MaxLength, MinLength } from 'class-validator';
+import { MaxLength, MinLength } from 'class-validator';
+import { IdArgs } from '../../../lib/arguments';
 import { AppError } from '../../../lib/errors';
 import { loginAttempts } from '../../../lib/metrics';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -26,13 +27,6 @@ class RefreshArgs {
   @MinLength(1)
   @MaxLength(8192)
   refreshToken!: string;
-}
-
-@ArgsType()
-export class SessionArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
 }
 
 @ObjectType({ description: 'Tokens of a session: a short-lived access token and a refresh token.' })
@@ -81,7 +75,7 @@ export class AuthResolver {
 
   @Authorized()
   @Query(() => Session, { description: 'A session of the caller, by id.' })
-  session(@Args() { id }: SessionArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
+  session(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.sessionOf(ctx.principal!, id);
   }
 

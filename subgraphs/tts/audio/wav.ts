@@ -35,14 +35,4 @@ export function pcmBytes(samples: Int16Array): Buffer {
   return bytes;
 }
 
-export function encodeWav({ sampleRate, samples }: SpeechAudio): Buffer {
-  const dataBytes = samples.length * 2;
-  const wav = Buffer.alloc(HEADER_BYTES + dataBytes);
-  wavHeader(sampleRate, dataBytes).copy(wav);
-  if (endianness() === 'LE') wav.set(new Uint8Array(samples.buffer, samples.byteOffset, dataBytes), HEADER_BYTES);
-  else for (let i = 0; i < samples.length; i++) wav.writeInt16LE(samples[i], HEADER_BYTES + i * 2); // WAV is little-endian
-
-  return wav;
-}
-
 export const durationMs = ({ sampleRate, samples }: SpeechAudio) => Math.round((samples.length * 1000) / sampleRate);

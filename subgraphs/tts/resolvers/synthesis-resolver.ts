@@ -1,13 +1,14 @@
 import { IsBoolean, IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
+import { IdArgs } from '../../../lib/arguments';
+import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import { AppError } from '../../../lib/errors';
 import { OperationBudget } from '../../../lib/operation-budget';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
-import { UserReference } from '../entities/user-reference';
+import { UserReference } from '../../../lib/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
-import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
-import { PageArgs } from '../../../lib/paging';
+import { VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
 class SynthesizeArgs extends VoiceTuningArgs {
@@ -41,14 +42,7 @@ class AudioChunkArgs {
 }
 
 @ArgsType()
-class StreamArgs extends AudioChunkArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
-}
-
-@ArgsType()
-class CancelArgs extends VoiceIdArgs {
+class CancelArgs extends IdArgs {
   @Field(() => Boolean, { defaultValue: false, description: 'Only cancel: a synthesis that has already finished is left as it is (outcome UNCHANGED), not deleted.' })
   @IsBoolean()
   keepFinished!: boolean;
@@ -92,10 +86,7 @@ class SynthesesArgs extends PageArgs {
 }
 
 @ObjectType({ description: "A page of the caller's syntheses, newest first." })
-class SynthesisPage {
-  @Field(() => [Synthesis]) items!: Synthesis[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
-}
+class SynthesisPage extends PageOf(Synthesis) {}
 
 @ObjectType('SynthesisAudio', { description: 'The rendered speech: a WAV file (mono, 16-bit PCM).' })
 class SynthesisAudioType implements SynthesisAudio {
@@ -157,19 +148,19 @@ export class SynthesisResolver {
 
   @Authorized()
   @Query(() => Synthesis, { description: 'One of your syntheses.' })
-  synthesis(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
+  synthesis(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.get(ctx.principal!.userId, id);
   }
 
   @Authorized()
   @Query(() => SynthesisPage, { description: 'Your syntheses, newest first, a page at a time; only those in `state` when given.' })
-  syntheses(@Args() { first, after, state }: SynthesesArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisPage> {
+  syntheses(@Args() { first, after, state }: SynthesesArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Synthesis>> {
     return this.service.list(ctx.principal!.userId, first, after, state);
   }
 
   @Authorized()
   @Query(() => SynthesisAudioType, { description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.' })
-  async synthesisAudio(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisAudioType> {
+  async synthesisAudio(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisAudioType> {
     return withEtag(await this.service.audio(ctx.principal!.userId, id));
   }
 
@@ -222,7 +213,7 @@ export class SynthesisAudioResolver {
       'where the last piece ended, until `end`; an empty piece means "not rendered that far yet, ask again". Counts against ' +
       'GRAPHQL_MAX_AUDIO_BYTES like `chunk`.',
   })
-  async synthesisStream(@Args() { id, offset, length }: StreamArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisStreamPiece> {
+  async synthesisStream(@Args() { id }: IdArgs, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisStreamPiece> {
     this.reserve(ctx, length);
     const { state, error, bytes, end } = await this.service.stream(ctx.principal!.userId, id, offset, length);
     return { state, error, chunk: bytes.toString('base64'), end };

@@ -1,13 +1,6 @@
 // Arguments shared by the voice and synthesis operations.
-import { IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { ArgsType, Field, Float, ID } from 'type-graphql';
-
-@ArgsType()
-export class VoiceIdArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
-}
+import { IsOptional, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArgsType, Field, Float } from 'type-graphql';
 
 /** How a voice speaks, beyond its base voice. */
 @ArgsType()

@@ -1,13 +1,14 @@
-import { IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { IsOptional, MaxLength, MinLength } from 'class-validator';
+import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
+import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
-import { UserReference } from '../entities/user-reference';
+import { UserReference } from '../../../lib/user-reference';
 import { Voice } from '../entities/voice';
 import { VoiceChanges, VoiceService } from '../voice-service';
-import { VoiceIdArgs, VoiceTuningArgs } from './voice-args';
-import { PageArgs } from '../../../lib/paging';
+import { VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
 class CreateVoiceArgs extends VoiceTuningArgs {
@@ -27,24 +28,7 @@ class CreateVoiceArgs extends VoiceTuningArgs {
 }
 
 @ArgsType()
-class DeleteVoiceArgs extends VoiceIdArgs {
-  @Field(() => Int, { description: 'The version the caller expects the voice to have.' })
-  @IsInt()
-  @Min(1)
-  version!: number;
-}
-
-@ArgsType()
 class UpdateVoiceArgs extends VoiceTuningArgs {
-  @Field(() => ID)
-  @IsUUID()
-  id!: string;
-
-  @Field(() => Int, { description: 'The version the caller expects the voice to have.' })
-  @IsInt()
-  @Min(1)
-  version!: number;
-
   @Field(() => String, { nullable: true, description: 'Left out: unchanged.' })
   @IsOptional()
   @TrimmedLength(1, 100)
@@ -63,10 +47,7 @@ class UpdateVoiceArgs extends VoiceTuningArgs {
 }
 
 @ObjectType({ description: "A page of the caller's voices, oldest first." })
-class VoicePage {
-  @Field(() => [Voice]) items!: Voice[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
-}
+class VoicePage extends PageOf(Voice) {}
 
 @ObjectType({ description: 'A voice of the speech engine that voices are based on.' })
 class BaseVoice {
@@ -95,26 +76,26 @@ export class VoiceResolver {
     description: 'Change a voice at the given version (any of its fields; a left-out argument stays, a null voiceBlend or description is cleared); ' +
       'its version goes up by 1. `conflict` (with currentVersion) when it has another version, or when the new name is taken.',
   })
-  updateVoice(@Args() { id, version, ...changes }: UpdateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+  updateVoice(@Args() { id, version }: VersionedIdArgs, @Args() changes: UpdateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     // type-graphql leaves arguments that were not given undefined; null is an explicit clear.
     return this.service.update(ctx.principal!.userId, id, version, changes as VoiceChanges);
   }
 
   @Authorized()
   @Mutation(() => Voice, { description: 'Delete a voice at the given version; `conflict` (with currentVersion) when it has another.' })
-  deleteVoice(@Args() { id, version }: DeleteVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+  deleteVoice(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.delete(ctx.principal!.userId, id, version);
   }
 
   @Authorized()
   @Query(() => Voice, { description: 'One of your voices.' })
-  voice(@Args() { id }: VoiceIdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+  voice(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.get(ctx.principal!.userId, id);
   }
 
   @Authorized()
   @Query(() => VoicePage, { description: 'Your voices, oldest first, a page at a time.' })
-  voices(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<VoicePage> {
+  voices(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Voice>> {
     return this.service.list(ctx.principal!.userId, first, after);
   }
 

@@ -1,0 +1,71 @@
+// The examples module's rules. Every change and its event are written in one transaction (the
+// outbox, lib/outbox.ts); updates and deletes name the version they expect (optimistic locking).
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource } from 'typeorm';
+import { affectedRows, inTransaction } from '../../lib/database';
+import { AppError } from '../../lib/errors';
+import { snakeKeys } from '../../lib/naming';
+import { recordEvent } from '../../lib/outbox';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { ExampleItem } from './entities/example-item';
+
+/** Oldest first: ids are UUIDv7, in creation order. */
+const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
+
+/** What example_item.* events carry: what a stream reader needs to show it (spelled as events spell them: lib/naming.ts). */
+const eventData = (item: ExampleItem) => snakeKeys<unknown>({ exampleItemId: item.id, title: item.title, version: item.version });
+
+export class ExampleItemService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  create(ownerId: string, title: string): Promise<ExampleItem> {
+    const now = new Date();
+    const item = this.dataSource.manager.create(ExampleItem, { id: uuidv7(), ownerId, title: title.trim(), version: 1, createdAt: now, updatedAt: now });
+    return inTransaction(this.dataSource, async (m) => {
+      await m.insert(ExampleItem, item);
+      await recordEvent(m, { type: 'example_item.created', userId: ownerId, resourceId: item.id, data: eventData(item) });
+      return item;
+    });
+  }
+
+  /** Another user's example item is `not_found`, exactly like an unknown id. */
+  async get(ownerId: string, id: string): Promise<ExampleItem> {
+    const item = await this.dataSource.manager.findOneBy(ExampleItem, { id, ownerId });
+    if (!item) throw new AppError('not_found', 'No such example item.');
+    return item;
+  }
+
+  list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<ExampleItem>> {
+    const query = this.dataSource.manager.createQueryBuilder(ExampleItem, 'item').where('item.ownerId = :ownerId', { ownerId });
+    return pageOf(query, ORDER, limit, cursor);
+  }
+
+  /** The statement checks the version (`UPDATE … WHERE id AND owner AND version`): of concurrent updates at one version, one wins. */
+  async update(ownerId: string, id: string, version: number, title: string): Promise<ExampleItem> {
+    const updated = await inTransaction(this.dataSource, async (m) => {
+      const result = await m.update(ExampleItem, { id, ownerId, version }, { title: title.trim(), version: version + 1, updatedAt: new Date() });
+      if (affectedRows(result) !== 1) return null;
+      const item = await m.findOneByOrFail(ExampleItem, { id, ownerId });
+      await recordEvent(m, { type: 'example_item.updated', userId: ownerId, resourceId: id, data: eventData(item) });
+      return item;
+    });
+    return updated ?? this.lost(ownerId, id, version);
+  }
+
+  /** Like update: of concurrent deletes at the right version exactly one affects the row. */
+  async delete(ownerId: string, id: string, version: number): Promise<ExampleItem> {
+    const item = await this.get(ownerId, id);
+    const won = item.version === version && (await inTransaction(this.dataSource, async (m) => {
+      if (affectedRows(await m.delete(ExampleItem, { id, ownerId, version })) !== 1) return false;
+      await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
+      return true;
+    }));
+    return won ? item : this.lost(ownerId, id, version);
+  }
+
+  /** A write at `expected` changed nothing: the example item is gone, or at another version. */
+  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
+    const current = await this.get(ownerId, id);
+    throw new AppError('conflict', `The example item is at version ${current.version}, not ${expected}.`, { currentVersion: current.version });
+  }
+}

@@ -1,0 +1,32 @@
+// The one cursor codec (lib/paging.ts): what pageOf hands out comes back as the same keys, and
+// anything else is a validation_error on `cursor`, never a query or a 500.
+import { decodeCursor, encodeCursor } from '../../lib/paging';
+
+const ID = '0190a5b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b';
+const refused = expect.objectContaining({ code: 'validation_error', details: { cursor: ['is not a cursor this service handed out'] } });
+
+describe('cursor codec', () => {
+  it('gives back the keys it encoded: a moment, a uuid, a key text', () => {
+    const at = new Date(1_750_000_000_123);
+    expect(decodeCursor(encodeCursor([at, ID]), ['time', 'uuid'])).toEqual([at, ID]);
+    expect(decodeCursor(encodeCursor(['prefix-ä']), ['text'])).toEqual(['prefix-ä']);
+    // Opaque to a URL: base64url has nothing to escape.
+    expect(encodeCursor([at, ID])).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it('refuses what it did not hand out', () => {
+    const bad = [
+      '', '!!', 'bm90IGEgY3Vyc29y', // not base64url JSON
+      `${encodeCursor([ID])}A`, // a tail: not the canonical encoding
+      Buffer.from(`["${ID}"]`).toString('base64'), // base64 with padding, not base64url
+      encodeCursor([ID, ID]), // too many keys
+      encodeCursor([`x${ID}`]), // not a uuid
+      encodeCursor([1.5 as unknown as string]),
+      'A'.repeat(601),
+    ];
+    for (const cursor of bad) expect(() => decodeCursor(cursor, ['uuid'])).toThrow(refused);
+    expect(() => decodeCursor(encodeCursor([ID, ID]), ['time', 'uuid'])).toThrow(refused);
+    expect(() => decodeCursor(encodeCursor(['a'.repeat(65)]), ['text'])).toThrow(refused);
+    expect(() => decodeCursor(encodeCursor(['']), ['text'])).toThrow(refused);
+  });
+});
