@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../lib/config';
-import { dropPrefixedDatabases } from '../lib/database';
+import { dropPrefixedDatabases } from '../lib/database/mysql-admin';
 import { benchRequire } from './tools';
 
 export interface BenchServer {

@@ -5,7 +5,7 @@
 import { benchEnv, MYSQL_URL, printTable, removeBenchData } from './harness';
 import { privateMariadbMissing } from './mariadb';
 import { runOutage } from './outage';
-import { startProcess, ServiceProcess } from './processes';
+import { startProcess, ServiceProcess } from '../test/helpers/processes';
 
 const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 10);
 const OUTAGE_SECONDS = Number(process.env.BENCH_OUTAGE_SECONDS ?? 5);

@@ -70,7 +70,7 @@ export class UserReference {
     [`${dir}/${n.name}-service.ts`]: `// The ${n.name} module's rules. Every change and its event are written in one transaction.
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { inTransaction } from '../../lib/database';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import { ${n.entity} } from './entities/${n.kebab}';
@@ -150,7 +150,7 @@ export class ${n.entity}Resolver {
 }
 `,
     [`${dir}/migrations/${timestamp}-Create${n.entity}Tables.ts`]: `import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 import { createOutboxTable } from '../../../lib/outbox';
 
 // columns() keeps one migration portable between SQLite and MySQL.

@@ -8,7 +8,8 @@
 // has seen position n has seen everything up to it.
 import { Column, Entity, EntityManager, In, PrimaryColumn, QueryRunner, Raw, Table } from 'typeorm';
 import type { DataSource } from 'typeorm';
-import { columns, inTransaction, isUniqueViolation } from './database';
+import { columns, isUniqueViolation } from './database/portable';
+import { inTransaction } from './database/transactions';
 import { EventLog, LoggedEvent } from './event-log';
 import type { Logger } from './logger';
 import { Poller, startPoller } from './poller';

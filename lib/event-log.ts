@@ -4,7 +4,10 @@
 // outbox rows here. Streams read the log by sequence number.
 import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table, TableIndex } from 'typeorm';
 import type { Config } from './config';
-import { anyRow, columns, inTransaction, isUniqueViolation, openDatabase, rowReader } from './database';
+import { openDatabase } from './database/open';
+import { columns, isUniqueViolation } from './database/portable';
+import { anyRow, rowReader } from './database/reads';
+import { inTransaction } from './database/transactions';
 import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';

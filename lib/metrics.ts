@@ -5,6 +5,7 @@ import type http from 'node:http';
 import type { ApolloServerPlugin } from '@apollo/server';
 import client from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { poolCounts } from './database/driver';
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -109,30 +110,22 @@ export const addSynthesisQueueAgeSource = scrapedGauge('synthesis_queue_oldest_a
 const addPoolInUseSource = scrapedGauge('db_pool_connections_in_use', 'Database connections taken from the pool, by database.', ['database']);
 const addPoolWaitingSource = scrapedGauge('db_pool_requests_waiting', 'Queries waiting for a free pool connection, by database.', ['database']);
 
-/** mysql2's pool keeps its counts in fields it does not document; read them defensively. */
-interface Mysql2Pool {
-  _allConnections?: { length: number };
-  _freeConnections?: { length: number };
-  _connectionQueue?: { length: number };
-}
-
 /** Reports a MySQL data source's pool (SQLite has one connection and no pool) until it is destroyed. */
 export function watchPool(database: string, dataSource: DataSource): void {
-  const count = (n?: { length: number }) => n?.length ?? 0;
-  const reader = (value: (pool: Mysql2Pool) => number) => {
+  const reader = (value: (counts: { inUse: number; waiting: number }) => number) => {
     const read = () => {
       if (!dataSource.isInitialized) {
         remove();
         return [];
       }
-      const pool = (dataSource.driver as unknown as { pool?: Mysql2Pool }).pool;
-      return pool ? [{ labels: { database }, value: value(pool) }] : [];
+      const counts = poolCounts(dataSource);
+      return counts ? [{ labels: { database }, value: value(counts) }] : [];
     };
     return read;
   };
   const removals = [
-    addPoolInUseSource(reader((p) => count(p._allConnections) - count(p._freeConnections))),
-    addPoolWaitingSource(reader((p) => count(p._connectionQueue))),
+    addPoolInUseSource(reader((c) => c.inUse)),
+    addPoolWaitingSource(reader((c) => c.waiting)),
   ];
   const remove = () => removals.forEach((r) => r());
 }

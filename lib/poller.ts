@@ -2,7 +2,7 @@
 // commits in this process; never two runs at the same time. Used by the outbox relay and
 // the event stream: polling keeps several instances in step, waking keeps one process fast.
 import type { DataSource } from 'typeorm';
-import { onCommit } from './database';
+import { onCommit } from './database/transactions';
 import type { Logger } from './logger';
 
 export interface Poller {

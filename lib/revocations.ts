@@ -7,7 +7,7 @@
 // that fails fails the question (the caller answers service_unavailable), never a stale `false`.
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
-import { selectCommitted } from './database';
+import { selectCommitted } from './database/reads';
 
 export const SESSION_REVOKED = 'session.revoked';
 

@@ -7,7 +7,8 @@ import { execute, getOperationAST, GraphQLFormattedError, GraphQLSchema, isObjec
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
-import { openDatabase, pingDatabase } from './database';
+import { openDatabase } from './database/open';
+import { pingDatabase } from './database/ping';
 import { DocumentCache } from './document-cache';
 import { AppError } from './errors';
 import { errorResult, isUnavailableError, normalizeError } from './graphql-errors';

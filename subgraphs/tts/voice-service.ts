@@ -3,7 +3,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
 import { MoreThan } from 'typeorm';
-import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
+import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';

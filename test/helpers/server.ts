@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer } from '../../bin/all-in-one';
 import { Config, loadConfig } from '../../lib/config';
-import { dropPrefixedDatabases } from '../../lib/database';
+import { dropPrefixedDatabases } from '../../lib/database/mysql-admin';
 
 export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'mysql';
 export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
