@@ -287,7 +287,7 @@ async function openSubgraphData(definition: SubgraphDefinition, deps: { config: 
     { name: definition.name, entities: definition.entities, migrations: definition.migrations },
     logger,
   );
-  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger);
+  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger, deps.config.POLL_MAX_IDLE_MS);
   return {
     logger,
     dataSource,

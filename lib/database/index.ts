@@ -14,4 +14,4 @@ export { dropPrefixedDatabases } from './mysql-admin';
 export { pingDatabase } from './ping';
 export { inTransaction, onCommit, retryOnLockConflict } from './transactions';
 export { affectedRows, columns, isUniqueViolation } from './portable';
-export { anyRow, rowReader, selectCommitted } from './reads';
+export { anyRow, fixedSelect, persistedValue, rowReader, selectCommitted } from './reads';

@@ -17,6 +17,21 @@ export async function selectCommitted<T>(dataSource: DataSource, sql: string, pa
 }
 
 /**
+ * A fixed SELECT prepared once and run by the driver itself, for a poll that mostly finds
+ * nothing. Parameters as the driver takes them: a Date through persistedValue().
+ */
+export function fixedSelect(dataSource: DataSource, sql: string): (params: unknown[]) => Promise<Record<string, unknown>[]> {
+  return driverSelect(dataSource, sql);
+}
+
+/** A value as the driver stores it in the entity's column (SQLite keeps dates as text). */
+export function persistedValue(dataSource: DataSource, entity: Function, property: string, value: unknown): unknown {
+  const column = dataSource.getMetadata(entity).findColumnWithPropertyName(property);
+  if (!column) throw new Error(`${entity.name} has no column ${property}`);
+  return dataSource.driver.preparePersistentValue(value, column);
+}
+
+/**
  * Whether the entity's table holds any row: fixed SQL, for the pollers that mostly find none
  * (an outbox that is empty between writes). TypeORM's find built its query anew on each of
  * them, several times a second with nothing to do.
