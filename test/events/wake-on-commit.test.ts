@@ -29,7 +29,7 @@ const is = (type: string, resourceId: string) => (f: Frame) => f.event === type 
 it("a subgraph's commit reaches the event stream at once, through its relay and the log", async () => {
   const user = await createUserAndLogin(server.url, adminToken, 'woken');
   const created = await http.post('/api/v1/tts/voices', { name: 'Woken', base_voice: 'f1' }, { token: user.token });
-  expect(created.status).toBe(201);
+  expect(created.status).toBe(202);
   await audit.waitFor(is('voice.created', created.body.id), 1, SOON_MS);
 });
 
