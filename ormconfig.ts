@@ -3,22 +3,15 @@
 import path from 'node:path';
 import type { DataSourceOptions, Logger } from 'typeorm';
 import type { Config } from './lib/config';
+import { isMysql, mysqlDatabaseName, mysqlServer } from './lib/database/mysql-url';
+
+export { isMysql, mysqlDatabaseName };
 
 export interface DataSourceSpec {
   /** The subgraph (or service) that owns the database. */
   name: string;
   entities: Function[];
   migrations: Function[];
-}
-
-export function isMysql(config: Pick<Config, 'DATABASE_URL'>): boolean {
-  return config.DATABASE_URL.startsWith('mysql://');
-}
-
-/** On MySQL the URL's path, if any, prefixes each database name: mysql://…/shop → shop_auth. */
-export function mysqlDatabaseName(config: Pick<Config, 'DATABASE_URL'>, name: string): string {
-  const prefix = new URL(config.DATABASE_URL).pathname.replace(/^\//, '');
-  return prefix ? `${prefix}_${name}` : name;
 }
 
 const nothing = () => undefined;
@@ -33,7 +26,7 @@ export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSou
     synchronize: false,
     logging: false,
     // TypeORM prints migration failures to the console whatever `logging` says; the entry
-    // points report them (lib/database.ts names the migration), once.
+    // points report them (lib/database/open.ts names the migration), once.
     logger: silentLogger,
   } as const;
   if (!isMysql(config)) {
@@ -45,14 +38,14 @@ export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSou
       timeout: 10_000,
     };
   }
-  const url = new URL(config.DATABASE_URL);
+  const server = mysqlServer(config);
   return {
     ...common,
     type: 'mysql',
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    username: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
+    host: server.host,
+    port: server.port,
+    username: server.user,
+    password: server.password,
     database: mysqlDatabaseName(config, spec.name),
     charset: 'utf8mb4_unicode_ci',
     timezone: 'Z',

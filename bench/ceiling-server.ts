@@ -9,13 +9,13 @@ import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { loadConfig } from '../lib/config';
 import { loadKeys } from '../lib/tokens';
-import { mysqlDatabaseName } from '../ormconfig';
+import { mysqlDatabaseName, mysqlServer } from '../lib/database/mysql-url';
 
 const config = loadConfig();
 const publicKey = crypto.createPublicKey(loadKeys(config).publicKey);
-const url = new URL(config.DATABASE_URL);
+const { host, port, user, password } = mysqlServer(config);
 const pool = mysql.createPool({
-  host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password),
+  host, port, user, password,
   database: mysqlDatabaseName(config, 'auth'), connectionLimit: config.DATABASE_POOL_SIZE, timezone: 'Z',
 });
 const SQL = 'SELECT id, user_id, state, created_at, expires_at, last_activity_at, refresh_expires_at FROM sessions WHERE id = ?';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData, startBenchServer } from './harness';
-import { startProcess } from './processes';
+import { startProcess } from '../test/helpers/processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -6,10 +6,15 @@
 // layout, caps it. Issue 14's target: distributed ≥ 0.4× one process. With BENCH_BASE=<another
 // checkout's dist/bench> that build's two layouts run too, all four alternating (before/after of a
 // change in one run, on a machine whose speed drifts between runs).
+import fs from 'node:fs';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { BenchServer, benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData, startBenchServer } from './harness';
-import type * as Processes from './processes';
+import type * as Processes from '../test/helpers/processes';
+
+/** Where a build's process helpers are: test/helpers since they moved, bench/ in older builds. */
+const processesModule = (bench: string) =>
+  fs.existsSync(path.join(bench, 'processes.js')) ? path.join(bench, 'processes') : path.join(bench, '../test/helpers/processes');
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -25,7 +30,7 @@ export async function run(): Promise<void> {
   const started: { oneProcess: BenchServer; distributed: Awaited<ReturnType<typeof Processes.startDistributed>>; env: Record<string, string> }[] = [];
   try {
     for (const b of builds) {
-      const { startDistributed } = (await import(path.join(b.bench, 'processes'))) as typeof Processes;
+      const { startDistributed } = (await import(processesModule(b.bench))) as typeof Processes;
       const oneProcess = await startBenchServer(benchEnv('mysql'), { script: path.relative(__dirname, path.join(b.bench, 'server.js')) });
       const env = benchEnv('mysql');
       started.push({ oneProcess, distributed: await startDistributed(env), env });

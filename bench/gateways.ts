@@ -5,7 +5,7 @@
 // both gateways ask them for the same work).
 import path from 'node:path';
 import { benchEnv, cpuMs, load, LoadResult, median, postJson, printTable, removeBenchData } from './harness';
-import { ServiceProcess, startDistributed, startProcess } from './processes';
+import { ServiceProcess, startDistributed, startProcess } from '../test/helpers/processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

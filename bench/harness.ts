@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../lib/config';
-import { dropPrefixedDatabases } from '../lib/database';
+import { dropPrefixedDatabases } from '../lib/database/mysql-admin';
+import { mysqlTestServer } from '../test/helpers/mysql-test-url';
 import { benchRequire } from './tools';
 
 export interface BenchServer {
@@ -19,7 +20,11 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
+const mysqlBench = mysqlTestServer('bench');
+/** The MySQL server of the benchmarks (MYSQL_TEST_URL without its path). */
+export const MYSQL_URL = mysqlBench.server;
+/** What every benchmark database's name starts with: MYSQL_TEST_URL's path, or `bench`. */
+export const BENCH_DATABASE_PREFIX = mysqlBench.prefix;
 
 /** Environment for a fresh server on `db` with its own data folder / database prefix. */
 export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> = {}): Record<string, string> {
@@ -29,7 +34,7 @@ export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> =
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
-    DATABASE_URL: db === 'mysql' ? `${MYSQL_URL}/bench_${process.pid}_${Date.now() % 100000}` : 'sqlite',
+    DATABASE_URL: db === 'mysql' ? `${MYSQL_URL}/${BENCH_DATABASE_PREFIX}_${process.pid}_${Date.now() % 100000}` : 'sqlite',
     AUTH_BOOTSTRAP_USERNAME: 'bench',
     AUTH_BOOTSTRAP_PASSWORD: 'bench password',
     LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',

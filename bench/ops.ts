@@ -2,10 +2,10 @@
 // 2 synthesis workers started at the same moment on fresh MySQL databases, BENCH_START_ROUNDS rounds
 // (10): how many start. (2) A database outage under load on a MariaDB of its own
 // (bench/outage.ts): how long from the database answering again to each process's first 2xx.
-import { benchEnv, MYSQL_URL, printTable, removeBenchData } from './harness';
+import { BENCH_DATABASE_PREFIX, benchEnv, MYSQL_URL, printTable, removeBenchData } from './harness';
 import { privateMariadbMissing } from './mariadb';
 import { runOutage } from './outage';
-import { startProcess, ServiceProcess } from './processes';
+import { startProcess, ServiceProcess } from '../test/helpers/processes';
 
 const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 10);
 const OUTAGE_SECONDS = Number(process.env.BENCH_OUTAGE_SECONDS ?? 5);
@@ -20,7 +20,7 @@ async function simultaneousStarts() {
   const rows: Record<string, string | number>[] = [];
   let allStarted = 0;
   for (let round = 1; round <= ROUNDS; round++) {
-    const env = benchEnv('mysql', { LOG_LEVEL: 'warn', DATABASE_URL: `${MYSQL_URL}/bench_ops_${process.pid}_${round}` });
+    const env = benchEnv('mysql', { LOG_LEVEL: 'warn', DATABASE_URL: `${MYSQL_URL}/${BENCH_DATABASE_PREFIX}_ops_${process.pid}_${round}` });
     const started = Date.now();
     const outcomes = await Promise.allSettled(LAYOUT.map((p) => startProcess(p.name, p.script, p.args, { ...env, ...p.env }, 180_000)));
     const seconds = ((Date.now() - started) / 1000).toFixed(1);

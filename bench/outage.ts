@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { startPrivateMariadb } from './mariadb';
-import { startDistributed, ServiceProcess } from './processes';
+import { startDistributed, ServiceProcess } from '../test/helpers/processes';
 
 export interface OutageRequest {
   phase: 'before' | 'during' | 'after';

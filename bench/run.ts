@@ -16,6 +16,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   abuse: () => import('./abuse'),
   speech: () => import('./speech'),
   cpu: () => import('./cpu'),
+  idle: () => import('./idle'),
 };
 
 async function main() {

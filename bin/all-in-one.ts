@@ -6,7 +6,7 @@ import type { Express } from 'express';
 import { createGateway, Gateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
-import { pingDatabase } from '../lib/database';
+import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createGateway } from '../gateway';
 import { startEvents } from '../gateway/events';
-import { pingDatabase } from '../lib/database';
+import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
 import type { Config } from '../lib/config';
 import { createBaseApp } from '../lib/http-app';

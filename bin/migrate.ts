@@ -4,7 +4,7 @@
 // run beside starting servers and other migrate runs: each database is migrated under a lock.
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../lib/config';
-import { openDatabase, StartupError } from '../lib/database';
+import { openDatabase, StartupError } from '../lib/database/open';
 import { eventLogSpec } from '../lib/event-log';
 import { createLogger } from '../lib/logger';
 import { startupFailure } from '../lib/http-server';

@@ -8,7 +8,7 @@ import readline from 'node:readline';
 import { read } from 'read';
 import type { DataSource } from 'typeorm';
 import { Config, ConfigError, loadConfig } from '../lib/config';
-import { openDatabase } from '../lib/database';
+import { openDatabase } from '../lib/database/open';
 import { AppError } from '../lib/errors';
 import { EventLog, OutboxRelay } from '../lib/event-log';
 import { createLogger, Logger } from '../lib/logger';

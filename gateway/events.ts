@@ -249,7 +249,7 @@ export interface EventsService {
 /** What a process that serves event streams runs: the poller, pruning, and the GraphQL service. */
 export async function startEvents(options: { config: Config; logger: Logger; verifier: TokenVerifier; log: EventLog }): Promise<EventsService & { stop(): Promise<void> }> {
   const { config, logger, log } = options;
-  const stream = new EventStream(log, { pollMs: config.EVENT_POLL_MS, bufferSize: config.EVENT_BUFFER_SIZE, logger });
+  const stream = new EventStream(log, { pollMs: config.EVENT_POLL_MS, maxPollMs: config.POLL_MAX_IDLE_MS, bufferSize: config.EVENT_BUFFER_SIZE, logger });
   await stream.start();
   const stopPruning = startPruning(log, config.EVENT_RETENTION_SECONDS, logger);
   const service = await createEventsService({ config, log, stream, verifier: options.verifier, logger });

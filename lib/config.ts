@@ -76,6 +76,14 @@ export function configSchema() {
     EVENT_BUFFER_SIZE: int(10, 100_000).default(1000),
     EVENT_HEARTBEAT_SECONDS: int(1, 300).default(15),
 
+    // Idle cost (docs/idle-cost.md): pollers back off while they find nothing.
+    /**
+     * Longest pause of the outbox relays, event-log readers and synthesis workers while nothing
+     * happens (from EVENT_POLL_MS / SYNTHESIS_POLL_MS, doubling): how late a write made by ANOTHER
+     * process may be noticed. Writes made in the same process wake their readers at once.
+     */
+    POLL_MAX_IDLE_MS: int(5, 60_000).default(1000),
+
     /**
      * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
      * validation and query planning: planning time grows with the size of a document.

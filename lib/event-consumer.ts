@@ -8,7 +8,8 @@
 // has seen position n has seen everything up to it.
 import { Column, Entity, EntityManager, In, PrimaryColumn, QueryRunner, Raw, Table } from 'typeorm';
 import type { DataSource } from 'typeorm';
-import { columns, inTransaction, isUniqueViolation } from './database';
+import { columns, isUniqueViolation } from './database/portable';
+import { inTransaction } from './database/transactions';
 import { EventLog, LoggedEvent } from './event-log';
 import type { Logger } from './logger';
 import { Poller, startPoller } from './poller';
@@ -43,6 +44,8 @@ export interface EventConsumerOptions {
   /** Runs inside the transaction that advances the position; throw to have the batch retried. */
   handle: (m: EntityManager, event: LoggedEvent) => Promise<void>;
   intervalMs: number;
+  /** The longest pause between looks while the log does not move (POLL_MAX_IDLE_MS). */
+  maxIntervalMs?: number;
   logger?: Logger;
   /** Events handled per transaction. */
   batch?: number;
@@ -57,7 +60,19 @@ export class EventConsumer {
 
   async start(): Promise<void> {
     await this.ensureRow();
-    this.poller = startPoller({ name: `event consumer ${this.options.name}`, intervalMs: this.options.intervalMs, work: () => this.drain().then(() => undefined), logger: this.options.logger });
+    // Woken by this process's appends to the log; polls (backing off) for other processes' appends.
+    this.poller = startPoller({
+      name: `event consumer ${this.options.name}`,
+      intervalMs: this.options.intervalMs,
+      maxIntervalMs: this.options.maxIntervalMs,
+      wakeOn: this.options.log.dataSource,
+      work: async () => {
+        const seen = this.seen;
+        await this.drain();
+        return this.seen !== seen;
+      },
+      logger: this.options.logger,
+    });
   }
 
   async stop(): Promise<void> {

@@ -4,7 +4,10 @@
 // outbox rows here. Streams read the log by sequence number.
 import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table, TableIndex } from 'typeorm';
 import type { Config } from './config';
-import { anyRow, columns, inTransaction, isUniqueViolation, openDatabase, rowReader } from './database';
+import { openDatabase } from './database/open';
+import { columns, isUniqueViolation } from './database/portable';
+import { anyRow, rowReader } from './database/reads';
+import { inTransaction } from './database/transactions';
 import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
@@ -235,28 +238,39 @@ export class OutboxRelay {
     private readonly log: EventLog,
     private readonly intervalMs: number,
     private readonly logger?: Logger,
+    /** The longest pause between looks while the outbox stays empty (POLL_MAX_IDLE_MS). */
+    private readonly maxIntervalMs = intervalMs,
   ) {
     this.anyQueued = anyRow(outbox, OutboxEvent);
   }
 
-  /** Every `intervalMs`, and at once after this process commits a transaction on the outbox's database. */
+  /**
+   * At once after this process commits a transaction on the outbox's database; otherwise (rows
+   * written by another process on the same database) every `intervalMs`, backing off to
+   * `maxIntervalMs` while the outbox stays empty.
+   */
   start(): void {
-    this.poller = startPoller({ name: 'outbox relay', intervalMs: this.intervalMs, work: () => this.drain(), wakeOn: this.outbox, logger: this.logger });
+    this.poller = startPoller({
+      name: 'outbox relay', intervalMs: this.intervalMs, maxIntervalMs: this.maxIntervalMs, work: () => this.drain(), wakeOn: this.outbox, logger: this.logger,
+    });
   }
 
-  /** Relays until the outbox is empty. Deleting (not a cursor) means rows committed late are never skipped. */
-  async drain(): Promise<void> {
-    if (!(await this.anyQueued())) return; // most polls: a fixed query instead of a find
+  /**
+   * Relays until the outbox is empty; true when there was something. Deleting (not a cursor)
+   * means rows committed late are never skipped.
+   */
+  async drain(): Promise<boolean> {
+    if (!(await this.anyQueued())) return false; // most polls: a fixed query instead of a find
     for (;;) {
       const batch = await this.outbox.manager.find(OutboxEvent, { order: { seq: 'ASC' }, take: 500 });
-      if (!batch.length) return;
+      if (!batch.length) return true;
       const appended = await this.log.append(this.source, batch);
       if (appended) {
         const now = Date.now();
         for (const e of batch) eventRelayLag.observe({ source: this.source }, Math.max(0, now - e.occurredAt.getTime()) / 1000);
       }
       await this.outbox.manager.delete(OutboxEvent, { seq: In(batch.map((e) => e.seq)) });
-      if (batch.length < 500) return;
+      if (batch.length < 500) return true;
     }
   }
 

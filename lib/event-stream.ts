@@ -51,13 +51,18 @@ export class EventStream {
 
   constructor(
     private readonly log: EventLog,
-    private readonly options: { pollMs: number; bufferSize: number; logger?: Logger },
+    private readonly options: { pollMs: number; bufferSize: number; logger?: Logger; maxPollMs?: number },
   ) {}
 
-  /** Reads the log every `pollMs`, and at once when this process appends to it. */
+  /**
+   * Reads the log at once when this process appends to it; otherwise (appends by other processes)
+   * every `pollMs`, backing off to `maxPollMs` while the log does not move.
+   */
   async start(): Promise<void> {
     this.head = (await this.log.position()).lastSeq;
-    this.poller = startPoller({ name: 'event log poll', intervalMs: this.options.pollMs, work: () => this.poll(), wakeOn: this.log.dataSource, logger: this.options.logger });
+    this.poller = startPoller({
+      name: 'event log poll', intervalMs: this.options.pollMs, maxIntervalMs: this.options.maxPollMs, work: () => this.poll(), wakeOn: this.log.dataSource, logger: this.options.logger,
+    });
   }
 
   async stop(): Promise<void> {
@@ -70,11 +75,13 @@ export class EventStream {
     return this.subscribers.size;
   }
 
-  private async poll(): Promise<void> {
+  /** True when the log had moved. */
+  private async poll(): Promise<boolean> {
+    const before = this.head;
     if (!this.subscribers.size) {
       // Nobody listens: just keep up with the head, cheaply.
       this.head = (await this.log.position()).lastSeq;
-      return;
+      return this.head !== before;
     }
     for (;;) {
       const rows = await this.log.read(this.head, PAGE);
@@ -88,7 +95,7 @@ export class EventStream {
           s.wake?.();
         }
       }
-      if (rows.length < PAGE) return;
+      if (rows.length < PAGE) return this.head !== before;
     }
   }
 

@@ -3,7 +3,7 @@
 // has its event and a rolled-back one never does.
 import crypto from 'node:crypto';
 import { Column, Entity, EntityManager, Index, PrimaryGeneratedColumn, QueryRunner, Table, TableColumnOptions } from 'typeorm';
-import { columns } from './database';
+import { columns } from './database/portable';
 
 export const OUTBOX_TABLE = 'outbox';
 

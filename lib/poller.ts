@@ -1,8 +1,10 @@
-// A loop that does `work` every `intervalMs`, and at once after a transaction on `wakeOn`
-// commits in this process; never two runs at the same time. Used by the outbox relay and
-// the event stream: polling keeps several instances in step, waking keeps one process fast.
+// A loop that does `work` now and then, and at once after a transaction on `wakeOn` commits in
+// this process; never two runs at the same time. Used by the outbox relays, the event-log
+// readers and the synthesis workers: waking keeps one process fast, polling finds what other
+// processes wrote. Polling backs off while it finds nothing (maxIntervalMs): an idle process
+// then looks a few times a second in all instead of dozens (docs/idle-cost.md).
 import type { DataSource } from 'typeorm';
-import { onCommit } from './database';
+import { onCommit } from './database/transactions';
 import type { Logger } from './logger';
 
 export interface Poller {
@@ -11,9 +13,27 @@ export interface Poller {
   stop(): Promise<void>;
 }
 
-export function startPoller(options: { intervalMs: number; work: () => Promise<void>; wakeOn?: DataSource; logger?: Logger; name: string }): Poller {
+export interface PollerOptions {
+  name: string;
+  /** The pause after a run that found something (and the first one after a wake). */
+  intervalMs: number;
+  /**
+   * The longest pause: each run that finds nothing doubles it from intervalMs up to this.
+   * Unset: a fixed intervalMs. How late a write by another process may be noticed.
+   */
+  maxIntervalMs?: number;
+  /** Resolves true when it found something to do (the pause goes back to intervalMs). */
+  work: () => Promise<boolean | void>;
+  wakeOn?: DataSource;
+  logger?: Logger;
+}
+
+export function startPoller(options: PollerOptions): Poller {
+  const { intervalMs } = options;
+  const maxIntervalMs = Math.max(intervalMs, options.maxIntervalMs ?? intervalMs);
+  let pause = intervalMs;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
+  let running: Promise<boolean> | undefined;
   let again = false;
   let stopped = false;
 
@@ -24,20 +44,34 @@ export function startPoller(options: { intervalMs: number; work: () => Promise<v
       again = true; // woken while working: run once more right after
       return;
     }
-    running = options.work().catch((err) => options.logger?.warn({ err }, `${options.name} failed; retrying`));
-    await running;
+    running = options.work().then(
+      (found) => found === true,
+      (err) => {
+        options.logger?.warn({ err }, `${options.name} failed; retrying`);
+        return false;
+      },
+    );
+    const found = await running;
     running = undefined;
     if (stopped) return;
     if (again) {
       again = false;
       setImmediate(tick);
-    } else timer = setTimeout(tick, options.intervalMs);
+      return;
+    }
+    if (found) pause = intervalMs;
+    timer = setTimeout(tick, pause);
+    if (!found) pause = Math.min(pause * 2, maxIntervalMs);
   };
-  const stopListening = options.wakeOn ? onCommit(options.wakeOn, () => setImmediate(tick)) : undefined;
+  const wake = () => {
+    pause = intervalMs;
+    setImmediate(tick);
+  };
+  const stopListening = options.wakeOn ? onCommit(options.wakeOn, wake) : undefined;
   timer = setTimeout(tick, 0);
 
   return {
-    wake: () => setImmediate(tick),
+    wake,
     async stop() {
       stopped = true;
       stopListening?.();

@@ -12,7 +12,7 @@
 // forgotten that long after this process learned of it, and one that old is not read at all.
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
-import { selectCommitted } from './database';
+import { selectCommitted } from './database/reads';
 
 export const SESSION_REVOKED = 'session.revoked';
 

@@ -10,7 +10,8 @@ import {
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
-import { openDatabase, pingDatabase } from './database';
+import { openDatabase } from './database/open';
+import { pingDatabase } from './database/ping';
 import { DocumentCache } from './document-cache';
 import { AppError } from './errors';
 import { isUnavailableError } from './graphql-errors';
@@ -356,7 +357,7 @@ async function openSubgraphData(definition: SubgraphDefinition, deps: { config: 
     { name: definition.name, entities: definition.entities, migrations: definition.migrations },
     logger,
   );
-  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger);
+  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger, deps.config.POLL_MAX_IDLE_MS);
   return {
     logger,
     dataSource,

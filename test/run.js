@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: the suite on SQLite, and on MySQL when one is reachable at MYSQL_TEST_URL
-// (default mysql://root@127.0.0.1:3306). In CI (CI=true) or with REQUIRE_MYSQL=1 an
-// unreachable MySQL is a failure, not a skip. Ends with the line "N passed, N failed".
+// (default mysql://root@127.0.0.1:3306). The URL's path prefixes the test databases' names
+// (mysql://…:3306/ci → ci_<random>_auth; default t_…: test/helpers/mysql-test-url.ts). In CI
+// (CI=true) or with REQUIRE_MYSQL=1 an unreachable MySQL is a failure, not a skip. Ends with the line "N passed, N failed".
 const net = require('node:net');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -26,6 +27,7 @@ function reachable(host, port) {
     process.exit(1);
   }
   const projects = mysqlUp ? ['sqlite', 'mysql'] : ['sqlite'];
+  if (mysqlUp) console.log(`MySQL at ${mysqlUrl.host}; test databases are named ${mysqlUrl.pathname.slice(1) || 't'}_<random>_<database>.`);
   if (!mysqlUp) console.warn(`MySQL not reachable at ${mysqlUrl.host}: running the SQLite pass only.`);
   const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jest-')), 'results.json');
   const args = ['--selectProjects', ...projects, '--json', `--outputFile=${results}`, ...process.argv.slice(2)];

@@ -2,7 +2,7 @@
 // administrators follow them with `scope=all`) and, once committed, to the process log with the
 // username, so that an operator reading the log alone can tell who.
 import type { DataSource, EntityManager } from 'typeorm';
-import { inTransaction } from '../../lib/database';
+import { inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 

@@ -2,7 +2,8 @@
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ConfigError, type Config } from '../../lib/config';
-import { affectedRows, rowReader } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
+import { rowReader } from '../../lib/database/reads';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { Page, pageOf, PageOrder } from '../../lib/paging';

@@ -8,6 +8,7 @@ import { User } from './entities/user';
 import { LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
 import { AccountAdministration1735000000000 } from './migrations/1735000000000-AccountAdministration';
+import { RateLimitsTable1738100000000 } from './migrations/1738100000000-RateLimitsTable';
 import { AccountResolver } from './resolvers/account-resolver';
 import { AdminResolver } from './resolvers/admin-resolver';
 import { AuthResolver } from './resolvers/auth-resolver';
@@ -18,7 +19,7 @@ import { UserAdministration } from './user-admin';
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
   entities: [User, Session, OutboxEvent],
-  migrations: [CreateAuthTables1732000000000, AccountAdministration1735000000000],
+  migrations: [CreateAuthTables1732000000000, AccountAdministration1735000000000, RateLimitsTable1738100000000],
   async create({ config, dataSource, keys, logger }) {
     const throttle = await LoginThrottle.create(config, dataSource);
     const auth = new AuthService(

@@ -19,20 +19,18 @@ import {
 } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../lib/config';
+import { nativeClient } from '../../lib/database/driver';
 import { AppError } from '../../lib/errors';
 
 async function createLimiter(config: Config, dataSource: DataSource, keyPrefix: string, points: number): Promise<RateLimiterAbstract> {
   const base = { keyPrefix, points, duration: config.LOGIN_RATE_WINDOW_SECONDS };
   if (config.RATE_LIMIT_STORE === 'memory') return new RateLimiterMemory(base);
-  const driver = dataSource.driver as unknown as { pool?: unknown; databaseConnection?: unknown };
-  return new Promise((resolve, reject) => {
-    const ready = (err?: Error) => (err ? reject(err) : resolve(limiter));
-    const opts: IRateLimiterStoreOptions = { ...base, tableName: 'rate_limits', storeClient: undefined };
-    const limiter =
-      dataSource.options.type === 'mysql'
-        ? new RateLimiterMySQL({ ...opts, storeClient: driver.pool, storeType: 'pool', dbName: dataSource.options.database as string }, ready)
-        : new RateLimiterSQLite({ ...opts, storeClient: driver.databaseConnection, storeType: 'better-sqlite3' } as IRateLimiterStoreOptions, ready);
-  });
+  const client = nativeClient(dataSource);
+  // The table is the auth migrations' (utf8mb4 keys on MySQL), not the library's own: nothing to wait for.
+  const opts: IRateLimiterStoreOptions = { ...base, tableName: 'rate_limits', tableCreated: true, storeClient: undefined };
+  return 'mysqlPool' in client
+    ? new RateLimiterMySQL({ ...opts, storeClient: client.mysqlPool, storeType: 'pool', dbName: dataSource.options.database as string })
+    : new RateLimiterSQLite({ ...opts, storeClient: client.sqlite, storeType: 'better-sqlite3' } as IRateLimiterStoreOptions);
 }
 
 const FAILURE_PREFIX = 'login_fail';

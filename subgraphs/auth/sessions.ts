@@ -3,7 +3,7 @@
 // the event log (lib/subgraph.ts).
 import type { EntityManager, FindOptionsWhere } from 'typeorm';
 import { LessThanOrEqual, MoreThan, Not } from 'typeorm';
-import { affectedRows } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
 import type { Audit } from './audit';
 import { Session } from './entities/session';
 

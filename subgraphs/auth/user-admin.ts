@@ -3,7 +3,7 @@
 // user id, or null for the command line (which has no account of its own).
 import type { DataSource, EntityManager } from 'typeorm';
 import { Config } from '../../lib/config';
-import { affectedRows } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { Page, pageOf, PageOrder } from '../../lib/paging';

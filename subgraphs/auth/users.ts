@@ -1,7 +1,8 @@
 // Creating a user: shared by the admin routes, the bootstrap admin and `npm run users`.
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { inTransaction, isUniqueViolation } from '../../lib/database';
+import { isUniqueViolation } from '../../lib/database/portable';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import { User } from './entities/user';

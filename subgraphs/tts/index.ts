@@ -59,6 +59,7 @@ function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: S
     leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,
     maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS,
     pollMs: config.SYNTHESIS_POLL_MS,
+    maxPollMs: config.POLL_MAX_IDLE_MS,
     maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS,
   });
 }
@@ -88,7 +89,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
-    const cascade = userDeletionConsumer({ dataSource, log: events, store, intervalMs: config.EVENT_POLL_MS, logger });
+    const cascade = userDeletionConsumer({ dataSource, log: events, store, intervalMs: config.EVENT_POLL_MS, maxIntervalMs: config.POLL_MAX_IDLE_MS, logger });
     return {
       resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES), status],
       orphanedTypes: [UserReference],

@@ -3,7 +3,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
-import { affectedRows, inTransaction } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';

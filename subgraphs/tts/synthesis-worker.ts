@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import { In, LessThan } from 'typeorm';
-import { affectedRows, inTransaction, retryOnLockConflict } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
+import { fixedSelect, persistedValue } from '../../lib/database/reads';
+import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
 import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
 import { inLinkedSpan } from '../../lib/tracing';
@@ -29,6 +31,8 @@ export interface SynthesisWorkerOptions {
   leaseSeconds: number;
   maxAttempts: number;
   pollMs: number;
+  /** The longest pause between looks while no job comes (POLL_MAX_IDLE_MS); unset: always pollMs. */
+  maxPollMs?: number;
   /** Longest audio a job may produce (SYNTHESIS_MAX_AUDIO_SECONDS). */
   maxAudioSeconds: number;
   /** How long stop() lets running jobs finish before handing them back to the queue. */
@@ -83,14 +87,16 @@ export class SynthesisWorker {
   private readonly aborts = new Map<string, AbortController>();
   private lastHeldCheck = 0;
   private poller?: Poller;
+  private claimable?: (params: unknown[]) => Promise<Record<string, unknown>[]>;
   private stopping = false;
 
   constructor(private readonly options: SynthesisWorkerOptions) {}
 
   start(): void {
-    const { pollMs, logger } = this.options;
-    // Polls for jobs queued by other processes; wake() (a job queued here, a job done) looks at once.
-    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, work: () => this.fill(), logger });
+    const { pollMs, maxPollMs, logger } = this.options;
+    // Polls for jobs queued by other processes (backing off while none comes); wake() (a job
+    // queued here, a job done) looks at once.
+    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, maxIntervalMs: maxPollMs, work: () => this.fill(), logger });
   }
 
   /** Looks for jobs now: called when this process queues one. */
@@ -103,16 +109,20 @@ export class SynthesisWorker {
     this.aborts.get(synthesisId)?.abort();
   }
 
-  /** Takes jobs while it has room. */
-  private async fill(): Promise<void> {
+  /** Takes jobs while it has room; true when it took one. */
+  private async fill(): Promise<boolean> {
     await this.checkHeld();
+    if (this.running.size >= this.options.concurrency || !(await this.anyClaimable())) return false;
+    let took = false;
     while (!this.stopping && this.running.size < this.options.concurrency) {
       const job = await this.claimNext();
-      if (!job) return;
+      if (!job) return took;
+      took = true;
       const attributes = { 'synthesis.id': job.id, 'synthesis.attempt': job.attempts, 'synthesis.characters': job.characters };
       const run = inLinkedSpan('synthesis.render', job.traceParent, attributes, () => this.run(job));
       this.running.set(job.id, run.finally(() => this.running.delete(job.id)));
     }
+    return took;
   }
 
   /**
@@ -129,6 +139,25 @@ export class SynthesisWorker {
     });
     const held = new Set(still.map((s) => s.id));
     for (const id of ids) if (!held.has(id)) this.cancel(id);
+  }
+
+  /**
+   * Whether any job is queued, or running on an ended lease: one fixed query for the polls that
+   * mostly find none (claimNext's three finds cost most of an idle server's CPU).
+   */
+  private async anyClaimable(): Promise<boolean> {
+    const { dataSource } = this.options;
+    if (!this.claimable) {
+      const { driver } = dataSource;
+      const meta = dataSource.getMetadata(Synthesis);
+      const [table, state, lease] = [meta.tableName, meta.findColumnWithPropertyName('state')!.databaseName, meta.findColumnWithPropertyName('leaseUntil')!.databaseName].map((n) => driver.escape(n));
+      this.claimable = fixedSelect(
+        dataSource,
+        `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${table} WHERE ${state} = ?) OR EXISTS (SELECT 1 FROM ${table} WHERE ${state} = ? AND ${lease} < ?) THEN 1 ELSE 0 END AS found`,
+      );
+    }
+    const [row] = await this.claimable([SynthesisState.QUEUED, SynthesisState.RUNNING, persistedValue(dataSource, Synthesis, 'leaseUntil', new Date())]);
+    return Number(row?.found) === 1;
   }
 
   /**

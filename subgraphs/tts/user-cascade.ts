@@ -34,13 +34,14 @@ export async function deleteUserData(m: EntityManager, store: AudioStore, userId
   return { voices: voices.length, syntheses: syntheses.length };
 }
 
-export function userDeletionConsumer(options: { dataSource: DataSource; log: EventLog; store: AudioStore; intervalMs: number; logger?: Logger }): EventConsumer {
+export function userDeletionConsumer(options: { dataSource: DataSource; log: EventLog; store: AudioStore; intervalMs: number; maxIntervalMs?: number; logger?: Logger }): EventConsumer {
   return new EventConsumer({
     name: 'tts.user-deleted',
     dataSource: options.dataSource,
     log: options.log,
     types: ['user.deleted'],
     intervalMs: options.intervalMs,
+    maxIntervalMs: options.maxIntervalMs,
     logger: options.logger,
     handle: async (m, event: LoggedEvent) => {
       await deleteUserData(m, options.store, event.userId, options.logger);

@@ -2,7 +2,8 @@
 // engine's catalog, and is deleted only at the version the caller names.
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
-import { affectedRows, inTransaction, isUniqueViolation } from '../../lib/database';
+import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';

@@ -2,7 +2,8 @@
 // outbox, lib/outbox.ts); updates and deletes name the version they expect (optimistic locking).
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
-import { affectedRows, inTransaction } from '../../lib/database';
+import { affectedRows } from '../../lib/database/portable';
+import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';

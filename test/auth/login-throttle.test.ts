@@ -3,7 +3,7 @@
 // usernames, oldest first out), on the database store through the limiter's own rows.
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '../../lib/config';
-import { openDatabase } from '../../lib/database';
+import { openDatabase } from '../../lib/database/open';
 import { AppError } from '../../lib/errors';
 import { authSubgraph } from '../../subgraphs/auth';
 import { LoginThrottle } from '../../subgraphs/auth/login-throttle';

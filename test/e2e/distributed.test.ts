@@ -3,7 +3,7 @@
 // facades; one gateway and one facade are killed mid-run; the rest keep answering and
 // nothing that was acknowledged is lost.
 import crypto from 'node:crypto';
-import { DistributedLayout, ServiceProcess, startDistributed } from '../../bench/processes';
+import { DistributedLayout, ServiceProcess, startDistributed } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';

@@ -3,9 +3,9 @@
 // synthesis.succeeded event is in the event log once. Real processes on one MySQL.
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
-import { startProcess } from '../../bench/processes';
+import { startProcess } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
-import { openDatabase } from '../../lib/database';
+import { openDatabase } from '../../lib/database/open';
 import { EventLog } from '../../lib/event-log';
 import { ttsSubgraph } from '../../subgraphs/tts';
 import { Synthesis, SynthesisState } from '../../subgraphs/tts/entities/synthesis';

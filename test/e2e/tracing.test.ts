@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision } from '@opentelemetry/sdk-trace-base';
-import { DistributedLayout, startDistributed } from '../../bench/processes';
+import { DistributedLayout, startDistributed } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { callerSampler, traceParentTrust, TRUSTED_PARENT_ATTRIBUTE } from '../../lib/tracing';
 import { api, login } from '../helpers/http';

@@ -1,5 +1,5 @@
 import { api } from '../helpers/http';
-import { MYSQL_URL, startTestServer, TEST_DB, TestServer } from '../helpers/server';
+import { MYSQL_URL, startTestServer, TEST_DATABASE_PREFIX, TEST_DB, TestServer } from '../helpers/server';
 import { startTcpProxy, TcpProxy } from '../helpers/tcp-proxy';
 import { until } from '../helpers/wait';
 
@@ -15,7 +15,7 @@ onMysql('readiness follows the database', () => {
     proxy = await startTcpProxy(target.hostname, Number(target.port || 3306));
     const url = new URL(MYSQL_URL);
     url.port = String(proxy.port);
-    url.pathname = `/t_ready_${process.pid}`;
+    url.pathname = `/${TEST_DATABASE_PREFIX}_ready_${process.pid}`;
     server = await startTestServer({ DATABASE_URL: url.toString() });
   }, 30_000);
   afterAll(async () => {

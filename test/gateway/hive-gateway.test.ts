@@ -5,7 +5,7 @@
 // the bench tools (bench/package.json): it is loaded from bench/node_modules, installed here when
 // missing (.ci/run installs it beforehand).
 import path from 'node:path';
-import { DistributedLayout, ServiceProcess, startDistributed, startProcess } from '../../bench/processes';
+import { DistributedLayout, ServiceProcess, startDistributed, startProcess } from '../helpers/processes';
 import { ensureBenchTools } from '../../bench/tools';
 import { loadConfig } from '../../lib/config';
 import { api } from '../helpers/http';

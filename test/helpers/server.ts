@@ -6,10 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer } from '../../bin/all-in-one';
 import { Config, loadConfig } from '../../lib/config';
-import { dropPrefixedDatabases } from '../../lib/database';
+import { dropPrefixedDatabases } from '../../lib/database/mysql-admin';
+import { mysqlTestServer } from './mysql-test-url';
 
 export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'mysql';
-export const MYSQL_URL = process.env.MYSQL_TEST_URL ?? 'mysql://root@127.0.0.1:3306';
+const mysqlTest = TEST_DB === 'mysql' ? mysqlTestServer('t') : { server: 'mysql://root@127.0.0.1:3306', prefix: 't' };
+/** The MySQL server of the tests (MYSQL_TEST_URL without its path). */
+export const MYSQL_URL = mysqlTest.server;
+/** What every test database's name starts with: MYSQL_TEST_URL's path, or `t`. */
+export const TEST_DATABASE_PREFIX = mysqlTest.prefix;
 
 export const ADMIN = { username: 'admin', password: 'correct horse battery' };
 
@@ -19,10 +24,10 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Settings for a fresh, isolated database (and data folder). */
+/** Settings for a fresh, isolated database (and data folder): `<prefix>_<random>_<subgraph>` on MySQL. */
 export function isolatedEnv(): { DATA_DIR: string; DATABASE_URL: string } {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-test-'));
-  const prefix = `t_${crypto.randomBytes(5).toString('hex')}`;
+  const prefix = `${TEST_DATABASE_PREFIX}_${crypto.randomBytes(5).toString('hex')}`;
   return {
     DATA_DIR: dataDir,
     DATABASE_URL: TEST_DB === 'mysql' ? `${MYSQL_URL}/${prefix}` : 'sqlite',

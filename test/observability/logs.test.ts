@@ -2,7 +2,7 @@
 // output read line by line (the audit lines too: one process serves every test here).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../../bench/processes';
+import { freePort } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';

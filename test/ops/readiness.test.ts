@@ -1,7 +1,7 @@
 // Readiness that tells the truth about speech: workers heartbeat into the tts database; with
 // none alive, /health/ready stays 200 but marks `synthesis: degraded`, GET /api/v1/tts/status
 // says so with the queue's age, and a job created then is accepted with a warning.
-import { DistributedLayout, startDistributed } from '../../bench/processes';
+import { DistributedLayout, startDistributed } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, startTestServer, TEST_DB, TestServer } from '../helpers/server';

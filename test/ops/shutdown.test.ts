@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DistributedLayout, startDistributed, startProcess } from '../../bench/processes';
+import { DistributedLayout, startDistributed, startProcess } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';

@@ -4,7 +4,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { freePort } from '../../bench/processes';
+import { freePort } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
 

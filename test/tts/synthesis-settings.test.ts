@@ -3,7 +3,7 @@
 // the job is certain to render after the delete, by a worker this test starts on the same
 // database. On SQLite and on MySQL.
 import type { DataSource } from 'typeorm';
-import { openDatabase } from '../../lib/database';
+import { openDatabase } from '../../lib/database/open';
 import { createLogger } from '../../lib/logger';
 import { ttsSubgraph } from '../../subgraphs/tts';
 import { DiskAudioStore } from '../../subgraphs/tts/audio/audio-store';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '../../lib/config';
-import { openDatabase } from '../../lib/database';
+import { openDatabase } from '../../lib/database/open';
 import { createLogger } from '../../lib/logger';
 import { OutboxEvent } from '../../lib/outbox';
 import { ttsSubgraph } from '../../subgraphs/tts';

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { startProcess, ServiceProcess } from '../../bench/processes';
-import { openDatabase } from '../../lib/database';
+import { startProcess, ServiceProcess } from '../helpers/processes';
+import { openDatabase } from '../../lib/database/open';
 import { EventConsumer, EventConsumerPosition } from '../../lib/event-consumer';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { OutboxEvent } from '../../lib/outbox';

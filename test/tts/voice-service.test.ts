@@ -4,7 +4,7 @@
 import type { DataSource } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../../lib/config';
-import { openDatabase } from '../../lib/database';
+import { openDatabase } from '../../lib/database/open';
 import { AppError } from '../../lib/errors';
 import { OutboxEvent } from '../../lib/outbox';
 import { ttsSubgraph } from '../../subgraphs/tts';

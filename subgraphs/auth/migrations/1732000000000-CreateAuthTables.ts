@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 import { createOutboxTable } from '../../../lib/outbox';
 
 export class CreateAuthTables1732000000000 implements MigrationInterface {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 /** Disabled users, last login, user versions, session client details, and the admin lock row. */
 export class AccountAdministration1735000000000 implements MigrationInterface {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 import { createOutboxTable } from '../../../lib/outbox';
 
 export class CreateTtsTables1733000000000 implements MigrationInterface {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 export class CreateSynthesesTable1734000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, TableColumn } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 /** The W3C traceparent of the request that queued a job, so that the job's trace links to it. */
 export class AddSynthesisTraceParent1737100000000 implements MigrationInterface {

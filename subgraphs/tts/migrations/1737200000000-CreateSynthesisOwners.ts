@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 /** Per-user synthesis cap and round-robin claiming (see entities/synthesis-owner.ts). */
 export class CreateSynthesisOwners1737200000000 implements MigrationInterface {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 /** Worker heartbeats, for readiness: how many synthesis workers are alive. */
 export class CreateSynthesisWorkersTable1737500000000 implements MigrationInterface {

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, TableColumn } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 
 /** The sample rate a synthesis was asked for (24 kHz for the OpenAI-compatible endpoint); null: the engine's own. */
 export class AddSynthesisSampleRate1737600000000 implements MigrationInterface {

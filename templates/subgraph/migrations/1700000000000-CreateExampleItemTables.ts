@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { columns } from '../../../lib/database';
+import { columns } from '../../../lib/database/portable';
 import { createOutboxTable } from '../../../lib/outbox';
 
 // columns() keeps one migration portable between SQLite and MySQL.

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-/** The project root, from the source (bench/) or the build (dist/bench/); bench/ has a package.json of its own. */
+/** The project root, from the source (test/helpers/) or the build (dist/test/helpers/): the folder with tsconfig.json. */
 function projectRoot(dir = __dirname): string {
   return fs.existsSync(path.join(dir, 'tsconfig.json')) ? dir : projectRoot(path.dirname(dir));
 }
