@@ -15,7 +15,14 @@ export interface DataSourceSpec {
 }
 
 const nothing = () => undefined;
-const silentLogger: Logger = { logQuery: nothing, logQueryError: nothing, logQuerySlow: nothing, logSchemaBuild: nothing, logMigration: nothing, log: nothing };
+const silentLogger: Logger = {
+  logQuery: nothing,
+  logQueryError: nothing,
+  logQuerySlow: nothing,
+  logSchemaBuild: nothing,
+  logMigration: nothing,
+  log: nothing,
+};
 
 export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSourceOptions {
   const common = {

@@ -20,7 +20,13 @@ interface AttackStats {
 }
 
 /** `clients` loops sending `body` until `until` resolves. */
-async function hammer(url: string, body: string, clients: number, until: Promise<unknown>, headers: Record<string, string> = {}): Promise<AttackStats> {
+async function hammer(
+  url: string,
+  body: string,
+  clients: number,
+  until: Promise<unknown>,
+  headers: Record<string, string> = {},
+): Promise<AttackStats> {
   let stop = false;
   void until.then(() => (stop = true));
   const times: number[] = [];
@@ -30,7 +36,11 @@ async function hammer(url: string, body: string, clients: number, until: Promise
     Array.from({ length: clients }, async () => {
       while (!stop) {
         const started = performance.now();
-        const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+        const res = await fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
         const text = await res.arrayBuffer();
         times.push(performance.now() - started);
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
@@ -57,7 +67,12 @@ async function once(url: string, query: string, variables: Record<string, unknow
   } catch {
     /* not JSON */
   }
-  return { status: res.status, bytes: body.length, ms: Math.round(performance.now() - started), message: message.slice(0, 90) };
+  return {
+    status: res.status,
+    bytes: body.length,
+    ms: Math.round(performance.now() - started),
+    message: message.slice(0, 90),
+  };
 }
 
 export async function run(): Promise<void> {
@@ -65,7 +80,9 @@ export async function run(): Promise<void> {
   // As deployed, but with introspection on, so that the __schema attempt meets the limits
   // rather than the introspection switch.
   // /metrics on the public port (production refuses it otherwise), so that its size can be read.
-  const server = await startBenchServer(benchEnv(db, { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', METRICS_PUBLIC: 'true' }));
+  const server = await startBenchServer(
+    benchEnv(db, { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', METRICS_PUBLIC: 'true' }),
+  );
   try {
     const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
     const token = login.body.access_token as string;
@@ -74,22 +91,51 @@ export async function run(): Promise<void> {
 
     // ---- session reads, quiet and under attack --------------------------------------------
     await load('warm-up', { url: session, headers, connections: 10, duration: 2 });
-    const quiet = await load('GET /api/v1/auth/session, no attack', { url: session, headers, connections: 10, duration: DURATION });
-    const attack = JSON.stringify({ query: `mutation { ${aliases(4000, 'refreshSession(refreshToken: "x") { accessToken }')} }` });
-    const reads = load(`GET /api/v1/auth/session, ${ATTACKERS} clients sending 4,000-alias mutations`, { url: session, headers, connections: 10, duration: DURATION });
+    const quiet = await load('GET /api/v1/auth/session, no attack', {
+      url: session,
+      headers,
+      connections: 10,
+      duration: DURATION,
+    });
+    const attack = JSON.stringify({
+      query: `mutation { ${aliases(4000, 'refreshSession(refreshToken: "x") { accessToken }')} }`,
+    });
+    const reads = load(`GET /api/v1/auth/session, ${ATTACKERS} clients sending 4,000-alias mutations`, {
+      url: session,
+      headers,
+      connections: 10,
+      duration: DURATION,
+    });
     const attackers = await hammer(server.url, attack, ATTACKERS, reads);
     const loud = await reads;
-    printTable(`Session reads (10 connections, ${DURATION} s, ${db}) beside ${ATTACKERS} attackers`, [quiet, loud].map((r) => ({
-      route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'non-2xx': r.non2xx,
-    })));
+    printTable(
+      `Session reads (10 connections, ${DURATION} s, ${db}) beside ${ATTACKERS} attackers`,
+      [quiet, loud].map((r) => ({
+        route: r.name,
+        'req/s': r.rps,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'non-2xx': r.non2xx,
+      })),
+    );
     console.log(`\np99 under attack / quiet p99: ${(loud.p99 / Math.max(1, quiet.p99)).toFixed(2)}`);
-    printTable('The attackers', [{
-      'request bytes': attack.length, requests: attackers.requests, statuses: JSON.stringify(attackers.statuses), 'p99 ms': attackers.p99, 'largest answer bytes': attackers.maxBytes,
-    }]);
+    printTable('The attackers', [
+      {
+        'request bytes': attack.length,
+        requests: attackers.requests,
+        statuses: JSON.stringify(attackers.statuses),
+        'p99 ms': attackers.p99,
+        'largest answer bytes': attackers.maxBytes,
+      },
+    ]);
 
     // ---- amplification attempts -------------------------------------------------------------
     // A synthesis of about 2 MB of audio, like the one in the issue.
-    const created = await postJson(`${server.url}/api/v1/tts/syntheses`, { text: 'A sentence of some length, spoken slowly. '.repeat(18), base_voice: 'f3', speed: 0.8 }, token);
+    const created = await postJson(
+      `${server.url}/api/v1/tts/syntheses`,
+      { text: 'A sentence of some length, spoken slowly. '.repeat(18), base_voice: 'f3', speed: 0.8 },
+      token,
+    );
     const id = created.body.id as string;
     for (;;) {
       const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}`, { headers });
@@ -102,20 +148,34 @@ export async function run(): Promise<void> {
     const audioBytes = Number(audio.headers.get('content-length'));
     await new Promise((r) => setTimeout(r, 1000));
     const rssBefore = server.rssMiB();
-    const chunkOf = (n: number) => `query ($id: ID!) { synthesisAudio(id: $id) { ${aliases(n, 'chunk(offset: 0, length: 1048576)')} } }`;
+    const chunkOf = (n: number) =>
+      `query ($id: ID!) { synthesisAudio(id: $id) { ${aliases(n, 'chunk(offset: 0, length: 1048576)')} } }`;
     const attempts = [
       { name: '200 aliases of chunk(length: 1 MiB)', query: chunkOf(200), token },
       { name: '700 aliases of chunk(length: 1 MiB)', query: chunkOf(700), token },
       { name: '30 aliases of chunk(length: 1 MiB) (within the alias limit)', query: chunkOf(30), token },
-      { name: '2,500 aliases of __schema { types { fields { args } } }', query: `{ ${aliases(2500, '__schema { types { fields { args { name } } } }')} }` },
-      { name: '20 aliases of __schema { types { fields { args } } } (within the limits)', query: `{ ${aliases(20, '__schema { types { name description fields { name description args { name description } } } }')} }` },
+      {
+        name: '2,500 aliases of __schema { types { fields { args } } }',
+        query: `{ ${aliases(2500, '__schema { types { fields { args { name } } } }')} }`,
+      },
+      {
+        name: '20 aliases of __schema { types { fields { args } } } (within the limits)',
+        query: `{ ${aliases(20, '__schema { types { name description fields { name description args { name description } } } }')} }`,
+      },
     ];
     const rows = [];
     for (const a of attempts) {
       // Each sent 10 times, so that a leak or a big answer would show in the RSS.
       let last;
       for (let i = 0; i < 10; i++) last = await once(server.url, a.query, { id }, a.token);
-      rows.push({ attempt: a.name, 'request bytes': a.query.length, status: last!.status, 'answer bytes': last!.bytes, 'ms (last)': last!.ms, error: last!.message });
+      rows.push({
+        attempt: a.name,
+        'request bytes': a.query.length,
+        status: last!.status,
+        'answer bytes': last!.bytes,
+        'ms (last)': last!.ms,
+        error: last!.message,
+      });
     }
     const rssAfter = server.rssMiB();
     printTable(`Amplification attempts, each sent 10 times (audio of ${audioBytes} bytes)`, rows);
@@ -138,32 +198,69 @@ async function metricsCardinality(server: { url: string; rssMiB(): number }): Pr
   const scrape = async () => {
     const started = performance.now();
     const text = await (await fetch(`${server.url}/metrics`)).text();
-    return { bytes: Buffer.byteLength(text), ms: Math.round(performance.now() - started), series: text.split('\n').filter((l) => l.startsWith('http_server_request_duration_seconds_count')).length };
+    return {
+      bytes: Buffer.byteLength(text),
+      ms: Math.round(performance.now() - started),
+      series: text.split('\n').filter((l) => l.startsWith('http_server_request_duration_seconds_count')).length,
+    };
   };
   const methods = http.METHODS.filter((m) => m !== 'CONNECT');
   const before = { ...(await scrape()), rss: server.rssMiB() };
-  const quiet = await load('GET /health/live, no attack', { url: `${server.url}/health/live`, connections: 4, duration: 3 });
-  const variants = Array.from({ length: 8192 }, (_, i) => ({ method: methods[i % methods.length], path: anyCase('/graphql/stream') }));
-  const probes = load('GET /health/live, during 8,192 case variants × every method', { url: `${server.url}/health/live`, connections: 4, duration: DURATION });
+  const quiet = await load('GET /health/live, no attack', {
+    url: `${server.url}/health/live`,
+    connections: 4,
+    duration: 3,
+  });
+  const variants = Array.from({ length: 8192 }, (_, i) => ({
+    method: methods[i % methods.length],
+    path: anyCase('/graphql/stream'),
+  }));
+  const probes = load('GET /health/live, during 8,192 case variants × every method', {
+    url: `${server.url}/health/live`,
+    connections: 4,
+    duration: DURATION,
+  });
   let next = 0;
   let sent = 0;
   const started = performance.now();
   let stop = false;
   void probes.then(() => (stop = true));
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (!stop) {
-      const { method, path } = variants[next++ % variants.length];
-      await fetch(`${server.url}${path}${next > variants.length ? `?${next}` : ''}`, { method, headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(2000) })
-        .then((r) => r.arrayBuffer(), () => undefined);
-      sent++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (!stop) {
+        const { method, path } = variants[next++ % variants.length];
+        await fetch(`${server.url}${path}${next > variants.length ? `?${next}` : ''}`, {
+          method,
+          headers: { accept: 'text/event-stream' },
+          signal: AbortSignal.timeout(2000),
+        }).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
+        sent++;
+      }
+    }),
+  );
   const loud = await probes;
   const after = { ...(await scrape()), rss: server.rssMiB() };
-  printTable(`/health/live beside the metrics-cardinality attack (${sent} requests in ${Math.round((performance.now() - started) / 1000)} s)`, [quiet, loud].map((r) => ({
-    route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, 'non-2xx': r.non2xx,
-  })));
-  printTable('/metrics and RSS, before and after', [before, after].map((m, i) => ({
-    when: i ? 'after' : 'before', 'request series': m.series, '/metrics bytes': m.bytes, 'scrape ms': m.ms, 'RSS MiB': m.rss.toFixed(1),
-  })));
+  printTable(
+    `/health/live beside the metrics-cardinality attack (${sent} requests in ${Math.round((performance.now() - started) / 1000)} s)`,
+    [quiet, loud].map((r) => ({
+      route: r.name,
+      'req/s': r.rps,
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      'non-2xx': r.non2xx,
+    })),
+  );
+  printTable(
+    '/metrics and RSS, before and after',
+    [before, after].map((m, i) => ({
+      when: i ? 'after' : 'before',
+      'request series': m.series,
+      '/metrics bytes': m.bytes,
+      'scrape ms': m.ms,
+      'RSS MiB': m.rss.toFixed(1),
+    })),
+  );
 }

@@ -16,25 +16,60 @@ export async function run(): Promise<void> {
     // Warm both paths (JIT, query plans) before measuring.
     await load('warm-up', { url: `${server.url}/api/v1/auth/session`, headers, duration: 2 });
     await load('warm-up', { url: `${server.url}/bench/baseline/session`, headers, duration: 2 });
-    const facade = await load('GET /api/v1/auth/session (facade → gateway → subgraph)', { url: `${server.url}/api/v1/auth/session`, headers, duration: DURATION });
-    const baseline = await load('GET /bench/baseline/session (JWT + row, no GraphQL)', { url: `${server.url}/bench/baseline/session`, headers, duration: DURATION });
+    const facade = await load('GET /api/v1/auth/session (facade → gateway → subgraph)', {
+      url: `${server.url}/api/v1/auth/session`,
+      headers,
+      duration: DURATION,
+    });
+    const baseline = await load('GET /bench/baseline/session (JWT + row, no GraphQL)', {
+      url: `${server.url}/bench/baseline/session`,
+      headers,
+      duration: DURATION,
+    });
     printTable(`Session reads, 50 connections, ${DURATION} s, ${db}`, [facade, baseline].map(row));
     console.log(`\nratio facade / baseline (requests/s): ${(facade.rps / baseline.rps).toFixed(2)}`);
 
     const loginBody = JSON.stringify({ username: 'bench', password: 'bench password' });
     const loginHeaders = { 'content-type': 'application/json' };
     const [logins, readsDuringLogins] = await Promise.all([
-      load('POST /api/v1/auth/login', { url: `${server.url}/api/v1/auth/login`, method: 'POST', body: loginBody, headers: loginHeaders, connections: 8, duration: DURATION }),
-      load('GET /api/v1/auth/session while logins run', { url: `${server.url}/api/v1/auth/session`, headers, connections: 10, duration: DURATION }),
+      load('POST /api/v1/auth/login', {
+        url: `${server.url}/api/v1/auth/login`,
+        method: 'POST',
+        body: loginBody,
+        headers: loginHeaders,
+        connections: 8,
+        duration: DURATION,
+      }),
+      load('GET /api/v1/auth/session while logins run', {
+        url: `${server.url}/api/v1/auth/session`,
+        headers,
+        connections: 10,
+        duration: DURATION,
+      }),
     ]);
-    printTable(`Logins (8 connections) with session reads (10 connections) at the same time, ${db}`, [logins, readsDuringLogins].map(row));
+    printTable(
+      `Logins (8 connections) with session reads (10 connections) at the same time, ${db}`,
+      [logins, readsDuringLogins].map(row),
+    );
 
-    printTable('Process', [{ 'start to ready (ms)': Math.round(server.startMs), 'idle RSS (MiB)': idleRss.toFixed(1), 'RSS after load (MiB)': server.rssMiB().toFixed(1) }]);
+    printTable('Process', [
+      {
+        'start to ready (ms)': Math.round(server.startMs),
+        'idle RSS (MiB)': idleRss.toFixed(1),
+        'RSS after load (MiB)': server.rssMiB().toFixed(1),
+      },
+    ]);
   } finally {
     await server.stop();
   }
 }
 
 const row = (r: Awaited<ReturnType<typeof load>>) => ({
-  route: r.name, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, requests: r.requests, 'non-2xx': r.non2xx, errors: r.errors,
+  route: r.name,
+  'req/s': r.rps,
+  'p50 ms': r.p50,
+  'p99 ms': r.p99,
+  requests: r.requests,
+  'non-2xx': r.non2xx,
+  errors: r.errors,
 });

@@ -15,27 +15,32 @@ interface Subscriber {
 export function subscribe(url: string, token: string, types = 'voice.created'): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
     const arrivals = new Map<string, number>();
-    const req = http.get(`${url}/api/v1/events?types=${types}`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      let buffered = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const now = performance.now();
-        buffered += chunk;
-        let end: number;
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const m = /^data: (.*)$/m.exec(buffered.slice(0, end));
-          buffered = buffered.slice(end + 2);
-          if (m) arrivals.set(JSON.parse(m[1]).id, now);
-        }
-      });
-      resolve({ arrivals, close: () => req.destroy() });
-    });
+    const req = http.get(
+      `${url}/api/v1/events?types=${types}`,
+      { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const now = performance.now();
+          buffered += chunk;
+          let end: number;
+          while ((end = buffered.indexOf('\n\n')) >= 0) {
+            const m = /^data: (.*)$/m.exec(buffered.slice(0, end));
+            buffered = buffered.slice(end + 2);
+            if (m) arrivals.set(JSON.parse(m[1]).id, now);
+          }
+        });
+        resolve({ arrivals, close: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
   });
 }
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 export async function run(): Promise<void> {
   const server = await startBenchServer(benchEnv('mysql'));
@@ -46,7 +51,11 @@ export async function run(): Promise<void> {
     const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
     const token = login.body.access_token;
     for (let i = 0; i < SUBSCRIBERS; i += 100) {
-      subscribers.push(...(await Promise.all(Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscribe(server.url, token)))));
+      subscribers.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscribe(server.url, token)),
+        )),
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
     const subscribedRss = server.rssMiB();
@@ -71,11 +80,25 @@ export async function run(): Promise<void> {
       }
     }
     delays.sort((a, b) => a - b);
-    printTable(`${SUBSCRIBERS} SSE subscribers, ${VOICES} voice creations, MySQL (${MYSQL_URL.replace(/\/\/.*@/, '//')})`, [{
-      'frames expected': VOICES * SUBSCRIBERS, 'frames missing': missing,
-      'p50 ms': percentile(delays, 50).toFixed(1), 'p99 ms': percentile(delays, 99).toFixed(1), 'max ms': delays[delays.length - 1].toFixed(1),
-    }]);
-    printTable('Server RSS (MiB)', [{ idle: idleRss.toFixed(1), [`${SUBSCRIBERS} subscribers`]: subscribedRss.toFixed(1), 'after the events': loadedRss.toFixed(1) }]);
+    printTable(
+      `${SUBSCRIBERS} SSE subscribers, ${VOICES} voice creations, MySQL (${MYSQL_URL.replace(/\/\/.*@/, '//')})`,
+      [
+        {
+          'frames expected': VOICES * SUBSCRIBERS,
+          'frames missing': missing,
+          'p50 ms': percentile(delays, 50).toFixed(1),
+          'p99 ms': percentile(delays, 99).toFixed(1),
+          'max ms': delays[delays.length - 1].toFixed(1),
+        },
+      ],
+    );
+    printTable('Server RSS (MiB)', [
+      {
+        idle: idleRss.toFixed(1),
+        [`${SUBSCRIBERS} subscribers`]: subscribedRss.toFixed(1),
+        'after the events': loadedRss.toFixed(1),
+      },
+    ]);
   } finally {
     subscribers.forEach((s) => s.close());
     await server.stop();

@@ -34,7 +34,8 @@ export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> =
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
-    DATABASE_URL: db === 'mysql' ? `${MYSQL_URL}/${BENCH_DATABASE_PREFIX}_${process.pid}_${Date.now() % 100000}` : 'sqlite',
+    DATABASE_URL:
+      db === 'mysql' ? `${MYSQL_URL}/${BENCH_DATABASE_PREFIX}_${process.pid}_${Date.now() % 100000}` : 'sqlite',
     AUTH_BOOTSTRAP_USERNAME: 'bench',
     AUTH_BOOTSTRAP_PASSWORD: 'bench password',
     LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',
@@ -43,7 +44,8 @@ export function benchEnv(db: 'sqlite' | 'mysql', extra: Record<string, string> =
 }
 
 /** BENCH_CPU_PROF=<folder>: every server process writes a V8 CPU profile there when it exits. */
-export const profileArgs = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+export const profileArgs = () =>
+  process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 /** Removes what a benchmark's server made: its MySQL databases and its data folder. */
 export async function removeBenchData(env: Record<string, string>): Promise<void> {
@@ -56,7 +58,10 @@ export async function removeBenchData(env: Record<string, string>): Promise<void
  * A bench server process (default: the one-process server with the baselines) that prints
  * "READY <url>". `ownsData: false` leaves the databases and data folder to whoever made them.
  */
-export async function startBenchServer(env: Record<string, string>, { script = 'server.js', ownsData = true } = {}): Promise<BenchServer> {
+export async function startBenchServer(
+  env: Record<string, string>,
+  { script = 'server.js', ownsData = true } = {},
+): Promise<BenchServer> {
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(process.execPath, [...profileArgs(), path.join(__dirname, script)], {
     env: { ...process.env, ...env },
@@ -95,7 +100,10 @@ export async function startBenchServer(env: Record<string, string>, { script = '
 /** CPU time (user + system) a process has used so far, in milliseconds. */
 export function cpuMs(pid: number): number {
   // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks.
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = fs
+    .readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -119,7 +127,12 @@ export interface LoadResult {
 export async function load(
   name: string,
   opts: {
-    url: string; method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: string; connections?: number; duration?: number;
+    url: string;
+    method?: 'GET' | 'POST' | 'DELETE';
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+    duration?: number;
     /** A fixed number of requests instead of a duration. */
     amount?: number;
     requests?: autocannon.Request[];
@@ -157,7 +170,11 @@ export function printTable(title: string, rows: Record<string, string | number>[
   for (const row of rows) console.log(`| ${keys.map((k) => row[k]).join(' | ')} |`);
 }
 
-export async function postJson(url: string, body: unknown, token?: string): Promise<{ status: number; body: any; location: string | null }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  token?: string,
+): Promise<{ status: number; body: any; location: string | null }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

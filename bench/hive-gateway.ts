@@ -10,7 +10,9 @@ import { benchRequire } from './tools';
 // Loaded untyped, from bench/node_modules: its typings widen graphql's error extensions for the
 // whole build (Yoga's `http.headers` as a plain record), which would clash with Apollo's HeaderMap in gateway/.
 const { createGatewayRuntime } = benchRequire('@graphql-hive/gateway') as {
-  createGatewayRuntime(options: Record<string, unknown>): ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { dispose(): Promise<void> | void };
+  createGatewayRuntime(
+    options: Record<string, unknown>,
+  ): ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { dispose(): Promise<void> | void };
 };
 
 /** The supergraph with each subgraph's URL replaced by its address in `urls` (by name). */
@@ -30,7 +32,8 @@ export function hiveGatewayHandler(supergraph: string) {
     // Off, so that both gateways send every request to the subgraphs (Apollo's does not dedupe).
     transportEntries: { '*.http': { options: { deduplicateInflightRequests: false } as Record<string, unknown> } },
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }: { request: Request }) => Object.fromEntries(PROPAGATED.map((h) => [h, request.headers.get(h)])),
+      fromClientToSubgraphs: ({ request }: { request: Request }) =>
+        Object.fromEntries(PROPAGATED.map((h) => [h, request.headers.get(h)])),
     },
   });
 }
@@ -38,12 +41,16 @@ export function hiveGatewayHandler(supergraph: string) {
 if (require.main === module) {
   delete process.env.LOG_LEVEL; // ours says `silent`; Hive's logger reads the same variable and refuses that word
   const urls = Object.fromEntries(
-    (process.env.SUBGRAPH_URLS ?? '').split(',').filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]),
+    (process.env.SUBGRAPH_URLS ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
   );
   const gateway = hiveGatewayHandler(supergraphFor(fs.readFileSync(process.env.SUPERGRAPH_PATH!, 'utf8'), urls));
   const server = http.createServer((req, res) => {
     // The liveness path the project's process helpers wait for.
-    if (req.url === '/health/live') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    if (req.url === '/health/live')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     gateway(req, res);
   });
   server.keepAliveTimeout = 65_000;

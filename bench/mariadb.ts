@@ -36,7 +36,17 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
   if (missing) throw new Error(missing);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-mariadb-'));
   const datadir = path.join(dir, 'data');
-  const installed = spawnSync(INSTALL_DB!, ['--no-defaults', `--datadir=${datadir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'], { encoding: 'utf8' });
+  const installed = spawnSync(
+    INSTALL_DB!,
+    [
+      '--no-defaults',
+      `--datadir=${datadir}`,
+      '--user=root',
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ],
+    { encoding: 'utf8' },
+  );
   if (installed.status !== 0) throw new Error(`mariadb-install-db failed: ${installed.stderr || installed.stdout}`);
   const port = await freePort();
   const url = `mysql://root@127.0.0.1:${port}`;
@@ -57,9 +67,18 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
     child = spawn(
       MARIADBD!,
       [
-        '--no-defaults', `--datadir=${datadir}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${path.join(dir, 'sock')}`,
-        `--pid-file=${path.join(dir, 'pid')}`, '--user=root', `--log-error=${path.join(dir, 'error.log')}`, '--skip-log-bin',
-        '--skip-name-resolve', '--innodb-buffer-pool-size=64M', '--max-connections=500',
+        '--no-defaults',
+        `--datadir=${datadir}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${path.join(dir, 'sock')}`,
+        `--pid-file=${path.join(dir, 'pid')}`,
+        '--user=root',
+        `--log-error=${path.join(dir, 'error.log')}`,
+        '--skip-log-bin',
+        '--skip-name-resolve',
+        '--innodb-buffer-pool-size=64M',
+        '--max-connections=500',
       ],
       { stdio: 'ignore' },
     );
@@ -67,7 +86,10 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     const deadline = Date.now() + 60_000;
     while (!(await answers())) {
-      if (proc.exitCode !== null) throw new Error(`mariadbd exited with ${proc.exitCode}: ${fs.readFileSync(path.join(dir, 'error.log'), 'utf8').slice(-2000)}`);
+      if (proc.exitCode !== null)
+        throw new Error(
+          `mariadbd exited with ${proc.exitCode}: ${fs.readFileSync(path.join(dir, 'error.log'), 'utf8').slice(-2000)}`,
+        );
       if (Date.now() > deadline) throw new Error('mariadbd did not answer within 60 s');
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -47,7 +47,11 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<
   return false;
 }
 
-async function timed(route: string, phase: () => OutageRequest['phase'], send: () => Promise<Response>): Promise<OutageRequest & { body?: any }> {
+async function timed(
+  route: string,
+  phase: () => OutageRequest['phase'],
+  send: () => Promise<Response>,
+): Promise<OutageRequest & { body?: any }> {
   const started = Date.now();
   const at = phase();
   try {
@@ -70,7 +74,10 @@ function watchVoiceEvents(url: string, token: string, seen: Set<string>): AbortC
   const abort = new AbortController();
   void (async () => {
     try {
-      const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: abort.signal });
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+        signal: abort.signal,
+      });
       const decoder = new TextDecoder();
       let buffered = '';
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -97,8 +104,12 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fav-outage-'));
   const prefix = 'outage';
   const env = {
-    DATABASE_URL: `${db.url}/${prefix}`, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-    AUTH_BOOTSTRAP_USERNAME: 'admin', AUTH_BOOTSTRAP_PASSWORD: 'correct horse battery', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',
+    DATABASE_URL: `${db.url}/${prefix}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    AUTH_BOOTSTRAP_USERNAME: 'admin',
+    AUTH_BOOTSTRAP_PASSWORD: 'correct horse battery',
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',
     SYNTHESIS_HEARTBEAT_SECONDS: '1',
   };
   let layout: Awaited<ReturnType<typeof startDistributed>> | undefined;
@@ -107,9 +118,13 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     const [facade] = layout.facades;
     const processes: ServiceProcess[] = layout.all;
     log(`layout up: ${processes.map((p) => p.name).join(', ')}`);
-    const login = await (await fetch(`${facade.url}/api/v1/auth/login`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'correct horse battery' }),
-    })).json() as { access_token: string };
+    const login = (await (
+      await fetch(`${facade.url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin', password: 'correct horse battery' }),
+      })
+    ).json()) as { access_token: string };
     const token = login.access_token;
     const auth = { authorization: `Bearer ${token}` };
     const streamed = new Set<string>();
@@ -122,8 +137,16 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     let n = 0;
     const creates = async () => {
       while (!stop) {
-        const r = await timed('POST /api/v1/tts/voices', () => phase, () =>
-          fetch(`${facade.url}/api/v1/tts/voices`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: `outage ${n++}`, base_voice: 'f3' }) }));
+        const r = await timed(
+          'POST /api/v1/tts/voices',
+          () => phase,
+          () =>
+            fetch(`${facade.url}/api/v1/tts/voices`, {
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: JSON.stringify({ name: `outage ${n++}`, base_voice: 'f3' }),
+            }),
+        );
         requests.push(r);
         if (r.status === 202) acknowledged.push(r.body.id);
         if (r.status !== 202) await sleep(20); // no busy loop while it is down
@@ -131,7 +154,11 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     };
     const reads = async () => {
       while (!stop) {
-        const r = await timed('GET /api/v1/auth/session', () => phase, () => fetch(`${facade.url}/api/v1/auth/session`, { headers: auth }));
+        const r = await timed(
+          'GET /api/v1/auth/session',
+          () => phase,
+          () => fetch(`${facade.url}/api/v1/auth/session`, { headers: auth }),
+        );
         requests.push(r);
         if (r.status !== 200) await sleep(20);
       }
@@ -145,10 +172,16 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     const readyWhileDown: Record<string, number[]> = Object.fromEntries(processes.map((p) => [p.name, []]));
     const outageEnds = Date.now() + options.outageMs;
     while (Date.now() < outageEnds) {
-      await Promise.all(processes.map(async (p) => {
-        const r = await timed('GET /health/ready', () => phase, () => fetch(`${p.url}/health/ready`, { signal: AbortSignal.timeout(5000) }));
-        readyWhileDown[p.name].push(r.status);
-      }));
+      await Promise.all(
+        processes.map(async (p) => {
+          const r = await timed(
+            'GET /health/ready',
+            () => phase,
+            () => fetch(`${p.url}/health/ready`, { signal: AbortSignal.timeout(5000) }),
+          );
+          readyWhileDown[p.name].push(r.status);
+        }),
+      );
       await sleep(250);
     }
 
@@ -159,26 +192,37 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     // First 2xx of each process: the facade and the gateway on a request that needs the
     // database, the subgraphs and the worker on readiness (which pings theirs).
     const recoveryMs: Record<string, number> = {};
-    await Promise.all(processes.map(async (p) => {
-      const probe = p.name.startsWith('facade')
-        ? () => fetch(`${p.url}/api/v1/auth/session`, { headers: auth })
-        : p.name.startsWith('gateway')
-          ? () => fetch(`${p.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ voices(first: 1) { items { id } } }' }) })
-          : () => fetch(`${p.url}/health/ready`);
-      const ok = await until(async () => {
-        const res = await probe().catch(() => undefined);
-        if (!res) return false;
-        const body = await res.json().catch(() => ({}));
-        return res.ok && !(body as { errors?: unknown }).errors;
-      }, 60_000);
-      if (ok) recoveryMs[p.name] = Date.now() - back;
-    }));
+    await Promise.all(
+      processes.map(async (p) => {
+        const probe = p.name.startsWith('facade')
+          ? () => fetch(`${p.url}/api/v1/auth/session`, { headers: auth })
+          : p.name.startsWith('gateway')
+            ? () =>
+                fetch(`${p.url}/graphql`, {
+                  method: 'POST',
+                  headers: { ...auth, 'content-type': 'application/json' },
+                  body: JSON.stringify({ query: '{ voices(first: 1) { items { id } } }' }),
+                })
+            : () => fetch(`${p.url}/health/ready`);
+        const ok = await until(async () => {
+          const res = await probe().catch(() => undefined);
+          if (!res) return false;
+          const body = await res.json().catch(() => ({}));
+          return res.ok && !(body as { errors?: unknown }).errors;
+        }, 60_000);
+        if (ok) recoveryMs[p.name] = Date.now() - back;
+      }),
+    );
     log(`recovered: ${JSON.stringify(recoveryMs)}`);
 
     // A voice made now must reach the stream opened before the outage.
-    const after = await (await fetch(`${facade.url}/api/v1/tts/voices`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'after the outage', base_voice: 'm1' }),
-    })).json() as { id?: string };
+    const after = (await (
+      await fetch(`${facade.url}/api/v1/tts/voices`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'after the outage', base_voice: 'm1' }),
+      })
+    ).json()) as { id?: string };
     if (after.id) acknowledged.push(after.id);
     await sleep(1000);
     stop = true;
@@ -187,7 +231,8 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     stream.abort();
 
     let readBack = 0;
-    for (const id of acknowledged) if ((await fetch(`${facade.url}/api/v1/tts/voices/${id}`, { headers: auth })).status === 200) readBack++;
+    for (const id of acknowledged)
+      if ((await fetch(`${facade.url}/api/v1/tts/voices/${id}`, { headers: auth })).status === 200) readBack++;
 
     // The log, read straight from the database: every acknowledged voice once.
     const conn = await mysql.createConnection({ host: '127.0.0.1', port: db.port, user: 'root' });
@@ -195,7 +240,9 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     let outboxLeft = 0;
     try {
       const read = async () => {
-        const [rows] = await conn.query(`SELECT resource_id AS id, COUNT(*) AS n FROM \`${prefix}_events\`.events WHERE type = 'voice.created' GROUP BY resource_id`);
+        const [rows] = await conn.query(
+          `SELECT resource_id AS id, COUNT(*) AS n FROM \`${prefix}_events\`.events WHERE type = 'voice.created' GROUP BY resource_id`,
+        );
         counts = new Map((rows as { id: string; n: number }[]).map((r) => [r.id, Number(r.n)]));
         const [[tts], [authRows]] = await Promise.all([
           conn.query(`SELECT COUNT(*) AS n FROM \`${prefix}_tts\`.outbox`),
@@ -212,9 +259,22 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     const duplicatedEvents = [...counts.values()].filter((c) => c > 1).length;
 
     await layout.stop();
-    const exitCodes = Object.fromEntries(await Promise.all(processes.map(async (p) => [p.name, await p.exited] as const)));
+    const exitCodes = Object.fromEntries(
+      await Promise.all(processes.map(async (p) => [p.name, await p.exited] as const)),
+    );
     layout = undefined;
-    return { requests, readyWhileDown, recoveryMs, acknowledged, readBack, lostEvents, duplicatedEvents, outboxLeft, streamResumed, exitCodes };
+    return {
+      requests,
+      readyWhileDown,
+      recoveryMs,
+      acknowledged,
+      readBack,
+      lostEvents,
+      duplicatedEvents,
+      outboxLeft,
+      streamResumed,
+      exitCodes,
+    };
   } finally {
     await layout?.stop();
     await db.destroy();

@@ -23,7 +23,8 @@ async function main() {
   const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const chosen = names.length ? names : Object.keys(scenarios);
   const unknown = chosen.filter((name) => !scenarios[name]);
-  if (unknown.length) throw new Error(`unknown scenario "${unknown.join('", "')}"; known: ${Object.keys(scenarios).join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown scenario "${unknown.join('", "')}"; known: ${Object.keys(scenarios).join(', ')}`);
   ensureBenchTools(); // before any scenario starts a server: the first install takes a while
   for (const name of chosen) {
     console.log(`\n## ${name}`);

@@ -15,5 +15,8 @@ startServer(loadConfig(), {
   },
 }).then((server) => {
   process.stdout.write(`READY ${server.url}\n`);
-  onShutdownSignal(() => server.close(), () => undefined);
+  onShutdownSignal(
+    () => server.close(),
+    () => undefined,
+  );
 });

@@ -31,7 +31,10 @@ const cpuNow = () => {
 const importModule = new Function('url', 'return import(url)') as (url: string) => Promise<any>;
 
 /** Pieces through a stage as the engine hands them over; the stage's CPU in ms. */
-function timeStage(pieces: Int16Array[], stage: { push(s: Int16Array): Int16Array; finish(): Int16Array }): { cpuMs: number; samples: number } {
+function timeStage(
+  pieces: Int16Array[],
+  stage: { push(s: Int16Array): Int16Array; finish(): Int16Array },
+): { cpuMs: number; samples: number } {
   const start = cpuNow();
   let samples = 0;
   for (const p of pieces) samples += stage.push(p).length;
@@ -58,7 +61,8 @@ async function engineCosts(): Promise<Record<string, string | number>[]> {
       const wallStart = performance.now();
       const cpuStart = cpuNow();
       await engine.synthesize(request(speed), {
-        maxSeconds: 3600, sampleRate: RATE,
+        maxSeconds: 3600,
+        sampleRate: RATE,
         onAudio: (piece) => {
           firstAt ||= performance.now();
           samples += piece.length;
@@ -73,7 +77,10 @@ async function engineCosts(): Promise<Record<string, string | number>[]> {
     // The stretch and the resampler alone, on this speed's unstretched render (22,050 Hz, in the engine's pieces).
     const pieces: Int16Array[] = [];
     const tempo = stretchTempo(speed);
-    await engine.synthesize({ ...request(speed), speed: wordsPerMinute(speed) / 175 }, { maxSeconds: 3600, onAudio: (p) => void pieces.push(p) });
+    await engine.synthesize(
+      { ...request(speed), speed: wordsPerMinute(speed) / 175 },
+      { maxSeconds: 3600, onAudio: (p) => void pieces.push(p) },
+    );
     const stretched = Math.abs(tempo - 1) > 1e-6 ? timeStage(pieces, createTimeStretch(22050, tempo, Stretch)) : null;
     const resampled = timeStage(pieces, createResampler(22050, RATE));
     const renderedS = pieces.reduce((n, p) => n + p.length, 0) / 22050;
@@ -97,11 +104,13 @@ async function endToEnd(db: 'sqlite' | 'mysql'): Promise<Record<string, string |
   const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '1' }));
   const rows: Record<string, string | number>[] = [];
   try {
-    const token = (await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' })).body.access_token;
+    const token = (await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' }))
+      .body.access_token;
     const speak = async (speed: number, input: string) => {
       const start = performance.now();
       const res = await fetch(`${server.url}/v1/audio/speech`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input, speed, response_format: 'pcm' }),
       });
       if (res.status !== 200) throw new Error(`speech answered ${res.status}: ${await res.text()}`);
@@ -114,7 +123,9 @@ async function endToEnd(db: 'sqlite' | 'mysql'): Promise<Record<string, string |
         if (done) break;
         if (!ttfb) {
           ttfb = performance.now() - start;
-          const s = await fetch(`${server.url}/api/v1/tts/syntheses/${res.headers.get('x-synthesis-id')}`, { headers: { authorization: `Bearer ${token}` } });
+          const s = await fetch(`${server.url}/api/v1/tts/syntheses/${res.headers.get('x-synthesis-id')}`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
           runningAtFirst = ((await s.json()) as { state: string }).state === 'running';
         }
         bytes += value.length;
@@ -143,9 +154,15 @@ async function endToEnd(db: 'sqlite' | 'mysql'): Promise<Record<string, string |
 
 export async function run(): Promise<void> {
   const characters = SENTENCE.length * REPEAT;
-  printTable(`Speech engine alone (${characters} characters, 24 kHz out, median of ${ROUNDS}; CPU is the process's, i.e. the engine thread's)`, await engineCosts());
+  printTable(
+    `Speech engine alone (${characters} characters, 24 kHz out, median of ${ROUNDS}; CPU is the process's, i.e. the engine thread's)`,
+    await engineCosts(),
+  );
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite']) as ('sqlite' | 'mysql')[];
   for (const db of dbs) {
-    printTable(`POST /v1/audio/speech, pcm, through the one-process server (${characters} characters, one worker, median of ${ROUNDS})`, await endToEnd(db));
+    printTable(
+      `POST /v1/audio/speech, pcm, through the one-process server (${characters} characters, one worker, median of ${ROUNDS})`,
+      await endToEnd(db),
+    );
   }
 }

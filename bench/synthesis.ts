@@ -41,7 +41,10 @@ async function burst(url: string, token: string, texts: string[]) {
     while ([...sent.keys()].some((id) => !stream.arrivals.has(id))) await new Promise((r) => setTimeout(r, 20));
     const wallMs = Math.max(...stream.arrivals.values()) - started;
     const jobs: (Finished & { state: string; observedMs: number })[] = await Promise.all(
-      [...sent].map(async ([id, at]) => ({ ...(await get(`${url}/api/v1/tts/syntheses/${id}`, token)), observedMs: stream.arrivals.get(id)! - at })),
+      [...sent].map(async ([id, at]) => ({
+        ...(await get(`${url}/api/v1/tts/syntheses/${id}`, token)),
+        observedMs: stream.arrivals.get(id)! - at,
+      })),
     );
     const failed = jobs.filter((j) => j.state !== 'succeeded').length;
     if (failed) throw new Error(`${failed} syntheses failed`);
@@ -60,14 +63,22 @@ export async function run(): Promise<void> {
     for (const concurrency of [1, 2]) {
       const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: String(concurrency) }));
       try {
-        const token = (await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' })).body.access_token;
-        await burst(server.url, token, Array.from({ length: concurrency }, () => SENTENCE)); // loads the engine threads
+        const token = (
+          await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' })
+        ).body.access_token;
+        await burst(
+          server.url,
+          token,
+          Array.from({ length: concurrency }, () => SENTENCE),
+        ); // loads the engine threads
 
         // Throughput: long texts back to back; characters over the time the workers were busy.
         // Meanwhile a request now and then shows whether rendering holds up the event loop.
         const read = async () => {
           const at = performance.now();
-          await fetch(`${server.url}/api/v1/auth/session`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer());
+          await fetch(`${server.url}/api/v1/auth/session`, { headers: { authorization: `Bearer ${token}` } }).then(
+            (r) => r.arrayBuffer(),
+          );
           return performance.now() - at;
         };
         const idleReads: number[] = [];
@@ -81,16 +92,26 @@ export async function run(): Promise<void> {
             await new Promise((r) => setTimeout(r, 10));
           }
         })();
-        const long = await burst(server.url, token, Array.from({ length: THROUGHPUT_JOBS }, () => PARAGRAPH.repeat(4)));
+        const long = await burst(
+          server.url,
+          token,
+          Array.from({ length: THROUGHPUT_JOBS }, () => PARAGRAPH.repeat(4)),
+        );
         rendering = false;
         await reader;
         reads.sort((a, b) => a - b);
         const chars = long.jobs.reduce((sum, j) => sum + j.characters, 0);
-        const busyMs = Math.max(...long.jobs.map((j) => Date.parse(j.finished_at))) - Math.min(...long.jobs.map((j) => Date.parse(j.started_at)));
+        const busyMs =
+          Math.max(...long.jobs.map((j) => Date.parse(j.finished_at))) -
+          Math.min(...long.jobs.map((j) => Date.parse(j.started_at)));
         const audioMs = long.jobs.reduce((sum, j) => sum + j.duration_ms, 0);
 
         // Latency: many short jobs requested at once.
-        const short = await burst(server.url, token, Array.from({ length: LATENCY_JOBS }, () => SENTENCE));
+        const short = await burst(
+          server.url,
+          token,
+          Array.from({ length: LATENCY_JOBS }, () => SENTENCE),
+        );
         const queuedToDone = short.jobs.map((j) => ms(j.created_at, j.finished_at)).sort((a, b) => a - b);
         const observed = short.jobs.map((j) => j.observedMs).sort((a, b) => a - b);
         rows.push({

@@ -38,9 +38,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = loadKeys(config);
   const log = await EventLog.open(config, logger);
   const subgraphs: RunningSubgraph[] = [];
-  for (const def of selectSubgraphs(config.SUBGRAPHS)) subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
+  for (const def of selectSubgraphs(config.SUBGRAPHS))
+    subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
   const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
-  const gateway = await createGateway({ config, logger, keys, subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })), beside: events });
+  const gateway = await createGateway({
+    config,
+    logger,
+    keys,
+    subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
+    beside: events,
+  });
   const app = createFacadeApp({
     config,
     logger,

@@ -34,7 +34,10 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--with' && argv[i + 1]?.includes('=')) {
       const [name, file] = argv[++i].split('=');
       options.extra.push({ name, file });
-    } else throw new ConfigError(`unknown argument "${arg}"; usage: npm run compose -- [--check] [--with name=schema.graphql]`);
+    } else
+      throw new ConfigError(
+        `unknown argument "${arg}"; usage: npm run compose -- [--check] [--with name=schema.graphql]`,
+      );
   }
   return options;
 }
@@ -68,7 +71,8 @@ async function main(): Promise<number> {
   const config = loadConfig();
   const options = parseArgs(process.argv.slice(2));
   const sdls = await buildSubgraphSdls(config.SUBGRAPHS);
-  for (const { name, file } of options.extra) sdls.push({ name, url: placeholderUrl(name), sdl: fs.readFileSync(file, 'utf8') });
+  for (const { name, file } of options.extra)
+    sdls.push({ name, url: placeholderUrl(name), sdl: fs.readFileSync(file, 'utf8') });
   const names = sdls.map((s) => s.name).join(', ');
   try {
     const supergraph = composeSupergraph(sdls);

@@ -9,9 +9,14 @@ import { createFacadeApp } from '../rest-facade/app';
 import { httpGraphQLClient } from '../rest-facade/graphql-client';
 
 export async function startFacadeServer(config: Config) {
-  if (!config.GATEWAY_URL.length) throw new Error('GATEWAY_URL is not set: the facade needs a gateway, e.g. http://127.0.0.1:4000');
+  if (!config.GATEWAY_URL.length)
+    throw new Error('GATEWAY_URL is not set: the facade needs a gateway, e.g. http://127.0.0.1:4000');
   const logger = createLogger(config).child({ service: 'facade' });
-  const app = createFacadeApp({ config, logger, graphql: httpGraphQLClient(config.GATEWAY_URL, config.SUBGRAPH_SECRET) });
+  const app = createFacadeApp({
+    config,
+    logger,
+    graphql: httpGraphQLClient(config.GATEWAY_URL, config.SUBGRAPH_SECRET),
+  });
   const http = await listen(app, config.PORT, config.HOST);
   logger.info({ address: http.address, url: http.url, gateway: config.GATEWAY_URL }, 'facade ready');
   return { url: http.url, close: () => http.close() };

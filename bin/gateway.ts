@@ -19,13 +19,21 @@ export async function startGatewayServer(config: Config) {
   const logger = createLogger(config).child({ service: 'gateway' });
   const keys = loadKeys(config);
   const subgraphs = Object.entries(config.subgraphUrls).map(([name, url]) => ({ name, url }));
-  if (!subgraphs.length) throw new Error('SUBGRAPH_URLS is empty: name the subgraphs, e.g. auth=http://127.0.0.1:4001/graphql');
+  if (!subgraphs.length)
+    throw new Error('SUBGRAPH_URLS is empty: name the subgraphs, e.g. auth=http://127.0.0.1:4001/graphql');
   const file = path.resolve(config.SUPERGRAPH_PATH ?? 'supergraph.graphql');
   // Without a composed file, compose from the running subgraphs (handy in development).
   // Subscriptions are served beside the supergraph, from the shared event log.
   const log = await EventLog.open(config, logger);
   const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
-  const gateway = await createGateway({ config, logger, keys, subgraphs, supergraphPath: fs.existsSync(file) ? file : undefined, beside: events });
+  const gateway = await createGateway({
+    config,
+    logger,
+    keys,
+    subgraphs,
+    supergraphPath: fs.existsSync(file) ? file : undefined,
+    beside: events,
+  });
 
   const app = createBaseApp({
     config,
@@ -40,7 +48,10 @@ export async function startGatewayServer(config: Config) {
   app.use(gateway.router);
   app.get('/.well-known/jwks.json', (_req, res) => res.json(jwks(keys)));
   const http = await listen(app, config.PORT, config.HOST);
-  logger.info({ address: http.address, url: `${http.url}/graphql`, subgraphs: subgraphs.map((s) => s.name) }, 'gateway ready');
+  logger.info(
+    { address: http.address, url: `${http.url}/graphql`, subgraphs: subgraphs.map((s) => s.name) },
+    'gateway ready',
+  );
   return {
     url: http.url,
     async close() {

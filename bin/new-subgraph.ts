@@ -32,14 +32,25 @@ export function skeletonNames(name: string, entity?: string): SkeletonNames {
     throw new Error(`"${name}" is not a subgraph name: 2–30 lower-case letters and digits, starting with a letter`);
   }
   const type = entity ?? name[0].toUpperCase() + name.slice(1).replace(/s$/, '');
-  if (!/^[A-Z][A-Za-z0-9]{1,39}$/.test(type)) throw new Error(`"${type}" is not an entity name: PascalCase letters and digits`);
+  if (!/^[A-Z][A-Za-z0-9]{1,39}$/.test(type))
+    throw new Error(`"${type}" is not an entity name: PascalCase letters and digits`);
   const kebab = type.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
   const snake = kebab.replace(/-/g, '_');
-  return { name, entity: type, camel: type[0].toLowerCase() + type.slice(1), kebab, snake, words: kebab.replace(/-/g, ' '), table: `${snake}s` };
+  return {
+    name,
+    entity: type,
+    camel: type[0].toLowerCase() + type.slice(1),
+    kebab,
+    snake,
+    words: kebab.replace(/-/g, ' '),
+    table: `${snake}s`,
+  };
 }
 
 /** Where the templates are: beside bin/ in the sources, two folders up from dist/bin/. */
-const TEMPLATES = [path.join(__dirname, '../templates'), path.join(__dirname, '../../templates')].find((dir) => fs.existsSync(dir)) ?? '';
+const TEMPLATES =
+  [path.join(__dirname, '../templates'), path.join(__dirname, '../../templates')].find((dir) => fs.existsSync(dir)) ??
+  '';
 
 /** The template migration's timestamp, replaced by the time of generating. */
 const TEMPLATE_MIGRATION_TIME = '1700000000000';
@@ -58,12 +69,17 @@ export function renameTemplate(text: string, n: SkeletonNames, timestamp: number
     .replaceAll("'../../test/helpers/", "'../helpers/");
   // A name the list above does not know would leave the template's word behind.
   const left = /example/i.exec(renamed);
-  if (left) throw new Error(`a template holds "${renamed.slice(left.index - 20, left.index + 20)}": name it with one of the template's names`);
+  if (left)
+    throw new Error(
+      `a template holds "${renamed.slice(left.index - 20, left.index + 20)}": name it with one of the template's names`,
+    );
   return renamed;
 }
 
 function templateFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? templateFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? templateFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
 /** The generated files by their path from the project root. */
@@ -88,8 +104,12 @@ export function skeletonFiles(n: SkeletonNames, timestamp: number, templates = T
 export function registerSubgraph(indexSource: string, n: SkeletonNames): string {
   const importLine = `import { ${n.name}Subgraph } from './${n.name}';\n`;
   const withImport = indexSource.replace(/(import [^\n]+\n)(?![\s\S]*import )/, `$1${importLine}`);
-  const withEntry = withImport.replace(/(subgraphDefinitions[^=]*=\s*\{[^}]*?)(\n\};)/, `$1\n  ${n.name}: ${n.name}Subgraph,$2`);
-  if (withEntry === withImport || withImport === indexSource) throw new Error('could not add the subgraph to subgraphs/index.ts; add it by hand');
+  const withEntry = withImport.replace(
+    /(subgraphDefinitions[^=]*=\s*\{[^}]*?)(\n\};)/,
+    `$1\n  ${n.name}: ${n.name}Subgraph,$2`,
+  );
+  if (withEntry === withImport || withImport === indexSource)
+    throw new Error('could not add the subgraph to subgraphs/index.ts; add it by hand');
   return withEntry;
 }
 
@@ -111,9 +131,16 @@ function main(argv: string[], root: string): number {
   }
   const index = path.join(root, 'subgraphs', 'index.ts');
   fs.writeFileSync(index, registerSubgraph(fs.readFileSync(index, 'utf8'), names));
-  console.log([`Created the ${name} subgraph:`, ...Object.keys(files).map((f) => `  ${f}`), '  (registered in subgraphs/index.ts)', '',
-    'Next: npm run compose -- --check    npm test -- test/' + name,
-    'Not generated yet: its REST routes and OpenAPI entries (add them to the REST route table by hand; see TODO(rest-routes)).'].join('\n'));
+  console.log(
+    [
+      `Created the ${name} subgraph:`,
+      ...Object.keys(files).map((f) => `  ${f}`),
+      '  (registered in subgraphs/index.ts)',
+      '',
+      'Next: npm run compose -- --check    npm test -- test/' + name,
+      'Not generated yet: its REST routes and OpenAPI entries (add them to the REST route table by hand; see TODO(rest-routes)).',
+    ].join('\n'),
+  );
   return 0;
 }
 

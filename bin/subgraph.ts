@@ -25,9 +25,14 @@ function requestParams(body: unknown): SubgraphRequest | string {
   if (!body || typeof body !== 'object') return 'the body must be a JSON object';
   const { query, variables, operationName } = body as Record<string, unknown>;
   if (typeof query !== 'string') return '`query` must be a string (persisted queries are not served)';
-  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return '`variables` must be an object';
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables)))
+    return '`variables` must be an object';
   if (operationName != null && typeof operationName !== 'string') return '`operationName` must be a string';
-  return { query, variables: variables as Record<string, unknown> | null, operationName: operationName as string | null };
+  return {
+    query,
+    variables: variables as Record<string, unknown> | null,
+    operationName: operationName as string | null,
+  };
 }
 
 /**
@@ -45,10 +50,15 @@ function graphqlEndpoint(subgraph: RunningSubgraph, hop: HopSecret) {
       res.setHeader('Allow', 'POST');
       return refuse(res, 'method_not_allowed', 'POST a GraphQL request as JSON.');
     }
-    if (!req.is('application/json')) return refuse(res, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
+    if (!req.is('application/json'))
+      return refuse(res, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
     const params = requestParams(req.body);
     if (typeof params === 'string') return refuse(res, 'validation_error', `Not a GraphQL request: ${params}.`);
-    const { operation: _operation, ...answer } = await subgraph.serve(params, { headers: req.headers, clientIp: clientAddress(req, hop) }, hop.presentedBy(req.headers));
+    const { operation: _operation, ...answer } = await subgraph.serve(
+      params,
+      { headers: req.headers, clientIp: clientAddress(req, hop) },
+      hop.presentedBy(req.headers),
+    );
     sendJson(res, 'data' in answer ? 200 : 400, answer);
   };
 }

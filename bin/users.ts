@@ -32,7 +32,8 @@ async function readPassword(confirm: boolean): Promise<string> {
   if (process.stdin.isTTY) {
     const ask = (prompt: string) => read({ prompt, silent: true, replace: '', output: process.stderr });
     const first = await ask('Password: ');
-    if (confirm && (await ask('Again: ')) !== first) throw new AppError('validation_error', 'The two passwords differ.');
+    if (confirm && (await ask('Again: ')) !== first)
+      throw new AppError('validation_error', 'The two passwords differ.');
     return first;
   }
   const rl = readline.createInterface({ input: process.stdin, terminal: false });
@@ -44,8 +45,13 @@ async function readPassword(confirm: boolean): Promise<string> {
 }
 
 const summary = (u: User) => ({
-  id: u.id, username: u.username, roles: u.roles, disabled: u.disabled, version: u.version,
-  created_at: u.createdAt.toISOString(), last_login_at: u.lastLoginAt?.toISOString() ?? null,
+  id: u.id,
+  username: u.username,
+  roles: u.roles,
+  disabled: u.disabled,
+  version: u.version,
+  created_at: u.createdAt.toISOString(),
+  last_login_at: u.lastLoginAt?.toISOString() ?? null,
 });
 
 async function main(argv: string[]): Promise<number> {
@@ -53,8 +59,7 @@ async function main(argv: string[]): Promise<number> {
   const flags = rest.filter((a) => a.startsWith('--'));
   const [name, ...extra] = rest.filter((a) => !a.startsWith('--'));
   const allowedFlags = command === 'add' ? ['--admin'] : [];
-  const usable =
-    (NAMED.has(command) && name && !extra.length) || (command === 'list' && !extra.length);
+  const usable = (NAMED.has(command) && name && !extra.length) || (command === 'list' && !extra.length);
   if (!usable || flags.some((f) => !allowedFlags.includes(f))) {
     console.error(USAGE);
     return 2;
@@ -62,12 +67,16 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const logger = createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, 'users-cli');
   const password = command === 'add' || command === 'passwd' ? await readPassword(true) : undefined;
-  const dataSource = await openDatabase(config, { name: authSubgraph.name, entities: authSubgraph.entities, migrations: authSubgraph.migrations }, logger);
+  const dataSource = await openDatabase(
+    config,
+    { name: authSubgraph.name, entities: authSubgraph.entities, migrations: authSubgraph.migrations },
+    logger,
+  );
   try {
     const admin = new UserAdministration(config, dataSource, await LoginThrottle.create(config, dataSource), logger);
     switch (command) {
       case 'list': {
-        for (let after: string | null | undefined; ; ) {
+        for (let after: string | null | undefined; ;) {
           const page = await admin.list(100, name, after);
           for (const u of page.items) console.log(JSON.stringify(summary(u)));
           if (!(after = page.nextCursor)) break;
@@ -88,13 +97,18 @@ async function main(argv: string[]): Promise<number> {
       default: {
         const user = await admin.byName(name);
         const changed =
-          command === 'disable' ? await admin.disable(null, user.id)
-          : command === 'enable' ? await admin.enable(null, user.id)
-          : command === 'unlock' ? await admin.unlock(null, user.id)
-          : await admin.setPassword(null, user.id, password!);
+          command === 'disable'
+            ? await admin.disable(null, user.id)
+            : command === 'enable'
+              ? await admin.enable(null, user.id)
+              : command === 'unlock'
+                ? await admin.unlock(null, user.id)
+                : await admin.setPassword(null, user.id, password!);
         console.log(JSON.stringify(summary(changed)));
         if (command === 'unlock' && config.RATE_LIMIT_STORE === 'memory') {
-          console.error('note: RATE_LIMIT_STORE=memory keeps the counts inside each server process; only a restart (or the admin API) clears them there.');
+          console.error(
+            'note: RATE_LIMIT_STORE=memory keeps the counts inside each server process; only a restart (or the admin API) clears them there.',
+          );
         }
       }
     }

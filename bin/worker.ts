@@ -19,11 +19,15 @@ export async function startWorker(config: Config, names: string[]) {
   const events = await EventLog.open(config, logger);
   const keys = loadKeys(config);
   const works: Awaited<ReturnType<typeof startSubgraphWorker>>[] = [];
-  for (const definition of definitions) works.push(await startSubgraphWorker(definition, { config, logger, keys, events }));
+  for (const definition of definitions)
+    works.push(await startSubgraphWorker(definition, { config, logger, keys, events }));
   const app = createBaseApp({
     config,
     logger,
-    checks: async () => Object.fromEntries(await Promise.all(works.map(async (w) => [w.name, (await w.ready()) ? 'up' : 'down'] as const))),
+    checks: async () =>
+      Object.fromEntries(
+        await Promise.all(works.map(async (w) => [w.name, (await w.ready()) ? 'up' : 'down'] as const)),
+      ),
   });
   const http = await listen(app, config.PORT, config.HOST);
   logger.info({ address: http.address, url: http.url, subgraphs: works.map((w) => w.name) }, 'worker ready');

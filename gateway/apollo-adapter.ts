@@ -21,7 +21,10 @@ export type ExecutorRequestContext = Parameters<GatewayExecutor>[0];
  * The gateway, its single-fetch plans (./single-fetch.ts, fed by `experimental_didResolveQueryPlan`),
  * and the gateway as Apollo Server takes it (its executor sending single fetches straight).
  */
-export function apolloGateway(options: { supergraphSdl: string | SupergraphSdlHook; buildService: (service: { name: string }) => GraphQLDataSource }) {
+export function apolloGateway(options: {
+  supergraphSdl: string | SupergraphSdlHook;
+  buildService: (service: { name: string }) => GraphQLDataSource;
+}) {
   const plans = new SingleFetchPlans();
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
@@ -40,7 +43,12 @@ export function apolloGateway(options: { supergraphSdl: string | SupergraphSdlHo
  */
 const hashes = new WeakMap<DocumentNode, string>();
 export function executorRequestContext(
-  op: { request: { query: string; variables?: Record<string, unknown> | null }; document?: DocumentNode; operation?: OperationDefinitionNode; context?: GatewayContext },
+  op: {
+    request: { query: string; variables?: Record<string, unknown> | null };
+    document?: DocumentNode;
+    operation?: OperationDefinitionNode;
+    context?: GatewayContext;
+  },
   schema: GraphQLSchema,
   logger: Logger,
 ): ExecutorRequestContext {
@@ -62,7 +70,11 @@ export function executorRequestContext(
 }
 
 /** Runs the direct path's operation on the gateway's executor, through its single-fetch plans when given. */
-export function executeOnGateway(executor: GatewayExecutor, requestContext: ExecutorRequestContext, plans?: SingleFetchPlans): Promise<OperationResult> {
+export function executeOnGateway(
+  executor: GatewayExecutor,
+  requestContext: ExecutorRequestContext,
+  plans?: SingleFetchPlans,
+): Promise<OperationResult> {
   return (plans ? plans.execute(requestContext, executor) : executor(requestContext)) as Promise<OperationResult>;
 }
 
@@ -72,10 +84,20 @@ export function executeOnGateway(executor: GatewayExecutor, requestContext: Exec
  * Express middleware), the principal is its context function, and its `formatError` is the
  * pipeline's error step (lib/operation-pipeline/errors.ts). Each step still has its one module.
  */
-export function pipelinePlugin(p: Pipeline<unknown, GatewayContext>, kinds: readonly OperationTypeNode[], logger: Logger): ApolloServerPlugin<GatewayContext> {
+export function pipelinePlugin(
+  p: Pipeline<unknown, GatewayContext>,
+  kinds: readonly OperationTypeNode[],
+  logger: Logger,
+): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart({ request }) {
-      const op = new Operation<unknown, GatewayContext>({ query: request.query ?? '', variables: request.variables, operationName: request.operationName }, undefined, undefined, kinds, logger);
+      const op = new Operation<unknown, GatewayContext>(
+        { query: request.query ?? '', variables: request.variables, operationName: request.operationName },
+        undefined,
+        undefined,
+        kinds,
+        logger,
+      );
       return {
         async willSendResponse({ response, operation, contextValue }) {
           if (response.body.kind !== 'single') return;

@@ -19,7 +19,9 @@ export class CompositionError extends Error {
 export function composeSupergraph(subgraphs: SubgraphSdl[]): string {
   const result = composeServices(subgraphs.map((s) => ({ name: s.name, url: s.url, typeDefs: parse(s.sdl) })));
   if (result.errors) {
-    throw new CompositionError(result.errors.map((e) => `${e.extensions?.code ? `[${e.extensions.code}] ` : ''}${e.message}`));
+    throw new CompositionError(
+      result.errors.map((e) => `${e.extensions?.code ? `[${e.extensions.code}] ` : ''}${e.message}`),
+    );
   }
   return result.supergraphSdl;
 }

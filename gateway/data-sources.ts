@@ -38,8 +38,15 @@ async function timed<T extends { errors?: readonly unknown[] }>(subgraph: string
  * The caller's headers for the subgraph; schema loading and health checks carry no caller. The
  * hop secret goes on every request that crosses HTTP.
  */
-const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>['context'], hopSecret: string | undefined): Record<string, string> =>
-  context?.requestId ? forwardedHeaders(context as GatewayContext, hopSecret) : hopSecret ? { [HOP_SECRET_HEADER]: hopSecret } : {};
+const callerHeaders = (
+  context: GraphQLDataSourceProcessOptions<GatewayContext>['context'],
+  hopSecret: string | undefined,
+): Record<string, string> =>
+  context?.requestId
+    ? forwardedHeaders(context as GatewayContext, hopSecret)
+    : hopSecret
+      ? { [HOP_SECRET_HEADER]: hopSecret }
+      : {};
 
 /**
  * A subgraph across HTTP: the fetch as one JSON POST on lib/http-client.ts's keep-alive
@@ -50,7 +57,11 @@ const callerHeaders = (context: GraphQLDataSourceProcessOptions<GatewayContext>[
 export class HttpDataSource implements GraphQLDataSource<GatewayContext> {
   private readonly url: URL;
 
-  constructor(private readonly subgraphName: string, url: string, private readonly hopSecret: string | undefined) {
+  constructor(
+    private readonly subgraphName: string,
+    url: string,
+    private readonly hopSecret: string | undefined,
+  ) {
     this.url = new URL(url);
   }
 
@@ -66,9 +77,16 @@ export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
 
   process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
     // Nothing crosses HTTP: no secret; the address is passed as it is.
-    const caller = { headers: callerHeaders(context, undefined), clientIp: context?.clientIp ?? '127.0.0.1', verified: context?.principal };
+    const caller = {
+      headers: callerHeaders(context, undefined),
+      clientIp: context?.clientIp ?? '127.0.0.1',
+      verified: context?.principal,
+    };
     return timed(this.subgraph.name, async () => {
-      const { operation: _operation, ...answer } = await this.subgraph.execute({ query: request.query!, variables: request.variables, operationName: request.operationName }, caller);
+      const { operation: _operation, ...answer } = await this.subgraph.execute(
+        { query: request.query!, variables: request.variables, operationName: request.operationName },
+        caller,
+      );
       return answer;
     });
   }

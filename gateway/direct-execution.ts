@@ -9,7 +9,13 @@ import type { ApolloGateway } from '@apollo/gateway';
 import { GraphQLSchema, OperationTypeNode } from 'graphql';
 import { DocumentCache } from '../lib/document-cache';
 import type { Logger } from '../lib/logger';
-import { FormattedResult, Operation, OperationLimits, operationPipeline, OperationRequest } from '../lib/operation-pipeline';
+import {
+  FormattedResult,
+  Operation,
+  OperationLimits,
+  operationPipeline,
+  OperationRequest,
+} from '../lib/operation-pipeline';
 import { Headers, headerValue } from '../lib/request-context';
 import { executeOnGateway, executorRequestContext } from './apollo-adapter';
 import type { GatewayContext } from './data-sources';
@@ -47,7 +53,8 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
   const pipeline = operationPipeline<DirectCaller, GatewayContext>({
     limits: limits && {
       limits,
-      authenticated: ({ caller }) => Boolean('context' in caller ? caller.context.authorization : headerValue(caller.headers, 'authorization')),
+      authenticated: ({ caller }) =>
+        Boolean('context' in caller ? caller.context.authorization : headerValue(caller.headers, 'authorization')),
     },
     documents: () => documents,
     principal: ({ caller }) => {
@@ -69,6 +76,7 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
     pipeline,
     run,
     /** One operation of a caller whose context is made (one process: the gateway's own). */
-    execute: (query: string, variables: Record<string, unknown> | undefined, context: GatewayContext) => run({ query, variables }, { context }),
+    execute: (query: string, variables: Record<string, unknown> | undefined, context: GatewayContext) =>
+      run({ query, variables }, { context }),
   };
 }

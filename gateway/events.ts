@@ -4,10 +4,30 @@
 // subgraph's outbox feeds. The REST facade's /api/v1/events is a bridge onto it.
 import type { ServerResponse } from 'node:http';
 import express, { NextFunction, Request, Response, Router } from 'express';
-import { createSourceEventStream, DocumentNode, execute, ExecutionResult, getOperationAST, GraphQLSchema, OperationTypeNode } from 'graphql';
+import {
+  createSourceEventStream,
+  DocumentNode,
+  execute,
+  ExecutionResult,
+  getOperationAST,
+  GraphQLSchema,
+  OperationTypeNode,
+} from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { createHandler } from 'graphql-sse/lib/use/express';
-import { Arg, Authorized, buildSchema, Field, ID, ObjectType, Query, registerEnumType, Resolver, Root, Subscription } from 'type-graphql';
+import {
+  Arg,
+  Authorized,
+  buildSchema,
+  Field,
+  ID,
+  ObjectType,
+  Query,
+  registerEnumType,
+  Resolver,
+  Root,
+  Subscription,
+} from 'type-graphql';
 import { AppError, ERROR_STATUS, isErrorCode } from '../lib/errors';
 import type { Config } from '../lib/config';
 import { EventLog, startPruning } from '../lib/event-log';
@@ -18,14 +38,20 @@ import type { Logger } from '../lib/logger';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
 import { authChecker } from '../lib/subgraph';
 import { DocumentCache } from '../lib/document-cache';
-import { FormattedResult, Operation, operationLimits, operationPipeline, OperationResult } from '../lib/operation-pipeline';
+import {
+  FormattedResult,
+  Operation,
+  operationLimits,
+  operationPipeline,
+  OperationResult,
+} from '../lib/operation-pipeline';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 
 export enum EventScope {
   own = 'own',
   all = 'all',
 }
-registerEnumType(EventScope, { name: 'EventScope', description: '`all` (every user\'s events) is for admins.' });
+registerEnumType(EventScope, { name: 'EventScope', description: "`all` (every user's events) is for admins." });
 
 @ObjectType('Event', { description: 'Something that happened, as written with the change that caused it.' })
 class EventType {
@@ -46,7 +72,10 @@ interface EventsContext {
 /** `after` is a sequence number given back as an ID. */
 function position(after: unknown): number | undefined {
   if (after === undefined || after === null) return undefined;
-  if (typeof after !== 'string' || !/^\d{1,15}$/.test(after)) throw new AppError('validation_error', 'after must be a stream position (seq).', { after: ['is not a stream position'] });
+  if (typeof after !== 'string' || !/^\d{1,15}$/.test(after))
+    throw new AppError('validation_error', 'after must be a stream position (seq).', {
+      after: ['is not a stream position'],
+    });
   return Number(after);
 }
 
@@ -67,7 +96,8 @@ class EventsResolver {
     subscribe: async ({ args, context }: { args: Record<string, any>; context: EventsContext }) => {
       const { principal, stream } = context;
       const after = position(args.after);
-      if (args.scope === EventScope.all && !principal.roles.includes('admin')) throw new AppError('forbidden', 'Only admins may follow every user\'s events.');
+      if (args.scope === EventScope.all && !principal.roles.includes('admin'))
+        throw new AppError('forbidden', "Only admins may follow every user's events.");
       await stream.checkResumable(after);
       return stream.subscribe({
         userId: args.scope === EventScope.all ? null : principal.userId,
@@ -96,18 +126,31 @@ export interface MapOptions {
   ready?: () => Promise<boolean>;
 }
 
-const tokenExpired = (): FormattedResult => errorResult(new AppError('unauthorized', 'The access token has expired: reconnect with a fresh token (and your last position to resume).'));
+const tokenExpired = (): FormattedResult =>
+  errorResult(
+    new AppError(
+      'unauthorized',
+      'The access token has expired: reconnect with a fresh token (and your last position to resume).',
+    ),
+  );
 
 /**
  * The results of a source stream; return() reaches the source at once (it may be waiting). It
  * ends when the caller's token expires (with an error result saying so) and when the reader
  * stops taking results (the source then stops being pulled, so nothing piles up here).
  */
-function mapEvents(source: AsyncGenerator<StreamEvent>, map: (event: StreamEvent) => Promise<ExecutionResult>, options: MapOptions): AsyncGenerator<EventResult> {
+function mapEvents(
+  source: AsyncGenerator<StreamEvent>,
+  map: (event: StreamEvent) => Promise<ExecutionResult>,
+  options: MapOptions,
+): AsyncGenerator<EventResult> {
   let done = false;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
-    timer = setTimeout(() => resolve('expired'), Math.max(0, Math.min(options.expiresAt.getTime() - Date.now(), 2 ** 31 - 1)));
+    timer = setTimeout(
+      () => resolve('expired'),
+      Math.max(0, Math.min(options.expiresAt.getTime() - Date.now(), 2 ** 31 - 1)),
+    );
   });
   const end = async (): Promise<IteratorResult<EventResult>> => {
     if (!done) {
@@ -184,7 +227,8 @@ function writeGate(res: ServerResponse, stallMs: number): () => Promise<boolean>
   });
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const callback = typeof rest[rest.length - 1] === 'function' ? (rest.pop() as (err?: Error | null) => void) : undefined;
+    const callback =
+      typeof rest[rest.length - 1] === 'function' ? (rest.pop() as (err?: Error | null) => void) : undefined;
     const isResult = typeof chunk === 'string' && chunk.startsWith('event: next');
     return write(chunk, ...rest, (err?: Error | null) => {
       if (isResult) written++;
@@ -224,11 +268,29 @@ function distinctConnectionsOnly(req: Request, res: Response, next: NextFunction
   if (req.method === 'OPTIONS') return next(); // CORS preflights are answered before (lib/browser.ts)
   if (req.method !== 'GET' && req.method !== 'POST') {
     res.setHeader('Allow', 'GET, POST');
-    return sendJson(res, 405, errorResult(new AppError('method_not_allowed', `${req.method} is not served: /graphql/stream serves each operation on a connection of its own (POST, or GET with ?query=, and Accept: text/event-stream); single-connection mode is not served.`)));
+    return sendJson(
+      res,
+      405,
+      errorResult(
+        new AppError(
+          'method_not_allowed',
+          `${req.method} is not served: /graphql/stream serves each operation on a connection of its own (POST, or GET with ?query=, and Accept: text/event-stream); single-connection mode is not served.`,
+        ),
+      ),
+    );
   }
   const accept = req.headers.accept ?? '';
   if (!/(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)) {
-    return sendJson(res, 400, errorResult(new AppError('validation_error', 'Ask for the event stream with Accept: text/event-stream: /graphql/stream answers each operation as a stream of its own (GraphQL over SSE, distinct connections). Queries and mutations go to /graphql.')));
+    return sendJson(
+      res,
+      400,
+      errorResult(
+        new AppError(
+          'validation_error',
+          'Ask for the event stream with Accept: text/event-stream: /graphql/stream answers each operation as a stream of its own (GraphQL over SSE, distinct connections). Queries and mutations go to /graphql.',
+        ),
+      ),
+    );
   }
   // graphql-sse compares the header as a whole.
   req.headers.accept = 'text/event-stream';
@@ -247,9 +309,19 @@ export interface EventsService {
 }
 
 /** What a process that serves event streams runs: the poller, pruning, and the GraphQL service. */
-export async function startEvents(options: { config: Config; logger: Logger; verifier: TokenVerifier; log: EventLog }): Promise<EventsService & { stop(): Promise<void> }> {
+export async function startEvents(options: {
+  config: Config;
+  logger: Logger;
+  verifier: TokenVerifier;
+  log: EventLog;
+}): Promise<EventsService & { stop(): Promise<void> }> {
   const { config, logger, log } = options;
-  const stream = new EventStream(log, { pollMs: config.EVENT_POLL_MS, maxPollMs: config.POLL_MAX_IDLE_MS, bufferSize: config.EVENT_BUFFER_SIZE, logger });
+  const stream = new EventStream(log, {
+    pollMs: config.EVENT_POLL_MS,
+    maxPollMs: config.POLL_MAX_IDLE_MS,
+    bufferSize: config.EVENT_BUFFER_SIZE,
+    logger,
+  });
   await stream.start();
   const stopPruning = startPruning(log, config.EVENT_RETENTION_SECONDS, logger);
   const service = await createEventsService({ config, log, stream, verifier: options.verifier, logger });
@@ -282,15 +354,22 @@ export async function createEventsService(options: {
     // type-graphql insists on a PubSub, but the subscription here brings its own `subscribe`
     // (the event stream), so topics are never used.
     pubSub: {
-      publish: () => { throw new Error('events are published through the outbox, not a PubSub'); },
-      subscribe: () => { throw new Error('subscribe to the event stream instead'); },
+      publish: () => {
+        throw new Error('events are published through the outbox, not a PubSub');
+      },
+      subscribe: () => {
+        throw new Error('subscribe to the event stream instead');
+      },
     },
   });
 
   /** The caller, by token or stream ticket, and only while the session has not been revoked. */
   async function principalOf(headers: Headers): Promise<Principal> {
     const ticket = headerValue(headers, STREAM_TICKET_HEADER);
-    const principal = !headerValue(headers, 'authorization') && ticket ? await spend(ticket) : await verifier.verifyRequest({ headers });
+    const principal =
+      !headerValue(headers, 'authorization') && ticket
+        ? await spend(ticket)
+        : await verifier.verifyRequest({ headers });
     if (await log.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
     return principal;
   }
@@ -317,13 +396,20 @@ export async function createEventsService(options: {
    * of one user, an event is turned into a result once, not once per stream.
    */
   const shared = new WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>();
-  function resultFor(document: DocumentNode, variables: Record<string, unknown> | null | undefined, event: StreamEvent, contextValue: EventsContext) {
+  function resultFor(
+    document: DocumentNode,
+    variables: Record<string, unknown> | null | undefined,
+    event: StreamEvent,
+    contextValue: EventsContext,
+  ) {
     let byKey = shared.get(document);
     if (!byKey) shared.set(document, (byKey = new Map()));
     const key = `${event.seq}|${JSON.stringify(variables ?? {})}`;
     let result = byKey.get(key);
     if (!result) {
-      result = Promise.resolve(execute({ schema, document, rootValue: event, contextValue, variableValues: variables }));
+      result = Promise.resolve(
+        execute({ schema, document, rootValue: event, contextValue, variableValues: variables }),
+      );
       if (byKey.size >= 1000) byKey.delete(byKey.keys().next().value!);
       byKey.set(key, result);
     }
@@ -337,12 +423,16 @@ export async function createEventsService(options: {
     // Counted before anything is awaited, so that concurrent requests cannot all slip through.
     const open = openStreams.get(principal.userId) ?? 0;
     if (open >= config.EVENT_STREAMS_PER_USER) {
-      return { errors: [new AppError(
-        'rate_limit_exceeded',
-        `At most ${config.EVENT_STREAMS_PER_USER} event streams of one user at once (EVENT_STREAMS_PER_USER); close one first.`,
-        { limit: 'EVENT_STREAMS_PER_USER', max: config.EVENT_STREAMS_PER_USER },
-        STREAM_RETRY_AFTER_SECONDS,
-      )] };
+      return {
+        errors: [
+          new AppError(
+            'rate_limit_exceeded',
+            `At most ${config.EVENT_STREAMS_PER_USER} event streams of one user at once (EVENT_STREAMS_PER_USER); close one first.`,
+            { limit: 'EVENT_STREAMS_PER_USER', max: config.EVENT_STREAMS_PER_USER },
+            STREAM_RETRY_AFTER_SECONDS,
+          ),
+        ],
+      };
     }
     openStreams.set(principal.userId, open + 1);
     let released = false;
@@ -355,16 +445,26 @@ export async function createEventsService(options: {
     };
     const { request, document } = op;
     try {
-      const source = await createSourceEventStream({ schema, document: document!, variableValues: request.variables, operationName: request.operationName, contextValue });
+      const source = await createSourceEventStream({
+        schema,
+        document: document!,
+        variableValues: request.variables,
+        operationName: request.operationName,
+        contextValue,
+      });
       if (!(Symbol.asyncIterator in source)) {
         release();
         return { errors: source.errors ?? [] };
       }
-      op.stream = mapEvents(source as AsyncGenerator<StreamEvent>, (event) => resultFor(document!, request.variables, event, contextValue), {
-        expiresAt: principal.expiresAt,
-        onEnd: release,
-        ready: op.caller.ready,
-      });
+      op.stream = mapEvents(
+        source as AsyncGenerator<StreamEvent>,
+        (event) => resultFor(document!, request.variables, event, contextValue),
+        {
+          expiresAt: principal.expiresAt,
+          onEnd: release,
+          ready: op.caller.ready,
+        },
+      );
     } catch (err) {
       release();
       throw err;
@@ -374,13 +474,22 @@ export async function createEventsService(options: {
   // The one operation pipeline (lib/operation-pipeline): limits once, the document, the caller,
   // then a query's execution or a subscription's stream.
   const pipeline = operationPipeline<StreamCaller, EventsContext>({
-    limits: { limits: operationLimits(config), authenticated: (op) => Boolean(headerValue(op.caller.headers, 'authorization')) },
+    limits: {
+      limits: operationLimits(config),
+      authenticated: (op) => Boolean(headerValue(op.caller.headers, 'authorization')),
+    },
     documents: () => documents,
     principal: async (op) => ({ principal: await principalOf(op.caller.headers), stream }),
     execute: (op) =>
       op.operation!.operation === OperationTypeNode.SUBSCRIPTION
         ? subscribe(op)
-        : (execute({ schema, document: op.document!, variableValues: op.request.variables, operationName: op.request.operationName, contextValue: op.context }) as Promise<OperationResult>),
+        : (execute({
+            schema,
+            document: op.document!,
+            variableValues: op.request.variables,
+            operationName: op.request.operationName,
+            contextValue: op.context,
+          }) as Promise<OperationResult>),
     maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES,
     metrics: config.METRICS_ENABLED,
   });
@@ -388,8 +497,14 @@ export async function createEventsService(options: {
   const SUBSCRIPTIONS = [OperationTypeNode.SUBSCRIPTION];
   const QUERIES = [OperationTypeNode.QUERY];
   const BOTH = [OperationTypeNode.QUERY, OperationTypeNode.SUBSCRIPTION];
-  async function run(request: OperationRequest, kinds: readonly OperationTypeNode[], ready?: () => Promise<boolean>): Promise<EventResults | FormattedResult> {
-    const op = await pipeline.run(new Operation<StreamCaller, EventsContext>(request, { headers: request.headers, ready }, schema, kinds, logger));
+  async function run(
+    request: OperationRequest,
+    kinds: readonly OperationTypeNode[],
+    ready?: () => Promise<boolean>,
+  ): Promise<EventResults | FormattedResult> {
+    const op = await pipeline.run(
+      new Operation<StreamCaller, EventsContext>(request, { headers: request.headers, ready }, schema, kinds, logger),
+    );
     return op.stream ? (op.stream as EventResults) : op.answer;
   }
 
@@ -398,7 +513,12 @@ export async function createEventsService(options: {
     // Distinct connections only: every stream is one request with its own token.
     authenticate: () => null,
     onSubscribe: async (req, params) => {
-      const request = { query: params.query as string, variables: params.variables ?? undefined, operationName: params.operationName ?? undefined, headers: req.raw.headers };
+      const request = {
+        query: params.query as string,
+        variables: params.variables ?? undefined,
+        operationName: params.operationName ?? undefined,
+        headers: req.raw.headers,
+      };
       const result = await run(request, BOTH, writeGate(req.context.res, stallMs));
       if (Symbol.asyncIterator in result) return result as AsyncGenerator<ExecutionResult>;
       if (result.data) return result as ExecutionResult;
@@ -408,19 +528,28 @@ export async function createEventsService(options: {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (first?.retryAfter !== undefined) headers['retry-after'] = String(first.retryAfter);
       if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-      return [JSON.stringify(result), { status: isErrorCode(code) ? ERROR_STATUS[code] : 500, statusText: code, headers }];
+      return [
+        JSON.stringify(result),
+        { status: isErrorCode(code) ? ERROR_STATUS[code] : 500, statusText: code, headers },
+      ];
     },
   });
 
   const router = express.Router();
-  router.use('/graphql/stream', distinctConnectionsOnly, express.json({ limit: config.BODY_LIMIT_BYTES }), (req, res) => {
-    // A browser's EventSource cannot send a header: its ticket comes in the URL.
-    if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
-    handler(req, res).catch((err) => {
-      logger.error({ err }, 'graphql-sse handler failed');
-      if (!res.headersSent) res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
-    });
-  });
+  router.use(
+    '/graphql/stream',
+    distinctConnectionsOnly,
+    express.json({ limit: config.BODY_LIMIT_BYTES }),
+    (req, res) => {
+      // A browser's EventSource cannot send a header: its ticket comes in the URL.
+      if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
+      handler(req, res).catch((err) => {
+        logger.error({ err }, 'graphql-sse handler failed');
+        if (!res.headersSent)
+          res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
+      });
+    },
+  );
   return {
     router,
     subscribe: (request) => run(request, SUBSCRIPTIONS),

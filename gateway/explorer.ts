@@ -83,7 +83,9 @@ const PAGE = `<!doctype html>
 </body></html>`;
 
 /** A browser navigating to /graphql (it asks for HTML first); GraphQL clients are not. */
-const wantsPage = (req: Request) => req.method === 'GET' && req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+const wantsPage = (req: Request) =>
+  req.method === 'GET' &&
+  req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
 
 export function explorer(): Router {
   const router = express.Router();

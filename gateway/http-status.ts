@@ -11,7 +11,10 @@ import Negotiator from 'negotiator';
 /** The client explicitly prefers `application/json` to `application/graphql-response+json`. */
 export function asksForLegacyJson(accept: string | undefined): boolean {
   if (!accept || !/application\/json/i.test(accept)) return false;
-  return new Negotiator({ headers: { accept } }).mediaType(['application/graphql-response+json', 'application/json']) === 'application/json';
+  return (
+    new Negotiator({ headers: { accept } }).mediaType(['application/graphql-response+json', 'application/json']) ===
+    'application/json'
+  );
 }
 
 export function httpStatusPlugin(): ApolloServerPlugin {

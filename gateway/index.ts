@@ -75,7 +75,9 @@ const LOCAL_URL = (name: string) => `http://in-process.invalid/${name}`;
 async function subgraphSdls(subgraphs: SubgraphEndpoint[], hopSecret: string | undefined): Promise<SubgraphSdl[]> {
   return Promise.all(
     subgraphs.map((s) =>
-      'local' in s ? { name: s.name, url: LOCAL_URL(s.name), sdl: printSubgraphSchema(s.local.schema) } : fetchSubgraphSdl(s.name, s.url, hopSecret),
+      'local' in s
+        ? { name: s.name, url: LOCAL_URL(s.name), sdl: printSubgraphSchema(s.local.schema) }
+        : fetchSubgraphSdl(s.name, s.url, hopSecret),
     ),
   );
 }
@@ -195,7 +197,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // calls no one outside its own deployment.
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
   const hop = new HopSecret(config.SUBGRAPH_SECRET);
-  const { gateway, plans, served: fast } = apolloGateway({
+  const {
+    gateway,
+    plans,
+    served: fast,
+  } = apolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
       const endpoint = byName.get(name);
@@ -221,13 +227,25 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     } catch (err) {
       throw err instanceof AppError ? err : new AppError('unauthorized');
     }
-    return new RequestContext(requestId, clientIp, authorization, principal, headerValue(headers, 'user-agent'), logger);
+    return new RequestContext(
+      requestId,
+      clientIp,
+      authorization,
+      principal,
+      headerValue(headers, 'user-agent'),
+      logger,
+    );
   }
 
   // Before the gateway loads, so that it hears of the first schema. The one operation pipeline:
   // the direct path runs all of it; Apollo Server runs its steps through ./apollo-adapter.ts.
   const direct = directExecution(gateway, {
-    logger, metrics: config.METRICS_ENABLED, maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES, plans, limits: operationLimits(config), contextFor,
+    logger,
+    metrics: config.METRICS_ENABLED,
+    maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES,
+    plans,
+    limits: operationLimits(config),
+    contextFor,
   });
   const limitsStep = direct.pipeline.steps.find((s) => s.name === 'limits')!;
 
@@ -255,8 +273,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   /** The pipeline's first step on a request to /graphql: its refusal, already answered; undefined when it may go on. */
   function refusal(input: { query: unknown; variables?: unknown; operationName?: unknown }, headers: Headers) {
     if (!apiSchema || typeof input.query !== 'string') return undefined;
-    const request = { query: input.query, variables: input.variables as Record<string, unknown> | undefined, operationName: input.operationName as string | undefined };
-    const op = new Operation<{ headers: Headers; clientIp: string }, GatewayContext>(request, { headers, clientIp: '' }, apiSchema, DIRECT_KINDS, logger);
+    const request = {
+      query: input.query,
+      variables: input.variables as Record<string, unknown> | undefined,
+      operationName: input.operationName as string | undefined,
+    };
+    const op = new Operation<{ headers: Headers; clientIp: string }, GatewayContext>(
+      request,
+      { headers, clientIp: '' },
+      apiSchema,
+      DIRECT_KINDS,
+      logger,
+    );
     limitsStep.before!(op as never);
     if (!op.result) return undefined;
     direct.pipeline.finish(op);
@@ -278,8 +306,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // The statuses and media types Apollo would use for a request error (./http-status.ts).
       const accept = req.headers.accept;
       const legacy = asksForLegacyJson(accept);
-      const type = !legacy && accept && /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
-      res.status(legacy ? 200 : 400).type(type).send(JSON.stringify(refused));
+      const type =
+        !legacy && accept && /application\/graphql-response\+json/i.test(accept)
+          ? 'application/graphql-response+json; charset=utf-8'
+          : 'application/json; charset=utf-8';
+      res
+        .status(legacy ? 200 : 400)
+        .type(type)
+        .send(JSON.stringify(refused));
     },
     expressMiddleware(apollo, {
       context: async ({ req }) => {
@@ -303,14 +337,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
    * with their figures: the gateway knows no particular subgraph.
    */
   async function readiness(): Promise<ReadinessReport> {
-    const reports = await Promise.all(subgraphs.map((s) => ('local' in s ? s.local.readiness() : remoteReadiness(s.url))));
+    const reports = await Promise.all(
+      subgraphs.map((s) => ('local' in s ? s.local.readiness() : remoteReadiness(s.url))),
+    );
     const rank: Record<CheckState, number> = { up: 0, degraded: 1, down: 2 };
     const checks: Checks = {};
     const details: Record<string, unknown> = {};
     reports.forEach((report, i) => {
       const { database, ...own } = report.checks;
       checks[subgraphs[i].name] = database === 'up' ? 'up' : 'down';
-      for (const [name, state] of Object.entries(own)) if (!checks[name] || rank[state] > rank[checks[name]]) checks[name] = state;
+      for (const [name, state] of Object.entries(own))
+        if (!checks[name] || rank[state] > rank[checks[name]]) checks[name] = state;
       Object.assign(details, report.details);
     });
     const database: CheckState = subgraphs.every((s) => checks[s.name] === 'up') ? 'up' : 'down';
@@ -319,7 +356,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   return {
     router,
-    execute: ({ query, variables, operationName, headers, clientIp }) => direct.run({ query, variables, operationName }, { headers, clientIp }),
+    execute: ({ query, variables, operationName, headers, clientIp }) =>
+      direct.run({ query, variables, operationName }, { headers, clientIp }),
     checks: () => readiness().then((r) => r.checks),
     readiness,
     async stop() {

@@ -3,7 +3,11 @@
 // executor turned the document into its own operation form, walked the plan and copied the
 // answer into a new object on every call: about a tenth of the CPU of a session read (issue 14).
 // Apollo's planner still plans every operation; every other plan goes through its executor.
-import type { Experimental_DidResolveQueryPlanCallback, GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type {
+  Experimental_DidResolveQueryPlanCallback,
+  GraphQLDataSource,
+  GraphQLDataSourceProcessOptions,
+} from '@apollo/gateway';
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
 import { GraphQLError, GraphQLFormattedError, GraphQLSchema, Kind, OperationDefinitionNode } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
@@ -22,7 +26,14 @@ interface SingleFetch {
 export function singleFetch(plan: QueryPlan): FetchNode | undefined {
   const node = plan.node;
   if (node?.kind !== 'Fetch') return undefined;
-  if (node.requires || node.hasDefers || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return undefined;
+  if (
+    node.requires ||
+    node.hasDefers ||
+    node.inputRewrites?.length ||
+    node.outputRewrites?.length ||
+    node.contextRewrites?.length
+  )
+    return undefined;
   // The planner adds __typename where the gateway needs it to shape the answer (abstract types,
   // entities) and then removes it; a client's own __typename goes the usual way too.
   if (node.operation.includes('__typename')) return undefined;

@@ -12,7 +12,9 @@ export class IdArgs {
 
 @ArgsType()
 export class VersionedIdArgs extends IdArgs {
-  @Field(() => Int, { description: 'The version the caller expects it to have; another is `conflict` with currentVersion.' })
+  @Field(() => Int, {
+    description: 'The version the caller expects it to have; another is `conflict` with currentVersion.',
+  })
   @IsInt()
   @Min(1)
   version!: number;

@@ -10,15 +10,33 @@ import type { Config } from './config';
 export const CORS_PATHS = ['/api/v1', '/graphql'];
 
 /** Request headers the API reads, and response headers scripts may read. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-Id', 'If-Match', 'If-None-Match', 'If-Range', 'Range'];
-export const CORS_EXPOSED_HEADERS = ['Location', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate', 'Content-Range', 'ETag'];
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Last-Event-ID',
+  'X-Request-Id',
+  'If-Match',
+  'If-None-Match',
+  'If-Range',
+  'Range',
+];
+export const CORS_EXPOSED_HEADERS = [
+  'Location',
+  'Retry-After',
+  'X-Request-Id',
+  'WWW-Authenticate',
+  'Content-Range',
+  'ETag',
+];
 
 /**
  * CORS for the exact origins in CORS_ORIGINS; undefined when there are none (then no
  * Access-Control-* header is ever sent). Tokens travel in the Authorization header, never in
  * cookies, so credentials are not allowed.
  */
-export function corsMiddleware(config: Pick<Config, 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS'>): RequestHandler | undefined {
+export function corsMiddleware(
+  config: Pick<Config, 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS'>,
+): RequestHandler | undefined {
   if (!config.CORS_ORIGINS.length) return undefined;
   return cors({
     origin: config.CORS_ORIGINS, // exact string matches only

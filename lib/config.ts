@@ -13,7 +13,12 @@ export function configSchema() {
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
   const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-  const csv = z.string().transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean));
+  const csv = z.string().transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  );
 
   return z.object({
     PORT: int(0, 65535).default(8080),
@@ -164,7 +169,13 @@ export function configSchema() {
      * Browser origins (scheme://host[:port], exact) allowed to call /api/v1, /graphql and
      * /graphql/stream from scripts. Empty: no CORS headers at all.
      */
-    CORS_ORIGINS: csv.pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be origins like https://app.example.com, comma-separated'))).default([]),
+    CORS_ORIGINS: csv
+      .pipe(
+        z.array(
+          z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be origins like https://app.example.com, comma-separated'),
+        ),
+      )
+      .default([]),
     /** How long a browser may cache a CORS preflight answer. */
     CORS_MAX_AGE_SECONDS: int(0, 86_400).default(600),
     /** GraphiQL at GET /graphql for browsers; default on outside production. */
@@ -183,10 +194,18 @@ export function configSchema() {
      * Callers whose `traceparent` sampled flag is believed (Express trust-proxy syntax: addresses,
      * CIDRs, `loopback`, `uniquelocal`…). Others keep their trace id but are sampled by TRACE_SAMPLE_RATIO.
      */
-    TRACE_TRUST_PARENT: csv.pipe(z.array(z.string().refine(
-      (e) => ['loopback', 'linklocal', 'uniquelocal'].includes(e) || /^[\d.:a-fA-F]+(\/\d{1,3})?$/.test(e),
-      'must be addresses, CIDRs, loopback, linklocal or uniquelocal, comma-separated',
-    ))).default([]),
+    TRACE_TRUST_PARENT: csv
+      .pipe(
+        z.array(
+          z
+            .string()
+            .refine(
+              (e) => ['loopback', 'linklocal', 'uniquelocal'].includes(e) || /^[\d.:a-fA-F]+(\/\d{1,3})?$/.test(e),
+              'must be addresses, CIDRs, loopback, linklocal or uniquelocal, comma-separated',
+            ),
+        ),
+      )
+      .default([]),
     /** The share of traces this process starts (or of untrusted callers' traces) that it samples. */
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
     /** Voices one user may keep; more are refused (409). */
@@ -231,22 +250,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (cfg.EVENT_RETENTION_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
     // Revoked sessions are looked up in the event log for as long as their tokens live.
-    throw new ConfigError('Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
+    throw new ConfigError(
+      'Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
+    );
   }
   if (cfg.REFRESH_TOKEN_TTL_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
     // A session whose refresh token expired counts as ended (quota, revoking): no access token may outlive it.
-    throw new ConfigError('Invalid configuration:\n  REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS');
+    throw new ConfigError(
+      'Invalid configuration:\n  REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
+    );
   }
   const subgraphUrls: Record<string, string> = {};
   for (const pair of cfg.SUBGRAPH_URLS) {
     const [name, url] = pair.split('=');
     if (!name || !url || !/^https?:\/\//.test(url)) {
-      throw new ConfigError(`Invalid configuration:\n  SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`);
+      throw new ConfigError(
+        `Invalid configuration:\n  SUBGRAPH_URLS: "${pair}" is not name=http(s)://host:port/graphql`,
+      );
     }
     subgraphUrls[name] = url;
   }
   const dataDir = path.resolve(cfg.DATA_DIR);
   const graphqlExplorer = cfg.GRAPHQL_EXPLORER ?? cfg.NODE_ENV !== 'production';
   const introspection = cfg.GRAPHQL_INTROSPECTION ?? cfg.NODE_ENV !== 'production';
-  return { ...cfg, graphqlExplorer, introspection, dataDir, audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')), subgraphUrls };
+  return {
+    ...cfg,
+    graphqlExplorer,
+    introspection,
+    dataDir,
+    audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
+    subgraphUrls,
+  };
 }

@@ -20,10 +20,17 @@ export class DocumentCache {
   private readonly rules: readonly ValidationRule[];
   private readonly hideSuggestions: boolean;
 
-  constructor(private readonly schema: GraphQLSchema, options: DocumentCacheOptions = {}) {
+  constructor(
+    private readonly schema: GraphQLSchema,
+    options: DocumentCacheOptions = {},
+  ) {
     const maxSize = options.maxTextLength ?? 1024 * 1024;
     // One text may take at most a sixteenth of the room: larger ones are parsed every time.
-    this.docs = new LRUCache({ maxSize, maxEntrySize: Math.ceil(maxSize / 16), sizeCalculation: (_doc, text) => Math.max(1, text.length) });
+    this.docs = new LRUCache({
+      maxSize,
+      maxEntrySize: Math.ceil(maxSize / 16),
+      sizeCalculation: (_doc, text) => Math.max(1, text.length),
+    });
     this.rules = options.rules?.length ? [...specifiedRules, ...options.rules] : specifiedRules;
     this.hideSuggestions = options.hideSuggestions ?? false;
   }
@@ -37,7 +44,11 @@ export class DocumentCache {
       doc = parse(source);
     } catch (err) {
       // A syntax error; or a RangeError from a nesting deep enough to exhaust the stack.
-      return [err instanceof GraphQLError ? err : new GraphQLError(`The document could not be parsed: ${(err as Error).message}.`)];
+      return [
+        err instanceof GraphQLError
+          ? err
+          : new GraphQLError(`The document could not be parsed: ${(err as Error).message}.`),
+      ];
     }
     let errors: readonly GraphQLError[];
     try {

@@ -31,7 +31,12 @@ export class EventConsumerPosition {
 /** For a subgraph's migration: its table of consumer positions. */
 export async function createEventConsumersTable(queryRunner: QueryRunner): Promise<void> {
   const c = columns(queryRunner);
-  await queryRunner.createTable(new Table({ name: EVENT_CONSUMERS_TABLE, columns: [c.string('name', 100, { isPrimary: true }), { name: 'last_seq', type: 'bigint' }] }));
+  await queryRunner.createTable(
+    new Table({
+      name: EVENT_CONSUMERS_TABLE,
+      columns: [c.string('name', 100, { isPrimary: true }), { name: 'last_seq', type: 'bigint' }],
+    }),
+  );
 }
 
 export interface EventConsumerOptions {
@@ -117,7 +122,10 @@ export class EventConsumer {
         await m.query(`UPDATE ${EVENT_CONSUMERS_TABLE} SET last_seq = last_seq WHERE name = ?`, [name]);
         const position = await m.findOneByOrFail(EventConsumerPosition, { name });
         const events = await log.dataSource.manager.find(LoggedEvent, {
-          where: { seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after: position.lastSeq, end }), type: In(types) },
+          where: {
+            seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after: position.lastSeq, end }),
+            type: In(types),
+          },
           order: { seq: 'ASC' },
           take: batch,
         });
@@ -129,7 +137,8 @@ export class EventConsumer {
       });
       handled += result.count;
       this.seen = result.through;
-      if (result.count && this.options.logger) this.options.logger.debug({ consumer: name, handled: result.count, through: result.through }, 'events handled');
+      if (result.count && this.options.logger)
+        this.options.logger.debug({ consumer: name, handled: result.count, through: result.through }, 'events handled');
     }
   }
 }

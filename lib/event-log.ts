@@ -2,7 +2,20 @@
 // (`events`). Subgraphs never write here directly: each writes its outbox in the same
 // transaction as its change (lib/outbox.ts), and a relay in the subgraph's process moves the
 // outbox rows here. Streams read the log by sequence number.
-import { Column, DataSource, Entity, EntityManager, Index, In, MigrationInterface, MoreThan, PrimaryColumn, QueryRunner, Table, TableIndex } from 'typeorm';
+import {
+  Column,
+  DataSource,
+  Entity,
+  EntityManager,
+  Index,
+  In,
+  MigrationInterface,
+  MoreThan,
+  PrimaryColumn,
+  QueryRunner,
+  Table,
+  TableIndex,
+} from 'typeorm';
 import type { Config } from './config';
 import { openDatabase } from './database/open';
 import { columns, isUniqueViolation } from './database/portable';
@@ -63,7 +76,11 @@ export class CreateSpentStreamTickets1736000000000 implements MigrationInterface
   async up(queryRunner: QueryRunner): Promise<void> {
     const c = columns(queryRunner);
     await queryRunner.createTable(
-      new Table({ name: 'spent_stream_tickets', columns: [c.uuid('ticket_id', { isPrimary: true }), c.timestamp('expires_at')], indices: [{ columnNames: ['expires_at'] }] }),
+      new Table({
+        name: 'spent_stream_tickets',
+        columns: [c.uuid('ticket_id', { isPrimary: true }), c.timestamp('expires_at')],
+        indices: [{ columnNames: ['expires_at'] }],
+      }),
     );
   }
 
@@ -75,7 +92,10 @@ export class CreateSpentStreamTickets1736000000000 implements MigrationInterface
 /** Events of one type by position: what the revocation set reads (lib/revocations.ts). */
 export class IndexEventTypes1737000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createIndex('events', new TableIndex({ name: 'IDX_events_type_seq', columnNames: ['type', 'seq'] }));
+    await queryRunner.createIndex(
+      'events',
+      new TableIndex({ name: 'IDX_events_type_seq', columnNames: ['type', 'seq'] }),
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -91,11 +111,18 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
       new Table({
         name: 'events',
         columns: [bigint('seq', { isPrimary: true }), ...eventTableColumns(queryRunner), c.string('source', 64)],
-        indices: [{ columnNames: ['user_id', 'seq'] }, { columnNames: ['resource_id'] }, { columnNames: ['occurred_at'] }],
+        indices: [
+          { columnNames: ['user_id', 'seq'] },
+          { columnNames: ['resource_id'] },
+          { columnNames: ['occurred_at'] },
+        ],
       }),
     );
     await queryRunner.createTable(
-      new Table({ name: 'event_sequence', columns: [c.int('id', { isPrimary: true }), bigint('last_seq'), bigint('pruned_through')] }),
+      new Table({
+        name: 'event_sequence',
+        columns: [c.int('id', { isPrimary: true }), bigint('last_seq'), bigint('pruned_through')],
+      }),
     );
     await queryRunner.query('INSERT INTO event_sequence (id, last_seq, pruned_through) VALUES (1, 0, 0)');
   }
@@ -117,7 +144,10 @@ export class EventLog {
   private readonly revocations: SessionRevocations;
   private readonly readSequence: (id: number) => Promise<EventSequence | null>;
 
-  private constructor(readonly dataSource: DataSource, config: Pick<Config, 'EVENT_POLL_MS' | 'ACCESS_TOKEN_TTL_SECONDS' | 'STREAM_TICKET_TTL_SECONDS'>) {
+  private constructor(
+    readonly dataSource: DataSource,
+    config: Pick<Config, 'EVENT_POLL_MS' | 'ACCESS_TOKEN_TTL_SECONDS' | 'STREAM_TICKET_TTL_SECONDS'>,
+  ) {
     // A revocation matters while a token of its session may still be valid (lib/revocations.ts).
     const keepMs = Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.STREAM_TICKET_TTL_SECONDS) * 1000 + CLOCK_SKEW_MS;
     this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, keepMs });
@@ -139,7 +169,9 @@ export class EventLog {
     const appended = await inTransaction(this.dataSource, async (m: EntityManager) => {
       await m.query('UPDATE event_sequence SET last_seq = last_seq WHERE id = 1'); // takes the lock first
       const known = new Set(
-        (await m.find(LoggedEvent, { select: { eventId: true }, where: { eventId: In(events.map((e) => e.eventId)) } })).map((e) => e.eventId),
+        (
+          await m.find(LoggedEvent, { select: { eventId: true }, where: { eventId: In(events.map((e) => e.eventId)) } })
+        ).map((e) => e.eventId),
       );
       const fresh = events.filter((e) => !known.has(e.eventId));
       if (!fresh.length) return 0;
@@ -147,8 +179,14 @@ export class EventLog {
       await m.insert(
         LoggedEvent,
         fresh.map((e, i) => ({
-          seq: lastSeq + 1 + i, eventId: e.eventId, type: e.type, userId: e.userId, resourceId: e.resourceId,
-          payload: e.payload, occurredAt: e.occurredAt, source,
+          seq: lastSeq + 1 + i,
+          eventId: e.eventId,
+          type: e.type,
+          userId: e.userId,
+          resourceId: e.resourceId,
+          payload: e.payload,
+          occurredAt: e.occurredAt,
+          source,
         })),
       );
       await m.update(EventSequence, { id: 1 }, { lastSeq: lastSeq + fresh.length });
@@ -211,15 +249,28 @@ export class EventLog {
         .getRawOne<{ seq: string | number | null }>();
       const through = Number(newest?.seq ?? 0);
       if (!through) return 0;
-      const result = await m.createQueryBuilder().delete().from(LoggedEvent).where('seq <= :through', { through }).execute();
-      await m.query('UPDATE event_sequence SET pruned_through = ? WHERE id = 1 AND pruned_through < ?', [through, through]);
+      const result = await m
+        .createQueryBuilder()
+        .delete()
+        .from(LoggedEvent)
+        .where('seq <= :through', { through })
+        .execute();
+      await m.query('UPDATE event_sequence SET pruned_through = ? WHERE id = 1 AND pruned_through < ?', [
+        through,
+        through,
+      ]);
       return result.affected ?? 0;
     });
   }
 
   /** Forgets used stream tickets that have expired (they are refused by their expiry now). */
   async pruneSpentTickets(now = new Date()): Promise<void> {
-    await this.dataSource.manager.createQueryBuilder().delete().from(SpentStreamTicket).where('expires_at < :now', { now }).execute();
+    await this.dataSource.manager
+      .createQueryBuilder()
+      .delete()
+      .from(SpentStreamTicket)
+      .where('expires_at < :now', { now })
+      .execute();
   }
 
   async close(): Promise<void> {
@@ -251,7 +302,12 @@ export class OutboxRelay {
    */
   start(): void {
     this.poller = startPoller({
-      name: 'outbox relay', intervalMs: this.intervalMs, maxIntervalMs: this.maxIntervalMs, work: () => this.drain(), wakeOn: this.outbox, logger: this.logger,
+      name: 'outbox relay',
+      intervalMs: this.intervalMs,
+      maxIntervalMs: this.maxIntervalMs,
+      work: () => this.drain(),
+      wakeOn: this.outbox,
+      logger: this.logger,
     });
   }
 
@@ -267,7 +323,8 @@ export class OutboxRelay {
       const appended = await this.log.append(this.source, batch);
       if (appended) {
         const now = Date.now();
-        for (const e of batch) eventRelayLag.observe({ source: this.source }, Math.max(0, now - e.occurredAt.getTime()) / 1000);
+        for (const e of batch)
+          eventRelayLag.observe({ source: this.source }, Math.max(0, now - e.occurredAt.getTime()) / 1000);
       }
       await this.outbox.manager.delete(OutboxEvent, { seq: In(batch.map((e) => e.seq)) });
       if (batch.length < 500) return true;
@@ -280,12 +337,19 @@ export class OutboxRelay {
 }
 
 /** Prunes events older than the retention now and then (any instance may; it is idempotent). */
-export function startPruning(log: EventLog, retentionSeconds: number, logger?: Logger, everyMs = 10 * 60_000): () => void {
+export function startPruning(
+  log: EventLog,
+  retentionSeconds: number,
+  logger?: Logger,
+  everyMs = 10 * 60_000,
+): () => void {
   const prune = () =>
-    Promise.all([log.prune(new Date(Date.now() - retentionSeconds * 1000)), log.pruneSpentTickets()]).then(([n]) => n).then(
-      (n) => n && logger?.info({ pruned: n }, 'old events pruned'),
-      (err) => logger?.warn({ err }, 'event pruning failed; retrying later'),
-    );
+    Promise.all([log.prune(new Date(Date.now() - retentionSeconds * 1000)), log.pruneSpentTickets()])
+      .then(([n]) => n)
+      .then(
+        (n) => n && logger?.info({ pruned: n }, 'old events pruned'),
+        (err) => logger?.warn({ err }, 'event pruning failed; retrying later'),
+      );
   void prune();
   const timer = setInterval(prune, everyMs).unref();
   return () => clearInterval(timer);

@@ -40,7 +40,13 @@ interface Subscriber {
 const PAGE = 500;
 
 const toStreamEvent = (e: LoggedEvent): StreamEvent => ({
-  seq: e.seq, eventId: e.eventId, type: e.type, userId: e.userId, resourceId: e.resourceId, occurredAt: e.occurredAt, data: JSON.parse(e.payload),
+  seq: e.seq,
+  eventId: e.eventId,
+  type: e.type,
+  userId: e.userId,
+  resourceId: e.resourceId,
+  occurredAt: e.occurredAt,
+  data: JSON.parse(e.payload),
 });
 
 export class EventStream {
@@ -61,7 +67,12 @@ export class EventStream {
   async start(): Promise<void> {
     this.head = (await this.log.position()).lastSeq;
     this.poller = startPoller({
-      name: 'event log poll', intervalMs: this.options.pollMs, maxIntervalMs: this.options.maxPollMs, work: () => this.poll(), wakeOn: this.log.dataSource, logger: this.options.logger,
+      name: 'event log poll',
+      intervalMs: this.options.pollMs,
+      maxIntervalMs: this.options.maxPollMs,
+      work: () => this.poll(),
+      wakeOn: this.log.dataSource,
+      logger: this.options.logger,
     });
   }
 
@@ -108,12 +119,19 @@ export class EventStream {
     if (after === undefined) return;
     const { prunedThrough, lastSeq } = await this.log.position();
     if (after < prunedThrough) {
-      throw new AppError('resync_required', `Events up to position ${prunedThrough} are no longer kept; start again without a position and reload your data.`);
+      throw new AppError(
+        'resync_required',
+        `Events up to position ${prunedThrough} are no longer kept; start again without a position and reload your data.`,
+      );
     }
     if (after > lastSeq) {
-      throw new AppError('validation_error', `Position ${after} lies past the end of the event stream (its newest position is ${lastSeq}); start again without a position.`, {
-        after: ['is past the end of the event stream'],
-      });
+      throw new AppError(
+        'validation_error',
+        `Position ${after} lies past the end of the event stream (its newest position is ${lastSeq}); start again without a position.`,
+        {
+          after: ['is past the end of the event stream'],
+        },
+      );
     }
   }
 

@@ -23,16 +23,34 @@ function validationDetails(errors: ClassValidatorError[], into: Record<string, s
 
 // Driver codes that mean "the database is not there right now", not "this request is wrong".
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'SQLITE_BUSY',
   // A server going down mid-query, a name that does not resolve for now, a queue after a fatal error.
-  'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ECONNABORTED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH',
-  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ECONNABORTED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
   // The next hop (lib/http-client.ts, undici): connection lost or not made in time, no answer in
   // time, an answer cut short (on a connection the server meant to close, undici names it by the
   // length that did not arrive; a chunked one by the parser's state).
-  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'HPE_INVALID_EOF_STATE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'HPE_INVALID_EOF_STATE',
 ]);
 
 // The next hop's own statuses for "not there right now" (lib/http-client.ts's postGraphQL keeps them).
@@ -40,12 +58,23 @@ const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
 /** True when the error (or what it wraps) says a dependency is unreachable: a 503, not a 500. */
 export function isUnavailableError(err: unknown): boolean {
-  type Wrapped = { code?: unknown; status?: unknown; message?: unknown; driverError?: unknown; originalError?: unknown; cause?: unknown };
+  type Wrapped = {
+    code?: unknown;
+    status?: unknown;
+    message?: unknown;
+    driverError?: unknown;
+    originalError?: unknown;
+    cause?: unknown;
+  };
   let e = err as Wrapped | undefined;
   for (let depth = 0; e && depth < 5; depth++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (typeof e.status === 'number' && UNAVAILABLE_STATUSES.has(e.status)) return true;
-    if (typeof e.message === 'string' && /connect ECONNREFUSED|Connection lost|Pool is closed|closed state/i.test(e.message)) return true;
+    if (
+      typeof e.message === 'string' &&
+      /connect ECONNREFUSED|Connection lost|Pool is closed|closed state/i.test(e.message)
+    )
+      return true;
     e = (e.driverError ?? e.originalError ?? e.cause) as Wrapped | undefined;
   }
   return false;
@@ -77,10 +106,19 @@ function isVariableValueError(e: GraphQLError): boolean {
   return e.nodes?.length === 1 && e.nodes[0].kind === Kind.VARIABLE_DEFINITION;
 }
 
-const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND']);
+const GRAPHQL_INPUT_CODES = new Set([
+  'GRAPHQL_VALIDATION_FAILED',
+  'GRAPHQL_PARSE_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+]);
 
 /** The code a raw GraphQL error should carry; `internal_error` for anything unexpected. */
-export function normalizeError(formatted: GraphQLFormattedError, original: unknown, logger?: Logger): GraphQLFormattedError {
+export function normalizeError(
+  formatted: GraphQLFormattedError,
+  original: unknown,
+  logger?: Logger,
+): GraphQLFormattedError {
   const ext = formatted.extensions ?? {};
   const code = ext.code;
   if (isErrorCode(code)) {
@@ -94,21 +132,40 @@ export function normalizeError(formatted: GraphQLFormattedError, original: unkno
   }
   const validationErrors = (ext as { validationErrors?: ClassValidatorError[] }).validationErrors;
   if (Array.isArray(validationErrors)) {
-    return { message: DEFAULT_MESSAGES.validation_error, path: formatted.path, extensions: { code: 'validation_error', details: validationDetails(validationErrors) } };
+    return {
+      message: DEFAULT_MESSAGES.validation_error,
+      path: formatted.path,
+      extensions: { code: 'validation_error', details: validationDetails(validationErrors) },
+    };
   }
   if (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code)) {
-    return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'validation_error' } };
+    return {
+      message: formatted.message,
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: 'validation_error' },
+    };
   }
-  if (code === 'UNAUTHENTICATED') return { message: DEFAULT_MESSAGES.unauthorized, path: formatted.path, extensions: { code: 'unauthorized' } };
-  if (code === 'FORBIDDEN') return { message: DEFAULT_MESSAGES.forbidden, path: formatted.path, extensions: { code: 'forbidden' } };
-  if (original instanceof GraphQLError && !original.path && (!original.originalError || isVariableValueError(original))) {
+  if (code === 'UNAUTHENTICATED')
+    return { message: DEFAULT_MESSAGES.unauthorized, path: formatted.path, extensions: { code: 'unauthorized' } };
+  if (code === 'FORBIDDEN')
+    return { message: DEFAULT_MESSAGES.forbidden, path: formatted.path, extensions: { code: 'forbidden' } };
+  if (
+    original instanceof GraphQLError &&
+    !original.path &&
+    (!original.originalError || isVariableValueError(original))
+  ) {
     // Errors of the document itself (unknown field, bad variable): the caller's mistake.
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'validation_error' } };
   }
   const cause = (original as GraphQLError)?.originalError ?? original;
   if (isUnavailableError(cause)) {
     logger?.warn({ err: cause }, 'dependency unavailable');
-    return { message: DEFAULT_MESSAGES.service_unavailable, path: formatted.path, extensions: { code: 'service_unavailable' } };
+    return {
+      message: DEFAULT_MESSAGES.service_unavailable,
+      path: formatted.path,
+      extensions: { code: 'service_unavailable' },
+    };
   }
   logger?.error({ err: cause }, 'unexpected error in resolver');
   return { message: DEFAULT_MESSAGES.internal_error, path: formatted.path, extensions: { code: 'internal_error' } };
@@ -124,9 +181,12 @@ export function graphqlBodyError(err: any, _req: Request, res: Response, next: N
   const status: number = err?.status ?? err?.statusCode ?? 500;
   if (res.headersSent || status >= 500) return next(err);
   const [code, message]: [ErrorCode, string] =
-    err.type === 'entity.too.large' ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
-      : err.type === 'entity.parse.failed' ? ['validation_error', 'The request body is not valid JSON.']
-        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' ? ['unsupported_media_type', String(err.message)]
+    err.type === 'entity.too.large'
+      ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
+      : err.type === 'entity.parse.failed'
+        ? ['validation_error', 'The request body is not valid JSON.']
+        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported'
+          ? ['unsupported_media_type', String(err.message)]
           : ['validation_error', `The request body could not be read: ${err.message}.`];
   sendJson(res, ERROR_STATUS[code], errorResult(new AppError(code, message)));
 }

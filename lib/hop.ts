@@ -53,7 +53,10 @@ export const subgraphGuarded = (config: Pick<Config, 'NODE_ENV'>) => config.NODE
 export function subgraphHost(config: Pick<Config, 'NODE_ENV' | 'SUBGRAPH_SECRET' | 'HOST'>, logger: Logger): string {
   if (!subgraphGuarded(config) || config.SUBGRAPH_SECRET) return config.HOST;
   if (!['127.0.0.1', '::1', 'localhost'].includes(config.HOST)) {
-    logger.warn({ host: config.HOST }, 'no SUBGRAPH_SECRET in production: listening on loopback only; _service and _entities are refused');
+    logger.warn(
+      { host: config.HOST },
+      'no SUBGRAPH_SECRET in production: listening on loopback only; _service and _entities are refused',
+    );
   }
   return '127.0.0.1';
 }
@@ -63,7 +66,10 @@ export function requireHopSecret(config: Pick<Config, 'NODE_ENV'>, hop: HopSecre
   const guarded = subgraphGuarded(config) && hop.configured;
   return (req: Request, res: Response, next: NextFunction) => {
     if (!guarded || hop.presentedBy(req.headers)) return next();
-    const e = new AppError('unauthorized', `This subgraph answers only its gateway: present the hop secret (${HOP_SECRET_HEADER}, SUBGRAPH_SECRET).`);
+    const e = new AppError(
+      'unauthorized',
+      `This subgraph answers only its gateway: present the hop secret (${HOP_SECRET_HEADER}, SUBGRAPH_SECRET).`,
+    );
     sendJson(res, ERROR_STATUS.unauthorized, errorResult(e));
   };
 }

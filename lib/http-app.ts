@@ -19,7 +19,8 @@ export interface ReadinessReport {
   details?: Record<string, unknown>;
 }
 
-export const isReadinessReport = (r: Checks | ReadinessReport): r is ReadinessReport => typeof (r as ReadinessReport).checks === 'object';
+export const isReadinessReport = (r: Checks | ReadinessReport): r is ReadinessReport =>
+  typeof (r as ReadinessReport).checks === 'object';
 
 /** Express's "trust proxy" from TRUST_PROXY: `true`/`false`, a hop count, or addresses/names (docs/client-addresses.md). */
 function trustProxy(value: string): boolean | number | string {
@@ -39,7 +40,10 @@ function clientAddress(req: Request): string {
   const claims = req.ips;
   for (let i = claims.length - 1; i >= 0; i--) {
     if (!isIP(claims[i])) {
-      req.log.warn({ forwarded_for: claims[i].slice(0, 100), used: address }, 'ignored a forwarded client address that is not an IP');
+      req.log.warn(
+        { forwarded_for: claims[i].slice(0, 100), used: address },
+        'ignored a forwarded client address that is not an IP',
+      );
       break;
     }
     address = claims[i];
@@ -48,7 +52,16 @@ function clientAddress(req: Request): string {
 }
 
 export interface BaseAppOptions {
-  config: Pick<Config, 'TRUST_PROXY' | 'CORS_ORIGINS' | 'CORS_MAX_AGE_SECONDS' | 'METRICS_PORT' | 'METRICS_ENABLED' | 'METRICS_PUBLIC' | 'NODE_ENV'>;
+  config: Pick<
+    Config,
+    | 'TRUST_PROXY'
+    | 'CORS_ORIGINS'
+    | 'CORS_MAX_AGE_SECONDS'
+    | 'METRICS_PORT'
+    | 'METRICS_ENABLED'
+    | 'METRICS_PUBLIC'
+    | 'NODE_ENV'
+  >;
   logger: Logger;
   /** Readiness: 503 when an entry is `down`, else 200 (`degraded` entries included). */
   checks: () => Promise<Checks | ReadinessReport>;
@@ -97,11 +110,14 @@ function requestLine(req: Request, res: http.ServerResponse, durationMs: number,
     status: res.statusCode,
     duration_ms: durationMs,
     ...(userId ? { user_id: userId } : {}),
-    ...(logger.isLevelEnabled('debug') ? { req: { method: req.method, url: loggedUrl(req), headers: req.headers, remoteAddress: req.ip } } : {}),
+    ...(logger.isLevelEnabled('debug')
+      ? { req: { method: req.method, url: loggedUrl(req), headers: req.headers, remoteAddress: req.ip } }
+      : {}),
   };
 }
 
-const loggedUrl = (req: Request) => (req.originalUrl.startsWith('/graphql') ? req.originalUrl.split('?')[0] : req.originalUrl);
+const loggedUrl = (req: Request) =>
+  req.originalUrl.startsWith('/graphql') ? req.originalUrl.split('?')[0] : req.originalUrl;
 
 /** The `sub` a bearer JWT claims, read without verifying it: for log lines only. */
 function tokenSubject(authorization: string | undefined): string | undefined {
@@ -128,7 +144,13 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
-export function createBaseApp({ config, logger, checks, healthPrefixes = [], browsers = false }: BaseAppOptions): Express {
+export function createBaseApp({
+  config,
+  logger,
+  checks,
+  healthPrefixes = [],
+  browsers = false,
+}: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(config.TRUST_PROXY));
@@ -165,13 +187,24 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     res.once('close', () => {
       const seconds = secondsSince(start);
       if (metrics && res.writableFinished) {
-        httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel(req), status_class: `${Math.floor(res.statusCode / 100)}xx` }, seconds);
+        httpRequestDuration.observe(
+          {
+            method: methodLabel(req.method),
+            route: routeLabel(req),
+            status_class: `${Math.floor(res.statusCode / 100)}xx`,
+          },
+          seconds,
+        );
       }
       if (!logged) return;
       const failed = res.statusCode >= 500;
       if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
-      const line: Record<string, unknown> = { request_id: id, ...requestLine(req, res, Math.round(seconds * 1000), logger) };
-      if (failed) logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
+      const line: Record<string, unknown> = {
+        request_id: id,
+        ...requestLine(req, res, Math.round(seconds * 1000), logger),
+      };
+      if (failed)
+        logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
       else logger.info(line, 'request completed');
     });
     next();
@@ -186,17 +219,26 @@ export function createBaseApp({ config, logger, checks, healthPrefixes = [], bro
     const answer = await checks();
     const report = isReadinessReport(answer) ? answer : { checks: answer };
     const ok = Object.values(report.checks).every((v) => v !== 'down');
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: report.checks, ...(report.details ? { details: report.details } : {}) });
+    res
+      .status(ok ? 200 : 503)
+      .json({
+        status: ok ? 'ready' : 'not_ready',
+        checks: report.checks,
+        ...(report.details ? { details: report.details } : {}),
+      });
   };
   // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts). In production
   // they are not on the public port unless METRICS_PUBLIC says so: they need no token.
   if (config.METRICS_ENABLED && config.METRICS_PORT === undefined) {
     if (config.NODE_ENV !== 'production' || config.METRICS_PUBLIC) app.get('/metrics', metricsHandler);
     else {
-      app.get('/metrics', (_req, res) => sendJson(res, 403, {
-        error: 'forbidden',
-        message: 'Metrics are not served on the public port in production: set METRICS_PORT to serve them on a port of their own (or METRICS_PUBLIC=true).',
-      }));
+      app.get('/metrics', (_req, res) =>
+        sendJson(res, 403, {
+          error: 'forbidden',
+          message:
+            'Metrics are not served on the public port in production: set METRICS_PORT to serve them on a port of their own (or METRICS_PUBLIC=true).',
+        }),
+      );
     }
   }
   for (const prefix of ['', ...healthPrefixes]) {

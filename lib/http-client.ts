@@ -30,8 +30,18 @@ function poolFor(origin: string): Pool {
 /** POSTs `body` and reads the whole answer as text. Rejects on network errors (with their `code`). */
 async function post(url: string | URL, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
   const target = typeof url === 'string' ? new URL(url) : url;
-  const res = await poolFor(target.origin).request({ method: 'POST', path: `${target.pathname}${target.search}`, headers, body });
-  return { status: res.statusCode, statusText: res.statusText || (STATUS_CODES[res.statusCode] ?? ''), headers: res.headers, body: await res.body.text() };
+  const res = await poolFor(target.origin).request({
+    method: 'POST',
+    path: `${target.pathname}${target.search}`,
+    headers,
+    body,
+  });
+  return {
+    status: res.statusCode,
+    statusText: res.statusText || (STATUS_CODES[res.statusCode] ?? ''),
+    headers: res.headers,
+    body: await res.body.text(),
+  };
 }
 
 /** A GraphQL answer as it arrives over HTTP. */
@@ -45,7 +55,11 @@ export interface GraphQLAnswer {
  * `errors`), whatever the status (a request the next hop refused still carries its errors);
  * anything else (a proxy's error page, a body cut short) rejects with the status and the body.
  */
-export async function postGraphQL(url: string | URL, headers: Record<string, string>, request: object): Promise<GraphQLAnswer> {
+export async function postGraphQL(
+  url: string | URL,
+  headers: Record<string, string>,
+  request: object,
+): Promise<GraphQLAnswer> {
   const answer = await post(url, { 'content-type': 'application/json', ...headers }, JSON.stringify(request));
   let body: unknown;
   try {
@@ -53,7 +67,8 @@ export async function postGraphQL(url: string | URL, headers: Record<string, str
   } catch {
     body = undefined;
   }
-  if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors))) return body as GraphQLAnswer;
+  if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors)))
+    return body as GraphQLAnswer;
   throw Object.assign(new Error(`${url} answered ${answer.status} ${answer.statusText} without a GraphQL answer`), {
     status: answer.status,
     body: answer.body.slice(0, 500),

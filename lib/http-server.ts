@@ -45,9 +45,14 @@ export function listen(handler: RequestListener, port: number, host: string): Pr
         const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 408;
         return void socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
       }
-      const body = JSON.stringify({ error: 'validation_error', message: 'The request could not be read: a bad request line, header or body framing.' });
+      const body = JSON.stringify({
+        error: 'validation_error',
+        message: 'The request could not be read: a bad request line, header or body framing.',
+      });
       const head = /^HEAD /.test(String((err as { rawPacket?: Buffer }).rawPacket ?? '')); // the answer to a HEAD has no body
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+      );
     });
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -108,7 +113,8 @@ function madeWith(base: Function, prototype: object): Function {
 /** The comment that ends every open event stream when the process stops (EventSource then reconnects elsewhere). */
 export const SHUTDOWN_COMMENT = ': server shutting down\n\n';
 
-const isEventStream = (res: http.ServerResponse) => String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+const isEventStream = (res: http.ServerResponse) =>
+  String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
 
 /**
  * Ends the Server-Sent Events responses still open: a final comment, then the end of the
@@ -145,11 +151,18 @@ export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) =
  */
 export function startupFailure(err: unknown, port?: number): string {
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (e?.code === 'EADDRINUSE') return `port ${e.port ?? port} is already in use${e.address ? ` on ${e.address}` : ''}; stop the other process or set PORT`;
-  if (e?.code === 'EACCES' && e.syscall === 'listen') return `no permission to listen on port ${e.port ?? port}; use a port above 1023 or set PORT`;
+  if (e?.code === 'EADDRINUSE')
+    return `port ${e.port ?? port} is already in use${e.address ? ` on ${e.address}` : ''}; stop the other process or set PORT`;
+  if (e?.code === 'EACCES' && e.syscall === 'listen')
+    return `no permission to listen on port ${e.port ?? port}; use a port above 1023 or set PORT`;
   if (e?.code === 'EADDRNOTAVAIL') return `cannot listen on ${e.address}: no such address here; set HOST`;
   // A setting found wrong at start (e.g. a guessable bootstrap password) names each problem.
-  if (err instanceof ConfigError) return err.message.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  if (err instanceof ConfigError)
+    return err.message
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(' ');
   return (err instanceof Error ? err.message : String(err)).split('\n')[0];
 }
 
@@ -171,15 +184,22 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
   }
   const logger = createLogger(config);
   // One metrics server per process, whatever the process serves (METRICS_PORT).
-  const metrics = config.METRICS_PORT === undefined || !config.METRICS_ENABLED ? undefined : http
-    .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
-    .listen(config.METRICS_PORT, config.HOST);
+  const metrics =
+    config.METRICS_PORT === undefined || !config.METRICS_ENABLED
+      ? undefined
+      : http
+          .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
+          .listen(config.METRICS_PORT, config.HOST);
   start(config).then(
-    (service) => onShutdownSignal(async () => {
-      metrics?.close();
-      await service.close();
-      await stopTracing();
-    }, (message) => logger.info(message)),
+    (service) =>
+      onShutdownSignal(
+        async () => {
+          metrics?.close();
+          await service.close();
+          await stopTracing();
+        },
+        (message) => logger.info(message),
+      ),
     (err) => {
       const debug = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
       failure.fatal(debug ? { err } : {}, `failed to start: ${startupFailure(err, config.PORT)}`);

@@ -47,7 +47,7 @@ export const subgraphRequestDuration = new client.Histogram({
 
 export const eventRelayLag = new client.Histogram({
   name: 'event_relay_lag_seconds',
-  help: 'Time from an event\'s commit (in its subgraph\'s outbox) to its append to the event log.',
+  help: "Time from an event's commit (in its subgraph's outbox) to its append to the event log.",
   labelNames: ['source'] as const,
   buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers: [registry],
@@ -88,13 +88,15 @@ function scrapedGauge(name: string, help: string, labelNames: string[]) {
     registers: [registry],
     async collect() {
       this.reset();
-      const all = await Promise.all([...sources].map(async (read) => {
-        try {
-          return await read();
-        } catch {
-          return []; // a database that does not answer has no figure; readiness reports it
-        }
-      }));
+      const all = await Promise.all(
+        [...sources].map(async (read) => {
+          try {
+            return await read();
+          } catch {
+            return []; // a database that does not answer has no figure; readiness reports it
+          }
+        }),
+      );
       for (const { labels, value } of all.flat()) this.set(labels, value);
     },
   });
@@ -107,10 +109,22 @@ function scrapedGauge(name: string, help: string, labelNames: string[]) {
 /** Syntheses by state, as the tts database holds them. */
 export const addSynthesisJobsSource = scrapedGauge('synthesis_jobs', 'Syntheses by state.', ['state']);
 /** Age of the oldest queued synthesis (0 when none is queued). */
-export const addSynthesisQueueAgeSource = scrapedGauge('synthesis_queue_oldest_age_seconds', 'Age of the oldest queued synthesis.', []);
+export const addSynthesisQueueAgeSource = scrapedGauge(
+  'synthesis_queue_oldest_age_seconds',
+  'Age of the oldest queued synthesis.',
+  [],
+);
 
-const addPoolInUseSource = scrapedGauge('db_pool_connections_in_use', 'Database connections taken from the pool, by database.', ['database']);
-const addPoolWaitingSource = scrapedGauge('db_pool_requests_waiting', 'Queries waiting for a free pool connection, by database.', ['database']);
+const addPoolInUseSource = scrapedGauge(
+  'db_pool_connections_in_use',
+  'Database connections taken from the pool, by database.',
+  ['database'],
+);
+const addPoolWaitingSource = scrapedGauge(
+  'db_pool_requests_waiting',
+  'Queries waiting for a free pool connection, by database.',
+  ['database'],
+);
 
 /** Reports a MySQL data source's pool (SQLite has one connection and no pool) until it is destroyed. */
 export function watchPool(database: string, dataSource: DataSource): void {
@@ -125,10 +139,7 @@ export function watchPool(database: string, dataSource: DataSource): void {
     };
     return read;
   };
-  const removals = [
-    addPoolInUseSource(reader((c) => c.inUse)),
-    addPoolWaitingSource(reader((c) => c.waiting)),
-  ];
+  const removals = [addPoolInUseSource(reader((c) => c.inUse)), addPoolWaitingSource(reader((c) => c.waiting))];
   const remove = () => removals.forEach((r) => r());
 }
 
@@ -147,7 +158,12 @@ export function operationLabel(name: string | null | undefined): string {
 }
 
 /** Records one GraphQL operation. */
-export function observeOperation(name: string | null | undefined, type: string | undefined, outcome: string, seconds: number): void {
+export function observeOperation(
+  name: string | null | undefined,
+  type: string | undefined,
+  outcome: string,
+  seconds: number,
+): void {
   const labels = { operation: operationLabel(name), type: type ?? 'unknown', outcome };
   graphqlOperations.inc(labels);
   graphqlOperationDuration.observe(labels, seconds);

@@ -24,7 +24,7 @@ export class OperationBudget {
   /** Takes `amount` from the operation's budget; false (and nothing taken) when it would go over. */
   take(ctx: Budgeted & object, amount: number): boolean {
     const key = ctx.operationId && `${ctx.principal?.userId ?? ''}|${ctx.operationId}`;
-    const taken = (key ? this.byOperation.get(key) ?? 0 : this.byRequest.get(ctx) ?? 0) + amount;
+    const taken = (key ? (this.byOperation.get(key) ?? 0) : (this.byRequest.get(ctx) ?? 0)) + amount;
     if (taken > this.max) return false;
     if (key) this.byOperation.set(key, taken);
     else this.byRequest.set(ctx, taken);

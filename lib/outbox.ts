@@ -2,7 +2,16 @@
 // is inserted with the change in the same transaction, so an acknowledged command always
 // has its event and a rolled-back one never does.
 import crypto from 'node:crypto';
-import { Column, Entity, EntityManager, Index, PrimaryGeneratedColumn, QueryRunner, Table, TableColumnOptions } from 'typeorm';
+import {
+  Column,
+  Entity,
+  EntityManager,
+  Index,
+  PrimaryGeneratedColumn,
+  QueryRunner,
+  Table,
+  TableColumnOptions,
+} from 'typeorm';
 import { columns } from './database/portable';
 
 export const OUTBOX_TABLE = 'outbox';

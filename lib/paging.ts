@@ -36,7 +36,8 @@ export function PageOf<T extends object>(itemType: ClassType<T>) {
   @ObjectType() // never in the schema itself: nothing returns it, only the classes that extend it
   abstract class PageType implements Page<T> {
     @Field(() => [itemType]) items!: T[];
-    @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }) nextCursor!: string | null;
+    @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' })
+    nextCursor!: string | null;
   }
   return PageType;
 }
@@ -95,17 +96,31 @@ export async function pageOf<T extends ObjectLiteral>(
 ): Promise<Page<T>> {
   const column = (i: number) => `${query.alias}.${order.keys[i].property}`;
   if (cursor) {
-    const values = decodeCursor(cursor, order.keys.map((k) => k.kind));
+    const values = decodeCursor(
+      cursor,
+      order.keys.map((k) => k.kind),
+    );
     const beyond = order.direction === 'ASC' ? '>' : '<';
     // (a, b) beyond (x, y), spelled out: a beyond x OR (a = x AND b beyond y).
     const terms = order.keys.map((_, i) =>
-      [...order.keys.slice(0, i).map((__, j) => `${column(j)} = :pageAfter${j}`), `${column(i)} ${beyond} :pageAfter${i}`].join(' AND '),
+      [
+        ...order.keys.slice(0, i).map((__, j) => `${column(j)} = :pageAfter${j}`),
+        `${column(i)} ${beyond} :pageAfter${i}`,
+      ].join(' AND '),
     );
-    query.andWhere(`(${terms.map((t) => `(${t})`).join(' OR ')})`, Object.fromEntries(values.map((v, i) => [`pageAfter${i}`, v])));
+    query.andWhere(
+      `(${terms.map((t) => `(${t})`).join(' OR ')})`,
+      Object.fromEntries(values.map((v, i) => [`pageAfter${i}`, v])),
+    );
   }
-  order.keys.forEach((_, i) => (i ? query.addOrderBy(column(i), order.direction) : query.orderBy(column(i), order.direction)));
+  order.keys.forEach((_, i) =>
+    i ? query.addOrderBy(column(i), order.direction) : query.orderBy(column(i), order.direction),
+  );
   const rows = await query.take(limit + 1).getMany();
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit ? encodeCursor(order.keys.map((k) => last[k.property] as CursorValue)) : null };
+  return {
+    items,
+    nextCursor: rows.length > limit ? encodeCursor(order.keys.map((k) => last[k.property] as CursorValue)) : null,
+  };
 }

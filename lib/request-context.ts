@@ -30,12 +30,21 @@ export function requestIdFrom(headers: Headers): string {
  * The client address goes only with the hop secret, without which the next hop would not believe it.
  */
 export function forwardedHeaders(
-  ctx: { requestId: string; clientIp: string; authorization?: string; streamTicket?: string; userAgent?: string; operationId?: string },
+  ctx: {
+    requestId: string;
+    clientIp: string;
+    authorization?: string;
+    streamTicket?: string;
+    userAgent?: string;
+    operationId?: string;
+  },
   hopSecret: string | undefined,
 ): Record<string, string> {
   return {
     [REQUEST_ID_HEADER]: ctx.requestId,
-    ...(hopSecret ? { [HOP_SECRET_HEADER]: hopSecret, ...(ctx.clientIp ? { [CLIENT_IP_HEADER]: ctx.clientIp } : {}) } : {}),
+    ...(hopSecret
+      ? { [HOP_SECRET_HEADER]: hopSecret, ...(ctx.clientIp ? { [CLIENT_IP_HEADER]: ctx.clientIp } : {}) }
+      : {}),
     ...(ctx.operationId ? { [OPERATION_ID_HEADER]: ctx.operationId } : {}),
     ...(ctx.authorization ? { authorization: ctx.authorization } : {}),
     ...(ctx.streamTicket ? { [STREAM_TICKET_HEADER]: ctx.streamTicket } : {}),

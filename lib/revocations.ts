@@ -55,11 +55,13 @@ export class SessionRevocations {
     // One reading at a time (they advance one position); a newer one follows the one under way.
     if (current) return current.done.catch(() => undefined).then(() => this.read(needFrom));
     const startedAt = performance.now();
-    const done = this.readLog().then(() => {
-      this.readStartedAt = Math.max(this.readStartedAt, startedAt);
-    }).finally(() => {
-      if (this.reading?.done === done) this.reading = undefined;
-    });
+    const done = this.readLog()
+      .then(() => {
+        this.readStartedAt = Math.max(this.readStartedAt, startedAt);
+      })
+      .finally(() => {
+        if (this.reading?.done === done) this.reading = undefined;
+      });
     this.reading = { startedAt, done };
     return done;
   }
@@ -68,7 +70,11 @@ export class SessionRevocations {
     // The head first, committed: every event up to it is committed too (the append moves it in
     // the same transaction), so nothing at or below it can appear later; events above it are
     // left for the next reading.
-    const [head] = await selectCommitted<{ last_seq: number | string }>(this.log, 'SELECT last_seq FROM event_sequence WHERE id = 1', []);
+    const [head] = await selectCommitted<{ last_seq: number | string }>(
+      this.log,
+      'SELECT last_seq FROM event_sequence WHERE id = 1',
+      [],
+    );
     const through = Number(head?.last_seq ?? 0);
     const now = Date.now();
     // Revocations whose tokens have all expired are left out (a process starting reads no week of them).
@@ -79,7 +85,12 @@ export class SessionRevocations {
         .select('e.seq', 'seq')
         .addSelect('e.resource_id', 'resource_id')
         .from('events', 'e')
-        .where('e.type = :type AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', { type: SESSION_REVOKED, after: this.readThrough, through, since })
+        .where('e.type = :type AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', {
+          type: SESSION_REVOKED,
+          after: this.readThrough,
+          through,
+          since,
+        })
         .orderBy('e.seq')
         .limit(PAGE)
         .getRawMany();

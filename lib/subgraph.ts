@@ -4,8 +4,20 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import {
-  execute, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLObjectType, GraphQLSchema, isObjectType, Kind, NoSchemaIntrospectionCustomRule, OperationDefinitionNode, OperationTypeNode, parse,
-  ValidationContext, ValidationRule,
+  execute,
+  FieldNode,
+  GraphQLError,
+  GraphQLFormattedError,
+  GraphQLObjectType,
+  GraphQLSchema,
+  isObjectType,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  OperationDefinitionNode,
+  OperationTypeNode,
+  parse,
+  ValidationContext,
+  ValidationRule,
 } from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
@@ -138,7 +150,9 @@ export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) =>
 };
 
 /** A TypeGraphQL schema, printed with its directives and built as a Federation 2 subgraph. */
-export async function buildFederatedSchema(parts: Pick<SubgraphParts, 'resolvers' | 'orphanedTypes' | 'references'>): Promise<GraphQLSchema> {
+export async function buildFederatedSchema(
+  parts: Pick<SubgraphParts, 'resolvers' | 'orphanedTypes' | 'references'>,
+): Promise<GraphQLSchema> {
   const instances = new Map<Function, object>(parts.resolvers.map((r) => [r.constructor, r]));
   const schema = await buildSchema({
     resolvers: [...instances.keys()] as unknown as NonEmptyArray<Function>,
@@ -152,7 +166,10 @@ export async function buildFederatedSchema(parts: Pick<SubgraphParts, 'resolvers
   for (const [type, ref] of Object.entries(parts.references ?? {})) {
     resolvers[type] = { ...(resolvers[type] ?? {}), ...ref };
   }
-  const subgraph = buildSubgraphSchema({ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers });
+  const subgraph = buildSubgraphSchema({
+    typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`),
+    resolvers,
+  });
   refuseUnknownEntityTypes(subgraph);
   return subgraph;
 }
@@ -170,14 +187,20 @@ function refuseUnknownEntityTypes(schema: GraphQLSchema): void {
       const name = representation?.__typename;
       const type = typeof name === 'string' ? schema.getType(name) : undefined;
       if (!type || !isObjectType(type)) {
-        throw new AppError('validation_error', `_entities: this subgraph has no entity type ${JSON.stringify(name)}.`, { representations: ['name an entity type of this subgraph in __typename'] });
+        throw new AppError('validation_error', `_entities: this subgraph has no entity type ${JSON.stringify(name)}.`, {
+          representations: ['name an entity type of this subgraph in __typename'],
+        });
       }
       // A representation without its key (`{"__typename":"User"}`) would reach the reference resolver without an id.
       const keys = entityKeys(type);
       if (keys.length && !keys.some((fields) => fields.every((f) => isKeyValue(representation[f])))) {
-        throw new AppError('validation_error', `_entities: a ${name} representation needs its key (${keys.map((k) => k.join(' ')).join(' or ')}).`, {
-          representations: [`give the key fields of ${name}`],
-        });
+        throw new AppError(
+          'validation_error',
+          `_entities: a ${name} representation needs its key (${keys.map((k) => k.join(' ')).join(' or ')}).`,
+          {
+            representations: [`give the key fields of ${name}`],
+          },
+        );
       }
     }
     return resolve(source, args, context, info);
@@ -194,7 +217,8 @@ function entityKeys(type: GraphQLObjectType): string[][] {
     for (const directive of node?.directives ?? []) {
       if (directive.name.value !== 'key') continue;
       const fields = directive.arguments?.find((a) => a.name.value === 'fields')?.value;
-      if (fields?.kind === Kind.STRING && !fields.value.includes('{')) keys.push(fields.value.split(/[\s,]+/).filter(Boolean));
+      if (fields?.kind === Kind.STRING && !fields.value.includes('{'))
+        keys.push(fields.value.split(/[\s,]+/).filter(Boolean));
     }
   }
   return keys;
@@ -211,7 +235,8 @@ export async function startSubgraph(
   const checkPrincipal =
     parts.checkPrincipal ??
     (async (principal: Principal) => {
-      if (await deps.events.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
+      if (await deps.events.sessionRevoked(principal.sessionId))
+        throw new AppError('unauthorized', 'The session has ended.');
     });
   // Introspection and suggestions follow GRAPHQL_INTROSPECTION here too: a subgraph may be reached directly.
   const hideSuggestions = !deps.config.introspection;
@@ -219,7 +244,9 @@ export async function startSubgraph(
   const documents = new DocumentCache(schema, { rules, hideSuggestions });
   // In production, callers without the hop secret never get the federation fields (lib/hop.ts).
   const production = deps.config.NODE_ENV === 'production';
-  const strangerDocuments = production ? new DocumentCache(schema, { rules: [...rules, NoFederationFieldsRule], hideSuggestions }) : documents;
+  const strangerDocuments = production
+    ? new DocumentCache(schema, { rules: [...rules, NoFederationFieldsRule], hideSuggestions })
+    : documents;
   await parts.start?.();
   relay.start();
 
@@ -244,7 +271,9 @@ export async function startSubgraph(
       };
       if (hasBearer(headers)) {
         try {
-          const principal = verified ?? (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
+          const principal =
+            verified ??
+            (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
           await checkPrincipal(principal, ctx);
           ctx.principal = principal;
         } catch (err) {
@@ -254,7 +283,8 @@ export async function startSubgraph(
       return ctx;
     },
     execute: (request, caller) => answer(inProcess, request, { caller, hop: true }, documents),
-    serve: (request, caller, hop) => answer(endpoint, request, { caller, hop }, hop || !production ? documents : strangerDocuments),
+    serve: (request, caller, hop) =>
+      answer(endpoint, request, { caller, hop }, hop || !production ? documents : strangerDocuments),
     ready: () => pingDatabase(dataSource),
     async readiness() {
       if (!(await pingDatabase(dataSource))) return { checks: { database: 'down' } };
@@ -278,18 +308,33 @@ export async function startSubgraph(
   type Caller = { caller: SubgraphCaller; hop: boolean; documents?: DocumentCache };
   const pipelineFor = (over: 'http' | 'process') =>
     operationPipeline<Caller, SubgraphContext>({
-      limits: over === 'http' ? { limits: operationLimits(deps.config), authenticated: (op) => hasBearer(op.caller.caller.headers) } : undefined,
+      limits:
+        over === 'http'
+          ? { limits: operationLimits(deps.config), authenticated: (op) => hasBearer(op.caller.caller.headers) }
+          : undefined,
       documents: (op) => op.caller.documents,
       principal: (op) => running.createContext(op.caller.caller),
-      execute: (op) => execute({ schema, document: op.document!, variableValues: op.request.variables, operationName: op.request.operationName, contextValue: op.context, hideSuggestions }) as
-        OperationResult | Promise<OperationResult>,
+      execute: (op) =>
+        execute({
+          schema,
+          document: op.document!,
+          variableValues: op.request.variables,
+          operationName: op.request.operationName,
+          contextValue: op.context,
+          hideSuggestions,
+        }) as OperationResult | Promise<OperationResult>,
       // In one process the gateway caps the whole answer, as one refusal of the operation.
       maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
       metrics: over === 'http' && deps.config.METRICS_ENABLED,
     });
   const inProcess = pipelineFor('process');
   const endpoint = pipelineFor('http');
-  async function answer(p: Pipeline<Caller, SubgraphContext>, request: SubgraphRequest, caller: Caller, docs: DocumentCache): Promise<SubgraphAnswer> {
+  async function answer(
+    p: Pipeline<Caller, SubgraphContext>,
+    request: SubgraphRequest,
+    caller: Caller,
+    docs: DocumentCache,
+  ): Promise<SubgraphAnswer> {
     caller.documents = docs;
     const op = await p.run(new Operation(request, caller, schema, SUBGRAPH_KINDS, logger));
     const { data, errors } = op.answer;
@@ -309,7 +354,11 @@ const FEDERATION_FIELDS = new Set(['_service', '_entities']);
 const NoFederationFieldsRule: ValidationRule = (context: ValidationContext) => ({
   Field(node: FieldNode) {
     if (FEDERATION_FIELDS.has(node.name.value) && context.getParentType() === context.getSchema().getQueryType()) {
-      context.reportError(new GraphQLError(`${node.name.value} is answered only to the gateway (the hop secret, SUBGRAPH_SECRET).`, { nodes: [node] }));
+      context.reportError(
+        new GraphQLError(`${node.name.value} is answered only to the gateway (the hop secret, SUBGRAPH_SECRET).`, {
+          nodes: [node],
+        }),
+      );
     }
   },
 });
@@ -349,22 +398,37 @@ export async function startSubgraphWorker(
 }
 
 /** The subgraph's own database, and the relay that moves its outbox into the shared event log. */
-async function openSubgraphData(definition: SubgraphDefinition, deps: { config: Config; logger: Logger; events: EventLog }) {
+async function openSubgraphData(
+  definition: SubgraphDefinition,
+  deps: { config: Config; logger: Logger; events: EventLog },
+) {
   // One key per fact: a subgraph process's logger already names it.
-  const logger = deps.logger.bindings().subgraph === definition.name ? deps.logger : deps.logger.child({ subgraph: definition.name });
+  const logger =
+    deps.logger.bindings().subgraph === definition.name
+      ? deps.logger
+      : deps.logger.child({ subgraph: definition.name });
   const dataSource = await openDatabase(
     deps.config,
     { name: definition.name, entities: definition.entities, migrations: definition.migrations },
     logger,
   );
-  const relay = new OutboxRelay(definition.name, dataSource, deps.events, deps.config.EVENT_POLL_MS, logger, deps.config.POLL_MAX_IDLE_MS);
+  const relay = new OutboxRelay(
+    definition.name,
+    dataSource,
+    deps.events,
+    deps.config.EVENT_POLL_MS,
+    logger,
+    deps.config.POLL_MAX_IDLE_MS,
+  );
   return {
     logger,
     dataSource,
     relay,
     async close() {
       await relay.stop();
-      await relay.drain().catch((err) => logger.warn({ err }, 'outbox not fully relayed; the next start relays the rest'));
+      await relay
+        .drain()
+        .catch((err) => logger.warn({ err }, 'outbox not fully relayed; the next start relays the rest'));
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };

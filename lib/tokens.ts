@@ -60,7 +60,10 @@ export function loadKeys(config: Pick<Config, 'JWT_PRIVATE_KEY' | 'JWT_PUBLIC_KE
     publicKey = crypto.createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
   }
   const jwk = crypto.createPublicKey(publicKey!).export({ format: 'jwk' });
-  const kid = crypto.createHash('sha256').update(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n })).digest('base64url');
+  const kid = crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n }))
+    .digest('base64url');
   return { publicKey: publicKey!, privateKey, kid };
 }
 
@@ -88,7 +91,12 @@ export class TokenSigner {
     this.privateKey = crypto.createPrivateKey(keys.privateKey);
   }
 
-  sign(claims: { userId: string; sessionId: string; roles: string[] }, typ: TokenType, ttlSeconds: number, extra: Record<string, unknown> = {}): SignedToken {
+  sign(
+    claims: { userId: string; sessionId: string; roles: string[] },
+    typ: TokenType,
+    ttlSeconds: number,
+    extra: Record<string, unknown> = {},
+  ): SignedToken {
     const tokenId = crypto.randomUUID();
     const nowSeconds = Math.floor(Date.now() / 1000);
     const token = jwt.sign(
@@ -117,7 +125,11 @@ export class TokenVerifier {
   private readonly strategies: Record<TokenType, JwtStrategy>;
 
   /** `tokensKept`: how many verified access tokens to remember (a parameter so a test can reach the bound). */
-  constructor(keys: KeyMaterial, issuer: string, private readonly tokensKept = VERIFIED_TOKENS_KEPT) {
+  constructor(
+    keys: KeyMaterial,
+    issuer: string,
+    private readonly tokensKept = VERIFIED_TOKENS_KEPT,
+  ) {
     // A KeyObject, parsed once: given the PEM string, jsonwebtoken parses it on every verification.
     const publicKey = crypto.createPublicKey(keys.publicKey) as unknown as string;
     const make = (typ: TokenType) =>
@@ -130,7 +142,13 @@ export class TokenVerifier {
         },
         (payload: Record<string, unknown>, done: (err: unknown, user?: Principal | false) => void) => {
           const { sub, sid, jti, exp, roles, sxp } = payload;
-          if (payload.typ !== typ || typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
+          if (
+            payload.typ !== typ ||
+            typeof sub !== 'string' ||
+            typeof sid !== 'string' ||
+            typeof jti !== 'string' ||
+            typeof exp !== 'number'
+          ) {
             return done(null, false);
           }
           // A stream ticket expires soon, but the stream it opens lasts as long as the access

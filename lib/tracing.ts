@@ -13,7 +13,15 @@
 import type http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { context, propagation, trace, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type SpanKind,
+} from '@opentelemetry/api';
 import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
 import { type Config, loadConfig } from './config';
 
@@ -30,9 +38,20 @@ export const TRUSTED_PARENT_ATTRIBUTE = 'trace.parent_trusted';
 
 /** The names Express's trust-proxy setting knows, as subnets. */
 const NAMED_SUBNETS: Record<string, [string, number, 'ipv4' | 'ipv6'][]> = {
-  loopback: [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']],
-  linklocal: [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']],
-  uniquelocal: [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['fc00::', 7, 'ipv6']],
+  loopback: [
+    ['127.0.0.0', 8, 'ipv4'],
+    ['::1', 128, 'ipv6'],
+  ],
+  linklocal: [
+    ['169.254.0.0', 16, 'ipv4'],
+    ['fe80::', 10, 'ipv6'],
+  ],
+  uniquelocal: [
+    ['10.0.0.0', 8, 'ipv4'],
+    ['172.16.0.0', 12, 'ipv4'],
+    ['192.168.0.0', 16, 'ipv4'],
+    ['fc00::', 7, 'ipv6'],
+  ],
 };
 
 /** TRACE_TRUST_PARENT as a block list: `loopback`, `linklocal`, `uniquelocal`, addresses and CIDRs. Throws on anything else. */
@@ -47,7 +66,8 @@ export function trustedCallers(list: string[]): net.BlockList {
     const [address, prefix] = entry.split('/');
     const version = net.isIP(address);
     const bits = prefix === undefined ? (version === 6 ? 128 : 32) : Number(prefix);
-    if (!version || !Number.isInteger(bits) || bits < 0 || bits > (version === 6 ? 128 : 32)) throw new Error(`"${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`);
+    if (!version || !Number.isInteger(bits) || bits < 0 || bits > (version === 6 ? 128 : 32))
+      throw new Error(`"${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal`);
     blocks.addSubnet(address, bits, version === 6 ? 'ipv6' : 'ipv4');
   }
   return blocks;
@@ -70,14 +90,25 @@ export function traceParentTrust(list: string[]): (req: http.IncomingMessage) =>
  */
 export function callerSampler(ratio: number): Sampler {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const { ParentBasedSampler, TraceIdRatioBasedSampler, SamplingDecision } =
+    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const followed = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
   return {
-    shouldSample(ctx: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
+    shouldSample(
+      ctx: Context,
+      traceId: string,
+      name: string,
+      kind: SpanKind,
+      attributes: Attributes,
+      links: Link[],
+    ): SamplingResult {
       const parent = trace.getSpanContext(ctx);
       if (parent?.isRemote && attributes[TRUSTED_PARENT_ATTRIBUTE] !== true) {
         // The trace id is the caller's, so it cannot choose the draw: a random one, not the id's.
-        return { decision: ratio >= 1 || Math.random() < ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+        return {
+          decision:
+            ratio >= 1 || Math.random() < ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
+        };
       }
       return followed.shouldSample(ctx, traceId, name, kind, attributes, links);
     },
@@ -87,23 +118,35 @@ export function callerSampler(ratio: number): Sampler {
 
 function startTracing(endpoint: string, config: Config): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
-  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { NodeTracerProvider } =
+    require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const { BatchSpanProcessor } =
+    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
-  const { GraphQLInstrumentation } = require('@opentelemetry/instrumentation-graphql') as typeof import('@opentelemetry/instrumentation-graphql');
-  const { MySQL2Instrumentation } = require('@opentelemetry/instrumentation-mysql2') as typeof import('@opentelemetry/instrumentation-mysql2');
-  const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
-  const { PinoInstrumentation } = require('@opentelemetry/instrumentation-pino') as typeof import('@opentelemetry/instrumentation-pino');
+  const { registerInstrumentations } =
+    require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation, ExpressLayerType } =
+    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { GraphQLInstrumentation } =
+    require('@opentelemetry/instrumentation-graphql') as typeof import('@opentelemetry/instrumentation-graphql');
+  const { MySQL2Instrumentation } =
+    require('@opentelemetry/instrumentation-mysql2') as typeof import('@opentelemetry/instrumentation-mysql2');
+  const { UndiciInstrumentation } =
+    require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  const { PinoInstrumentation } =
+    require('@opentelemetry/instrumentation-pino') as typeof import('@opentelemetry/instrumentation-pino');
 
   const trusted = traceParentTrust(config.TRACE_TRUST_PARENT);
   const tracerProvider = new NodeTracerProvider({
     sampler: callerSampler(config.TRACE_SAMPLE_RATIO),
     resource: resourceFromAttributes({ 'service.name': serviceName() }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` }))],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` })),
+    ],
   });
   tracerProvider.register(); // AsyncLocalStorage context and the W3C propagator
   registerInstrumentations({
@@ -111,7 +154,8 @@ function startTracing(endpoint: string, config: Config): void {
     instrumentations: [
       // Health checks and scrapes would drown the traces that matter.
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => /^\/(health|metrics)/.test(req.url ?? '') || /\/health\//.test(req.url ?? ''),
+        ignoreIncomingRequestHook: (req) =>
+          /^\/(health|metrics)/.test(req.url ?? '') || /\/health\//.test(req.url ?? ''),
         // Read by callerSampler: the hook's attributes are there when the server span is sampled.
         startIncomingSpanHook: (req) => ({ [TRUSTED_PARENT_ATTRIBUTE]: trusted(req as http.IncomingMessage) }),
       }),
@@ -152,7 +196,12 @@ const tracer = trace.getTracer('federated-auth-voice');
  * Runs `work` in a span of its own trace, linked to the trace stored by currentTraceParent():
  * a job runs long after the request that queued it, so it is a new trace, not a child.
  */
-export function inLinkedSpan<T>(name: string, traceParent: string | null | undefined, attributes: Record<string, string | number>, work: () => Promise<T>): Promise<T> {
+export function inLinkedSpan<T>(
+  name: string,
+  traceParent: string | null | undefined,
+  attributes: Record<string, string | number>,
+  work: () => Promise<T>,
+): Promise<T> {
   const links: Link[] = [];
   if (traceParent) {
     const linked = trace.getSpanContext(propagation.extract(context.active(), { traceparent: traceParent }));

@@ -28,14 +28,21 @@ export interface FacadeOptions {
   mount?: (app: Express) => void;
 }
 
-const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+const hasBody = (req: Request) =>
+  Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
 const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}/?$`);
 
 export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
   const routes = options.routes ?? defaultRoutes;
-  const app = createBaseApp({ config, logger, checks: () => graphql.checks(), healthPrefixes: [API_PREFIX], browsers: true });
+  const app = createBaseApp({
+    config,
+    logger,
+    checks: () => graphql.checks(),
+    healthPrefixes: [API_PREFIX],
+    browsers: true,
+  });
   // No ETag hashed from every JSON body: answers that have a version carry it as their ETag
   // (voices), the audio its own; If-None-Match is honoured for those.
   app.set('etag', false);
@@ -45,9 +52,12 @@ export function createFacadeApp(options: FacadeOptions): Express {
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
   // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-  for (const file of DOCS_ASSETS) app.get(`${API_PREFIX}/docs/assets/${file}`, (_req, res) => res.sendFile(path.join(swaggerUi, file)));
+  for (const file of DOCS_ASSETS)
+    app.get(`${API_PREFIX}/docs/assets/${file}`, (_req, res) => res.sendFile(path.join(swaggerUi, file)));
   app.get(`${API_PREFIX}/docs/init.js`, (_req, res) =>
-    res.type('application/javascript').send(`window.ui = SwaggerUIBundle({ url: '${API_PREFIX}/openapi.json', dom_id: '#docs' });`),
+    res
+      .type('application/javascript')
+      .send(`window.ui = SwaggerUIBundle({ url: '${API_PREFIX}/openapi.json', dom_id: '#docs' });`),
   );
   app.get(`${API_PREFIX}/docs`, (_req, res) =>
     res.type('html').send(`<!doctype html><html><head><meta charset="utf-8"><title>API docs</title>
@@ -65,12 +75,17 @@ export function createFacadeApp(options: FacadeOptions): Express {
   // ---- the route table -------------------------------------------------------------------
   const api = express.Router();
   api.use((req, res, next) => {
-    if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) return sendError(res, 'unsupported_media_type');
+    if (hasBody(req) && !req.is(['application/json', 'application/*+json']))
+      return sendError(res, 'unsupported_media_type');
     next();
   });
   api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
   for (const route of routes) {
-    const handler = route.stream ? streamHandler(route, graphql, config) : route.download ? downloadHandler(route, graphql, config) : routeHandler(route, graphql);
+    const handler = route.stream
+      ? streamHandler(route, graphql, config)
+      : route.download
+        ? downloadHandler(route, graphql, config)
+        : routeHandler(route, graphql);
     api[route.method](route.path, handler);
   }
   app.use(API_PREFIX, api);
@@ -81,8 +96,14 @@ export function createFacadeApp(options: FacadeOptions): Express {
   const known = [
     ...routes.map((r) => ({ pattern: pathPattern(`${API_PREFIX}${r.path}`), method: r.method.toUpperCase() })),
     { pattern: pathPattern(OPENAI_SPEECH_PATH), method: 'POST' },
-    ...[...HEALTH_PATHS, ...HEALTH_PATHS.map((p) => API_PREFIX + p), `${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs`, '/', API_PREFIX]
-      .map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
+    ...[
+      ...HEALTH_PATHS,
+      ...HEALTH_PATHS.map((p) => API_PREFIX + p),
+      `${API_PREFIX}/openapi.json`,
+      `${API_PREFIX}/docs`,
+      '/',
+      API_PREFIX,
+    ].map((p) => ({ pattern: pathPattern(p), method: 'GET' })),
   ];
   app.use((req, res) => {
     const allowed = [...new Set(known.filter((k) => k.pattern.test(req.path)).map((k) => k.method))];
@@ -120,7 +141,9 @@ function indexHandler(config: Config) {
   };
   const body = { name: 'Federated auth & voice API', version: 'v1', links };
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>${body.name}</title></head><body><h1>${body.name}</h1><ul>
-${Object.entries(links).map(([name, href]) => `<li><a href="${href}">${name.replace(/_/g, ' ')}</a>: <code>${href}</code></li>`).join('\n')}
+${Object.entries(links)
+  .map(([name, href]) => `<li><a href="${href}">${name.replace(/_/g, ' ')}</a>: <code>${href}</code></li>`)
+  .join('\n')}
 </ul></body></html>`;
   return (req: Request, res: Response) => {
     res.vary('Accept');
@@ -137,26 +160,41 @@ const CONTENT_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
  * error object and a 4xx, never a 500. True when it was one of these and has been answered.
  */
 function clientMistake(err: any, req: Request, res: Response, config: Config): boolean {
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase() || 'identity';
+  const encoding =
+    String(req.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase() || 'identity';
   const status = Number(err?.status ?? err?.statusCode);
-  const encodingDetails = { content_encoding: [`must be one of ${CONTENT_ENCODINGS.join(', ')}, and the body encoded with it`] };
+  const encodingDetails = {
+    content_encoding: [`must be one of ${CONTENT_ENCODINGS.join(', ')}, and the body encoded with it`],
+  };
   if (err?.type === 'entity.too.large') {
     sendError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
   } else if (err?.type === 'entity.parse.failed') {
     sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
   } else if (err?.type === 'charset.unsupported') {
-    sendError(res, 'unsupported_media_type', `The charset "${err.charset}" is not supported; send JSON in UTF-8.`, { content_type: ['charset must be utf-8'] });
+    sendError(res, 'unsupported_media_type', `The charset "${err.charset}" is not supported; send JSON in UTF-8.`, {
+      content_type: ['charset must be utf-8'],
+    });
   } else if (err?.type === 'encoding.unsupported') {
     sendError(res, 'unsupported_media_type', `Content-Encoding "${encoding}" is not supported.`, encodingDetails);
   } else if (err instanceof URIError) {
     // Express decodes path parameters with decodeURIComponent: %zz, a lone %, a cut-off or overlong UTF-8 sequence.
-    sendError(res, 'validation_error', 'The request path has malformed percent-encoding.', { path: ['%XX escapes must spell valid UTF-8'] });
+    sendError(res, 'validation_error', 'The request path has malformed percent-encoding.', {
+      path: ['%XX escapes must spell valid UTF-8'],
+    });
   } else if (status >= 400 && status < 500 && encoding !== 'identity' && /^(Z_|ERR_)/.test(String(err?.code ?? ''))) {
     // A body that says it is gzip, deflate or br but is not.
-    sendError(res, 'unsupported_media_type', `The request body could not be decoded as Content-Encoding "${encoding}".`, encodingDetails);
+    sendError(
+      res,
+      'unsupported_media_type',
+      `The request body could not be decoded as Content-Encoding "${encoding}".`,
+      encodingDetails,
+    );
   } else if (status >= 400 && status < 500) {
     // Anything else a parser refused (an aborted body, a wrong Content-Length, …).
-    const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status) ?? 'validation_error';
+    const code =
+      (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status) ?? 'validation_error';
     sendError(res, code, err?.expose && typeof err.message === 'string' ? err.message : DEFAULT_MESSAGES[code]);
   } else {
     return false;
@@ -165,13 +203,23 @@ function clientMistake(err: any, req: Request, res: Response, config: Config): b
 }
 
 /** The checks every route makes before its operation runs: the token is there, the input valid. */
-function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidator>, req: Request, res: Response): RouteInput | undefined {
+function routeInput(
+  route: RouteSpec,
+  validate: ReturnType<typeof compileValidator>,
+  req: Request,
+  res: Response,
+): RouteInput | undefined {
   // A stream may be opened with a ticket in the URL instead (browsers' EventSource sends no header).
   if (route.auth && !req.headers.authorization && !(route.stream && typeof req.query.ticket === 'string')) {
     sendError(res, 'unauthorized', 'A Bearer access token is required.');
     return undefined;
   }
-  const input: RouteInput = { params: { ...req.params } as Record<string, string>, query: { ...req.query }, body: req.body, headers: req.headers };
+  const input: RouteInput = {
+    params: { ...req.params } as Record<string, string>,
+    query: { ...req.query },
+    body: req.body,
+    headers: req.headers,
+  };
   const problems = validate(input) ?? route.check?.(input);
   if (problems) {
     sendError(res, 'validation_error', 'The request is invalid.', problems);
@@ -181,13 +229,24 @@ function routeInput(route: RouteSpec, validate: ReturnType<typeof compileValidat
 }
 
 /** Runs one operation for the request; sends the error object and answers undefined when it failed. */
-async function run(graphql: GraphQLClient, route: RouteSpec, req: Request, res: Response, query: string, variables: Record<string, unknown>) {
+async function run(
+  graphql: GraphQLClient,
+  route: RouteSpec,
+  req: Request,
+  res: Response,
+  query: string,
+  variables: Record<string, unknown>,
+) {
   let result;
   try {
     result = await graphql.execute({
       query,
       variables,
-      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], 'user-agent': req.headers['user-agent'], ...(route.auth ? { authorization: req.headers.authorization } : {}) },
+      headers: {
+        [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER],
+        'user-agent': req.headers['user-agent'],
+        ...(route.auth ? { authorization: req.headers.authorization } : {}),
+      },
       clientIp: req.ip ?? '',
     });
   } catch (err) {
@@ -219,7 +278,11 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
       if (req.fresh) return void res.status(304).end(); // If-None-Match names this version
     }
     if (carriesCredentials(route)) res.set(NO_STORE_HEADERS);
-    sendJson(res, route.status, route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data);
+    sendJson(
+      res,
+      route.status,
+      route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data,
+    );
   };
 }
 
@@ -250,10 +313,16 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Confi
 
     let [start, end] = [0, bytes - 1];
     const ifRange = req.headers['if-range'];
-    const ranges = req.headers.range && (!ifRange || ifRange === etag) ? req.range(bytes, { combine: true }) : undefined;
+    const ranges =
+      req.headers.range && (!ifRange || ifRange === etag) ? req.range(bytes, { combine: true }) : undefined;
     if (ranges === -1) {
       res.setHeader('Content-Range', `bytes */${bytes}`);
-      return sendError(res, 'range_not_satisfiable', `The audio has ${bytes} bytes; the range asked for lies outside it.`, { size: bytes });
+      return sendError(
+        res,
+        'range_not_satisfiable',
+        `The audio has ${bytes} bytes; the range asked for lies outside it.`,
+        { size: bytes },
+      );
     }
     const partial = Array.isArray(ranges) && ranges.type === 'bytes' && ranges.length === 1;
     if (partial) [start, end] = [ranges[0].start, ranges[0].end];
@@ -276,10 +345,11 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Confi
     let open = true;
     const closed = new Promise<void>((resolve) => res.once('close', () => ((open = false), resolve())));
     let data = first;
-    for (let at = start; ; ) {
+    for (let at = start; ;) {
       if (!data.length && at <= end) return void res.destroy(); // the file changed or went away mid-way
       at += data.length;
-      if (!res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) return void res.destroy();
+      if (!res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000)))
+        return void res.destroy();
       if (at > end || !open) break;
       data = await piece(at);
     }
@@ -335,19 +405,26 @@ function streamHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
     res.write('retry: 2000\n\n');
     const stallMs = 2 * config.EVENT_HEARTBEAT_SECONDS * 1000;
     // Not once ended: a stopping server ends the stream itself (lib/http-server.ts).
-    const heartbeat = setInterval(() => res.writableEnded || res.write(': keep-alive\n\n'), config.EVENT_HEARTBEAT_SECONDS * 1000);
+    const heartbeat = setInterval(
+      () => res.writableEnded || res.write(': keep-alive\n\n'),
+      config.EVENT_HEARTBEAT_SECONDS * 1000,
+    );
     let open = true;
-    const closed = new Promise<void>((resolve) => res.once('close', () => {
-      open = false;
-      resolve();
-      void results.return?.(undefined);
-    }));
+    const closed = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        open = false;
+        resolve();
+        void results.return?.(undefined);
+      }),
+    );
     try {
       for await (const result of results) {
         if (!open || res.writableEnded) break;
         if (result.errors?.length) {
           const e = result.errors[0];
-          res.write(`event: error\ndata: ${JSON.stringify({ error: e.extensions?.code ?? 'internal_error', message: e.message })}\n\n`);
+          res.write(
+            `event: error\ndata: ${JSON.stringify({ error: e.extensions?.code ?? 'internal_error', message: e.message })}\n\n`,
+          );
           break;
         }
         const text = frameText(route, result);

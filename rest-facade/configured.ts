@@ -13,19 +13,28 @@ const MARK = /\{\{config:(\w+)\|(\w+)\}\}/g;
 const WHOLE = /^\{\{config:(\w+)\|number\}\}$/;
 
 /** A placeholder for a setting's value in a document text. */
-export const configured = (setting: NumericSetting, format: Format = 'count'): string => `{{config:${setting}|${format}}}`;
+export const configured = (setting: NumericSetting, format: Format = 'count'): string =>
+  `{{config:${setting}|${format}}}`;
 
 const plural = (n: number, unit: string) => `${n.toLocaleString('en-US')} ${unit}${n === 1 ? '' : 's'}`;
 
 function duration(seconds: number): string {
-  for (const [size, unit] of [[86_400, 'day'], [3600, 'hour'], [60, 'minute']] as const) {
+  for (const [size, unit] of [
+    [86_400, 'day'],
+    [3600, 'hour'],
+    [60, 'minute'],
+  ] as const) {
     if (seconds >= size && seconds % size === 0) return plural(seconds / size, unit);
   }
   return plural(seconds, 'second');
 }
 
 function bytes(n: number): string {
-  for (const [size, unit] of [[1 << 30, 'GiB'], [1 << 20, 'MiB'], [1 << 10, 'KiB']] as const) {
+  for (const [size, unit] of [
+    [1 << 30, 'GiB'],
+    [1 << 20, 'MiB'],
+    [1 << 10, 'KiB'],
+  ] as const) {
     if (n >= size && n % size === 0) return `${(n / size).toLocaleString('en-US')} ${unit}`;
   }
   return plural(n, 'byte');
@@ -33,17 +42,23 @@ function bytes(n: number): string {
 
 function write(value: number, format: string): string {
   switch (format) {
-    case 'seconds': return `${value.toLocaleString('en-US')} s`;
-    case 'duration': return duration(value);
-    case 'bytes': return bytes(value);
-    case 'number': return String(value);
-    default: return value.toLocaleString('en-US');
+    case 'seconds':
+      return `${value.toLocaleString('en-US')} s`;
+    case 'duration':
+      return duration(value);
+    case 'bytes':
+      return bytes(value);
+    case 'number':
+      return String(value);
+    default:
+      return value.toLocaleString('en-US');
   }
 }
 
 function valueOf(config: Config, setting: string): number {
   const value = (config as unknown as Record<string, unknown>)[setting];
-  if (typeof value !== 'number') throw new Error(`The OpenAPI document names ${setting}, which is not a numeric setting.`);
+  if (typeof value !== 'number')
+    throw new Error(`The OpenAPI document names ${setting}, which is not a numeric setting.`);
   return value;
 }
 

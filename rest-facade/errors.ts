@@ -6,7 +6,13 @@ import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isE
 import { sendJson } from '../lib/http-app';
 import { snakeKeys } from '../lib/naming';
 
-export function sendError(res: Response, code: ErrorCode, message = DEFAULT_MESSAGES[code], details?: ErrorDetails, retryAfter?: number): void {
+export function sendError(
+  res: Response,
+  code: ErrorCode,
+  message = DEFAULT_MESSAGES[code],
+  details?: ErrorDetails,
+  retryAfter?: number,
+): void {
   if (res.headersSent) return;
   if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));

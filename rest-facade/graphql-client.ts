@@ -11,9 +11,18 @@ export interface GraphQLResult {
 }
 
 export interface GraphQLClient {
-  execute(request: { query: string; variables?: Record<string, unknown>; headers: Headers; clientIp: string }): Promise<GraphQLResult>;
+  execute(request: {
+    query: string;
+    variables?: Record<string, unknown>;
+    headers: Headers;
+    clientIp: string;
+  }): Promise<GraphQLResult>;
   /** A subscription: its stream of results, or the errors that kept it from starting. */
-  subscribe(request: { query: string; variables?: Record<string, unknown>; headers: Headers }): Promise<AsyncGenerator<GraphQLResult> | GraphQLResult>;
+  subscribe(request: {
+    query: string;
+    variables?: Record<string, unknown>;
+    headers: Headers;
+  }): Promise<AsyncGenerator<GraphQLResult> | GraphQLResult>;
   /** Readiness of everything behind the gateway: `{ database: 'up', auth: 'up', … }`. */
   checks(): Promise<Checks | ReadinessReport>;
 }
@@ -51,21 +60,41 @@ export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): Gr
 
   return {
     execute({ query, variables, headers, clientIp }) {
-      const sent = forwardedHeaders({ requestId: requestIdFrom(headers), clientIp, authorization: headerValue(headers, 'authorization'), userAgent: headerValue(headers, 'user-agent') }, hopSecret);
+      const sent = forwardedHeaders(
+        {
+          requestId: requestIdFrom(headers),
+          clientIp,
+          authorization: headerValue(headers, 'authorization'),
+          userAgent: headerValue(headers, 'user-agent'),
+        },
+        hopSecret,
+      );
       return withGateway((gateway) => postGraphQL(gateway.graphql, sent, { query, variables }));
     },
     subscribe({ query, variables, headers }) {
       const sent = {
         'content-type': 'application/json',
         accept: 'text/event-stream',
-        ...forwardedHeaders({
-          requestId: requestIdFrom(headers), clientIp: '', authorization: headerValue(headers, 'authorization'), streamTicket: headerValue(headers, STREAM_TICKET_HEADER),
-        }, hopSecret),
+        ...forwardedHeaders(
+          {
+            requestId: requestIdFrom(headers),
+            clientIp: '',
+            authorization: headerValue(headers, 'authorization'),
+            streamTicket: headerValue(headers, STREAM_TICKET_HEADER),
+          },
+          hopSecret,
+        ),
       };
       return withGateway(async (gateway) => {
         const abort = new AbortController();
-        const res = await fetch(new URL('/graphql/stream', gateway.url), { method: 'POST', headers: sent, body: JSON.stringify({ query, variables }), signal: abort.signal });
-        if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) return (await res.json()) as GraphQLResult;
+        const res = await fetch(new URL('/graphql/stream', gateway.url), {
+          method: 'POST',
+          headers: sent,
+          body: JSON.stringify({ query, variables }),
+          signal: abort.signal,
+        });
+        if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
+          return (await res.json()) as GraphQLResult;
         return graphqlSseResults(res.body, abort);
       });
     },
@@ -74,7 +103,10 @@ export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): Gr
         return await withGateway(async (gateway) => {
           const res = await fetch(new URL('/health/ready', gateway.url), { signal: AbortSignal.timeout(3000) });
           const body = (await res.json()) as Partial<ReadinessReport>;
-          return { checks: { gateway: 'up', ...(body.checks ?? {}) }, ...(body.details ? { details: body.details } : {}) } as ReadinessReport;
+          return {
+            checks: { gateway: 'up', ...(body.checks ?? {}) },
+            ...(body.details ? { details: body.details } : {}),
+          } as ReadinessReport;
         });
       } catch {
         return { gateway: 'down' };
@@ -88,7 +120,10 @@ export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): Gr
  * results, `complete` ends). Read only as fast as the caller pulls, so backpressure reaches
  * the gateway.
  */
-async function* graphqlSseResults(body: ReadableStream<Uint8Array>, abort: AbortController): AsyncGenerator<GraphQLResult> {
+async function* graphqlSseResults(
+  body: ReadableStream<Uint8Array>,
+  abort: AbortController,
+): AsyncGenerator<GraphQLResult> {
   const decoder = new TextDecoder();
   let buffered = '';
   try {

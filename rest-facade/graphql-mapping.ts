@@ -28,7 +28,8 @@ const GRAPHQL_NAME = 'x-graphql';
 export const graphqlField = (name: string, schema: JsonSchema): JsonSchema => ({ ...schema, [GRAPHQL_NAME]: name });
 
 /** The GraphQL name of a REST field. */
-const graphqlName = (restName: string, schema: JsonSchema) => (schema[GRAPHQL_NAME] as string | undefined) ?? camelCase(restName);
+const graphqlName = (restName: string, schema: JsonSchema) =>
+  (schema[GRAPHQL_NAME] as string | undefined) ?? camelCase(restName);
 
 /** The object schema a field's value is made of, when it is one (or a list of them). */
 function objectOf(schema: JsonSchema): JsonSchema | undefined {
@@ -56,7 +57,9 @@ function graphqlType(schema: JsonSchema, required: boolean): string {
     if (schema['x-graphql-type']) return schema['x-graphql-type'] as string;
     if (schema.type === 'array') return `[${graphqlType(schema.items as JsonSchema, true)}]`;
     if (schema.format === 'uuid') return 'ID';
-    const scalar = ({ string: 'String', integer: 'Int', number: 'Float', boolean: 'Boolean' } as Record<string, string>)[schema.type as string];
+    const scalar = (
+      { string: 'String', integer: 'Int', number: 'Float', boolean: 'Boolean' } as Record<string, string>
+    )[schema.type as string];
     if (!scalar) throw new Error(`No GraphQL type for ${JSON.stringify(schema)}`);
     return scalar;
   };
@@ -69,7 +72,10 @@ export function bodyArgs(schema: JsonSchema): Record<string, Arg> {
   return Object.fromEntries(
     Object.entries(schema.properties as Record<string, JsonSchema>).map(([rest, field]) => [
       graphqlName(rest, field),
-      { type: graphqlType(field, required.includes(rest)), value: ({ body }: RouteInput) => (Object.hasOwn(body, rest) ? body[rest] : undefined) },
+      {
+        type: graphqlType(field, required.includes(rest)),
+        value: ({ body }: RouteInput) => (Object.hasOwn(body, rest) ? body[rest] : undefined),
+      },
     ]),
   );
 }
@@ -81,7 +87,10 @@ export const pathArg = (param: string, type = 'ID!'): Arg => ({ type, value: ({ 
 export const queryArg = (param: string, type: string): Arg => ({ type, value: ({ query }) => query[param] });
 
 /** The operation a route runs and its variables, built once per route. */
-export function graphqlOperation(route: Pick<RouteSpec, 'operationId' | 'graphql' | 'response'>): { query: string; variables: (input: RouteInput) => Record<string, unknown> } {
+export function graphqlOperation(route: Pick<RouteSpec, 'operationId' | 'graphql' | 'response'>): {
+  query: string;
+  variables: (input: RouteInput) => Record<string, unknown>;
+} {
   const { kind, field, args = {}, select = route.response } = route.graphql;
   const name = route.operationId[0].toUpperCase() + route.operationId.slice(1);
   const entries = Object.entries(args);
@@ -91,6 +100,7 @@ export function graphqlOperation(route: Pick<RouteSpec, 'operationId' | 'graphql
   return {
     query: `${kind} ${name}${declared} { result: ${field}${passed} ${selected} }`,
     // Left-out values are left out: a variable that is absent keeps the argument's default (or "unchanged", for updates).
-    variables: (input) => Object.fromEntries(entries.map(([arg, { value }]) => [arg, value(input)]).filter(([, v]) => v !== undefined)),
+    variables: (input) =>
+      Object.fromEntries(entries.map(([arg, { value }]) => [arg, value(input)]).filter(([, v]) => v !== undefined)),
   };
 }

@@ -31,19 +31,36 @@ export const SpeechRequest: JsonSchema = {
   required: ['model', 'input', 'voice'],
   additionalProperties: false,
   properties: {
-    model: { type: 'string', minLength: 1, maxLength: 100, description: 'Accepted and ignored (e.g. tts-1): there is one engine', example: 'tts-1' },
+    model: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'Accepted and ignored (e.g. tts-1): there is one engine',
+      example: 'tts-1',
+    },
     input: { type: 'string', minLength: 1, maxLength: 10000, description: 'What to say: 1 to 10,000 characters' },
     voice: {
-      description: 'One of your voice ids (also as `{ "id": … }`), a base voice name (GET /api/v1/tts/base-voices), a blend such as f3(2)+m3, ' +
-        'or one of OpenAI\'s voice names, spoken by a base voice: alloy f3, ash m3, ballad m2, coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5',
+      description:
+        'One of your voice ids (also as `{ "id": … }`), a base voice name (GET /api/v1/tts/base-voices), a blend such as f3(2)+m3, ' +
+        "or one of OpenAI's voice names, spoken by a base voice: alloy f3, ash m3, ballad m2, coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5",
       anyOf: [
         { type: 'string', minLength: 1, maxLength: 500 },
         { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 500 } } },
       ],
       example: 'f3',
     },
-    speed: { type: 'number', minimum: 0.25, maximum: 4, description: "0.25 to 4.0; default 1.0, or the stored voice's speed" },
-    response_format: { type: 'string', enum: ['wav', 'pcm'], description: 'wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF; the format when left out), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s)' },
+    speed: {
+      type: 'number',
+      minimum: 0.25,
+      maximum: 4,
+      description: "0.25 to 4.0; default 1.0, or the stored voice's speed",
+    },
+    response_format: {
+      type: 'string',
+      enum: ['wav', 'pcm'],
+      description:
+        "wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF; the format when left out), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI's)",
+    },
     stream_format: { type: 'string', enum: ['audio'], description: 'Only audio (no SSE)' },
     instructions: { type: 'string', maxLength: 4096, description: 'Accepted and ignored' },
   },
@@ -57,15 +74,15 @@ export const openAiSpeechOpenApi = {
       tags: ['OpenAI compatibility'],
       summary: 'Speak a text, OpenAI style (synchronous): the audio is the answer',
       description:
-        'A compatibility surface for clients written against OpenAI\'s `POST /v1/audio/speech` (e.g. the official SDKs\' ' +
-        '`audio.speech.create`, with this server\'s URL + `/v1` as base URL and an access token as the API key). It queues an ' +
+        "A compatibility surface for clients written against OpenAI's `POST /v1/audio/speech` (e.g. the official SDKs' " +
+        "`audio.speech.create`, with this server's URL + `/v1` as base URL and an access token as the API key). It queues an " +
         'ordinary synthesis (listed under /api/v1/tts/syntheses, with the same per-user limits and the same workers) and **streams ' +
         'the audio while it renders**: the worker writes the WAV as the engine hands it over (about 100 ms of audio a piece, already ' +
         'stretched and resampled), and this endpoint sends each piece as it is written (chunked, no Content-Length), reading it ' +
         'through the GraphQL query `synthesisStream` (the facade knows only GraphQL operations; this works alike in one process and ' +
         'with separate facade, gateway, subgraph and worker processes sharing the database and the audio folder). `wav` is mono ' +
         '16-bit PCM at 24,000 Hz whose RIFF and data sizes say 0xFFFFFFFF (length unknown, as OpenAI and Kokoro stream WAV; the real sizes when the render had ended before the first byte); ' +
-        '`pcm` is the same samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI\'s). `model` is accepted and ' +
+        "`pcm` is the same samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI's). `model` is accepted and " +
         'ignored; `voice` is a base voice, a blend, one of your voice ids or an OpenAI voice name (alloy f3, ash m3, ballad m2, ' +
         'coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5). Before the first byte, errors are ' +
         'OpenAI-shaped: `{ "error": { "message", "type", "param", "code" } }` with `type` and `code` one of this API\'s error ' +
@@ -81,17 +98,50 @@ export const openAiSpeechOpenApi = {
         200: {
           description: 'The audio',
           headers: {
-            'X-Synthesis-Id': { schema: { type: 'string', format: 'uuid' }, description: 'The synthesis it was rendered as' },
+            'X-Synthesis-Id': {
+              schema: { type: 'string', format: 'uuid' },
+              description: 'The synthesis it was rendered as',
+            },
             'X-Sample-Rate': { schema: { type: 'integer', example: 24000 }, description: 'Samples a second: 24000' },
           },
-          content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } }, 'audio/pcm': { schema: { type: 'string', format: 'binary' } } },
+          content: {
+            'audio/wav': { schema: { type: 'string', format: 'binary' } },
+            'audio/pcm': { schema: { type: 'string', format: 'binary' } },
+          },
         },
         ...Object.fromEntries(
-          (['validation_error', 'unauthorized', 'not_found', 'conflict', 'rate_limit_exceeded', 'internal_error', 'service_unavailable'] as ErrorCode[]).map((code) => [
+          (
+            [
+              'validation_error',
+              'unauthorized',
+              'not_found',
+              'conflict',
+              'rate_limit_exceeded',
+              'internal_error',
+              'service_unavailable',
+            ] as ErrorCode[]
+          ).map((code) => [
             ERROR_STATUS[code],
             {
               description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
-              content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'object', properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: 'string', nullable: true }, code: { type: 'string' } } } } } } },
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      error: {
+                        type: 'object',
+                        properties: {
+                          message: { type: 'string' },
+                          type: { type: 'string' },
+                          param: { type: 'string', nullable: true },
+                          code: { type: 'string' },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
             },
           ]),
         ),
@@ -100,9 +150,21 @@ export const openAiSpeechOpenApi = {
   },
 };
 
-type Body = { model: string; input: string; voice: string | { id: string }; speed?: number; response_format?: 'wav' | 'pcm' };
+type Body = {
+  model: string;
+  input: string;
+  voice: string | { id: string };
+  speed?: number;
+  response_format?: 'wav' | 'pcm';
+};
 
-function sendOpenAiError(res: Response, code: ErrorCode, message: string = DEFAULT_MESSAGES[code], param: string | null = null, retryAfter?: number): void {
+function sendOpenAiError(
+  res: Response,
+  code: ErrorCode,
+  message: string = DEFAULT_MESSAGES[code],
+  param: string | null = null,
+  retryAfter?: number,
+): void {
   if (res.headersSent) return;
   if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   // Every 429 says when to come back (OpenAI's SDKs wait for it before they retry).
@@ -111,18 +173,31 @@ function sendOpenAiError(res: Response, code: ErrorCode, message: string = DEFAU
 }
 
 /** The body field a GraphQL argument came from. */
-const PARAMS = new Map([['text', 'input'], ['voice', 'voice'], ['speed', 'speed'], ['voice_id', 'voice']]);
+const PARAMS = new Map([
+  ['text', 'input'],
+  ['voice', 'voice'],
+  ['speed', 'speed'],
+  ['voice_id', 'voice'],
+]);
 
 /**
  * A GraphQL error in OpenAI's terms. `details` are a field's messages only for validation errors;
  * other codes carry figures there (a queue's `limit` and `active`), which are not about a field.
  */
-function openAiError(error: GraphQLFormattedError): { code: ErrorCode; message: string; param: string | null; retryAfter?: number } {
+function openAiError(error: GraphQLFormattedError): {
+  code: ErrorCode;
+  message: string;
+  param: string | null;
+  retryAfter?: number;
+} {
   const ext = (error.extensions ?? {}) as { code?: unknown; details?: unknown; retryAfter?: unknown };
   const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
   const retryAfter = typeof ext.retryAfter === 'number' ? ext.retryAfter : undefined;
   if (code === 'internal_error') return { code, message: DEFAULT_MESSAGES.internal_error, param: null };
-  const [key, messages] = code === 'validation_error' && ext.details && typeof ext.details === 'object' ? Object.entries(ext.details)[0] ?? [] : [];
+  const [key, messages] =
+    code === 'validation_error' && ext.details && typeof ext.details === 'object'
+      ? (Object.entries(ext.details)[0] ?? [])
+      : [];
   if (key === undefined || !Array.isArray(messages)) return { code, message: error.message, param: null, retryAfter };
   const field = snakeCase(key);
   const param = PARAMS.get(field) ?? field;
@@ -150,7 +225,8 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
   router.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
 
   router.post('/', async (req: Request, res: Response) => {
-    if (!req.headers.authorization) return sendOpenAiError(res, 'unauthorized', 'A Bearer access token (as the API key) is required.');
+    if (!req.headers.authorization)
+      return sendOpenAiError(res, 'unauthorized', 'A Bearer access token (as the API key) is required.');
     const problems = validate({ params: {}, query: {}, body: req.body });
     if (problems) {
       const [field, messages] = Object.entries(problems)[0];
@@ -158,7 +234,13 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     }
     // Refused before anything is queued when already full (a forged `sub` only refuses its sender).
     if ((openAnswers.get(tokenSubject(req.headers.authorization) ?? '') ?? 0) >= config.SPEECH_ANSWERS_PER_USER) {
-      return sendOpenAiError(res, 'rate_limit_exceeded', `You have ${config.SPEECH_ANSWERS_PER_USER} speech answers open, the most allowed; try again when one has ended.`, null, OPEN_ANSWERS_RETRY_SECONDS);
+      return sendOpenAiError(
+        res,
+        'rate_limit_exceeded',
+        `You have ${config.SPEECH_ANSWERS_PER_USER} speech answers open, the most allowed; try again when one has ended.`,
+        null,
+        OPEN_ANSWERS_RETRY_SECONDS,
+      );
     }
     const body = req.body as Body;
     const format = body.response_format ?? 'wav';
@@ -170,7 +252,9 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       let result;
       try {
         result = await graphql.execute({
-          query, variables, clientIp: req.ip ?? '',
+          query,
+          variables,
+          clientIp: req.ip ?? '',
           headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
         });
       } catch (err) {
@@ -193,14 +277,20 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     );
     if (!queued) return;
     const id = queued.id as string;
-    const cancel = () => graphql.execute({
-      query: 'mutation StopSpeech($id: ID!) { result: cancelSynthesis(id: $id, keepFinished: true) { outcome } }',
-      variables: { id }, clientIp: req.ip ?? '',
-      headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
-    }).then(
-      (r) => r.errors?.length && req.log.warn({ synthesisId: id, errors: r.errors }, 'could not cancel the synthesis of a speech answer'),
-      (err) => req.log.warn({ err, synthesisId: id }, 'could not cancel the synthesis of a speech answer'),
-    );
+    const cancel = () =>
+      graphql
+        .execute({
+          query: 'mutation StopSpeech($id: ID!) { result: cancelSynthesis(id: $id, keepFinished: true) { outcome } }',
+          variables: { id },
+          clientIp: req.ip ?? '',
+          headers: { [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER], authorization: req.headers.authorization },
+        })
+        .then(
+          (r) =>
+            r.errors?.length &&
+            req.log.warn({ synthesisId: id, errors: r.errors }, 'could not cancel the synthesis of a speech answer'),
+          (err) => req.log.warn({ err, synthesisId: id }, 'could not cancel the synthesis of a speech answer'),
+        );
 
     // Counted only now that the gateway has accepted the token, so that its `sub` is the caller's.
     const user = tokenSubject(req.headers.authorization) ?? '';
@@ -208,7 +298,13 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     if (opened >= config.SPEECH_ANSWERS_PER_USER) {
       void cancel();
       const limit = config.SPEECH_ANSWERS_PER_USER;
-      return sendOpenAiError(res, 'rate_limit_exceeded', `You have ${opened} speech answers open, the most allowed (${limit}); try again when one has ended.`, null, OPEN_ANSWERS_RETRY_SECONDS);
+      return sendOpenAiError(
+        res,
+        'rate_limit_exceeded',
+        `You have ${opened} speech answers open, the most allowed (${limit}); try again when one has ended.`,
+        null,
+        OPEN_ANSWERS_RETRY_SECONDS,
+      );
     }
     openAnswers.set(user, opened + 1);
     res.once('close', () => {
@@ -239,7 +335,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       if (res.headersSent) res.destroy();
       else sendOpenAiError(res, code, message, param);
     };
-    for (let wait = 5; open; ) {
+    for (let wait = 5; open;) {
       const piece = await run(
         'query SpeechStream($id: ID!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, offset: $offset, length: $length) { state error chunk end } }',
         { id, offset, length: PIECE_BYTES },
@@ -250,8 +346,10 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
         return;
       }
       // A failed render is about the input (e.g. audio past SYNTHESIS_MAX_AUDIO_SECONDS); a canceled one was canceled by its owner.
-      if (piece.state === 'FAILED') return fail('validation_error', `The speech could not be rendered: ${piece.error}`, 'input');
-      if (piece.state === 'CANCELED') return fail('conflict', `The synthesis ${id} was canceled before it was rendered.`);
+      if (piece.state === 'FAILED')
+        return fail('validation_error', `The speech could not be rendered: ${piece.error}`, 'input');
+      if (piece.state === 'CANCELED')
+        return fail('conflict', `The synthesis ${id} was canceled before it was rendered.`);
       let data = Buffer.from((piece.chunk as string | undefined) ?? '', 'base64');
       offset += data.length;
       if (data.length) {
@@ -268,7 +366,11 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
           if (format === 'pcm') data = data.subarray(WAV_HEADER_BYTES);
         }
         // A reader that takes nothing for SPEECH_WRITE_TIMEOUT_SECONDS is cut off (hungUp cancels the render).
-        if (data.length && !res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) {
+        if (
+          data.length &&
+          !res.write(data) &&
+          !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))
+        ) {
           res.destroy();
           return;
         }
@@ -280,24 +382,45 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       }
       if (data.length) continue;
       if (Date.now() - lastProgress > config.SPEECH_MAX_WAIT_SECONDS * 1000) {
-        return fail('service_unavailable', `No audio came for ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`);
+        return fail(
+          'service_unavailable',
+          `No audio came for ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`,
+        );
       }
       await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(config.SPEECH_POLL_MS, wait * 2);
     }
   });
   // What the body parser (or anything else) refused, in OpenAI's shape too: never REST's, never a 500 for input.
-  router.use((err: { type?: string; status?: number; expose?: boolean; message?: string }, req: Request, res: Response, _next: NextFunction) => {
-    const status = Number(err?.status);
-    if (err?.type === 'entity.too.large') return sendOpenAiError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
-    if (err?.type === 'entity.parse.failed') return sendOpenAiError(res, 'validation_error', 'The request body is not valid JSON.');
-    if (status >= 400 && status < 500) {
-      const code = status === 415 ? 'unsupported_media_type' : status === 413 ? 'payload_too_large' : 'validation_error';
-      return sendOpenAiError(res, code, err.expose && typeof err.message === 'string' ? err.message : DEFAULT_MESSAGES[code]);
-    }
-    req.log.error({ err }, 'speech request failed');
-    if (res.headersSent) return void res.destroy();
-    sendOpenAiError(res, 'internal_error');
-  });
+  router.use(
+    (
+      err: { type?: string; status?: number; expose?: boolean; message?: string },
+      req: Request,
+      res: Response,
+      _next: NextFunction,
+    ) => {
+      const status = Number(err?.status);
+      if (err?.type === 'entity.too.large')
+        return sendOpenAiError(
+          res,
+          'payload_too_large',
+          `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`,
+        );
+      if (err?.type === 'entity.parse.failed')
+        return sendOpenAiError(res, 'validation_error', 'The request body is not valid JSON.');
+      if (status >= 400 && status < 500) {
+        const code =
+          status === 415 ? 'unsupported_media_type' : status === 413 ? 'payload_too_large' : 'validation_error';
+        return sendOpenAiError(
+          res,
+          code,
+          err.expose && typeof err.message === 'string' ? err.message : DEFAULT_MESSAGES[code],
+        );
+      }
+      req.log.error({ err }, 'speech request failed');
+      if (res.headersSent) return void res.destroy();
+      sendOpenAiError(res, 'internal_error');
+    },
+  );
   return router;
 }

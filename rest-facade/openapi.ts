@@ -16,7 +16,8 @@ const LENGTHS = new Set(['minLength', 'maxLength']);
 /** `min`–`max` characters once surrounding white space is trimmed (JavaScript's `\s` is what trim() removes). */
 export function trimmedPattern(min: number, max: number): string {
   if (max === 1) return '^\\s*\\S\\s*$';
-  const inner = min <= 2 ? `(?:[\\s\\S]{0,${max - 2}}\\S)${min === 1 ? '?' : ''}` : `[\\s\\S]{${min - 2},${max - 2}}\\S`;
+  const inner =
+    min <= 2 ? `(?:[\\s\\S]{0,${max - 2}}\\S)${min === 1 ? '?' : ''}` : `[\\s\\S]{${min - 2},${max - 2}}\\S`;
   return `^\\s*\\S${inner}\\s*$`;
 }
 
@@ -30,39 +31,77 @@ function published(value: unknown, config: Config, top?: unknown): unknown {
   if (!value || typeof value !== 'object') return value;
   if (value !== top && names.has(value)) return { $ref: `#/components/schemas/${names.get(value)}` };
   const schema = value as JsonSchema;
-  const trimmed = schema['x-trimmed'] ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) } : {};
+  const trimmed = schema['x-trimmed']
+    ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) }
+    : {};
   const kept = Object.entries(schema).filter(([k]) => !INTERNAL.has(k) && !(schema['x-trimmed'] && LENGTHS.has(k)));
   return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config)])), ...trimmed };
 }
 const errorResponse = (code: ErrorCode) => ({
   description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorObject' } } },
-  ...(code === 'rate_limit_exceeded' ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
-  ...(code === 'unauthorized' ? { headers: { 'WWW-Authenticate': { schema: { type: 'string', example: 'Bearer' } } } } : {}),
+  ...(code === 'rate_limit_exceeded'
+    ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } }
+    : {}),
+  ...(code === 'unauthorized'
+    ? { headers: { 'WWW-Authenticate': { schema: { type: 'string', example: 'Bearer' } } } }
+    : {}),
 });
 
 /** Every operation reads it; one that does not match is replaced by a new id rather than refused. */
 const REQUEST_ID_PARAM = {
-  name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
-  description: 'Echoed in the answer\'s X-Request-Id and the logs; a value that does not match is replaced by a new id',
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+  description: "Echoed in the answer's X-Request-Id and the logs; a value that does not match is replaced by a new id",
 };
 
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
 function operation(route: RouteSpec) {
-  const mediaType = route.stream ? 'text/event-stream' : route.download ? route.download.contentType : 'application/json';
+  const mediaType = route.stream
+    ? 'text/event-stream'
+    : route.download
+      ? route.download.contentType
+      : 'application/json';
   const responses: Record<string, unknown> = {
     [route.status]: {
-      description: route.status === 202 ? 'Accepted' : route.stream ? 'An event stream (Server-Sent Events)' : route.download ? 'The whole file' : 'OK',
+      description:
+        route.status === 202
+          ? 'Accepted'
+          : route.stream
+            ? 'An event stream (Server-Sent Events)'
+            : route.download
+              ? 'The whole file'
+              : 'OK',
       content: { [mediaType]: { schema: schemaOrRef(route.response) } },
-      ...(route.location || route.etag ? {
-        headers: {
-          ...(route.location ? { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } } : {}),
-          ...(route.etag ? { ETag: { schema: { type: 'string', example: '"3"' }, description: 'The version, quoted: send it back as If-Match' } } : {}),
-        },
-      } : {}),
-      ...(route.download ? { headers: { ETag: { schema: { type: 'string' } }, 'Accept-Ranges': { schema: { type: 'string', example: 'bytes' } } } } : {}),
+      ...(route.location || route.etag
+        ? {
+            headers: {
+              ...(route.location
+                ? { Location: { schema: { type: 'string' }, description: 'Where the resource concerned is' } }
+                : {}),
+              ...(route.etag
+                ? {
+                    ETag: {
+                      schema: { type: 'string', example: '"3"' },
+                      description: 'The version, quoted: send it back as If-Match',
+                    },
+                  }
+                : {}),
+            },
+          }
+        : {}),
+      ...(route.download
+        ? {
+            headers: {
+              ETag: { schema: { type: 'string' } },
+              'Accept-Ranges': { schema: { type: 'string', example: 'bytes' } },
+            },
+          }
+        : {}),
     },
     ...(route.download
       ? {
@@ -80,10 +119,19 @@ function operation(route: RouteSpec) {
     const ok = responses[route.status] as { headers?: Record<string, unknown> };
     ok.headers = {
       ...ok.headers,
-      ...Object.fromEntries(Object.entries(NO_STORE_HEADERS).map(([name, value]) => [name, { schema: { type: 'string', enum: [value] }, description: 'The answer carries tokens: never stored' }])),
+      ...Object.fromEntries(
+        Object.entries(NO_STORE_HEADERS).map(([name, value]) => [
+          name,
+          { schema: { type: 'string', enum: [value] }, description: 'The answer carries tokens: never stored' },
+        ]),
+      ),
     };
   }
-  const codes = [...route.errors, ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []), ...ALWAYS];
+  const codes = [
+    ...route.errors,
+    ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    ...ALWAYS,
+  ];
   for (const code of codes) {
     const status = String(ERROR_STATUS[code]);
     if (!responses[status]) responses[status] = errorResponse(code);
@@ -93,28 +141,61 @@ function operation(route: RouteSpec) {
     tags: [route.tag],
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
-    ...(route.auth ? { security: route.stream ? [{ bearerAuth: [] }, { streamTicket: [] }] : [{ bearerAuth: [] }] } : { security: [] }),
+    ...(route.auth
+      ? { security: route.stream ? [{ bearerAuth: [] }, { streamTicket: [] }] : [{ bearerAuth: [] }] }
+      : { security: [] }),
     parameters: [
-      ...(route.download ? [
-        { name: 'Range', in: 'header', required: false, schema: { type: 'string', example: 'bytes=0-1023' }, description: 'One byte range' },
-        { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag: Range applies only while it matches' },
-      ] : []),
-      ...(route.headerParams ?? []).map(({ name, schema, description }) => ({ name, in: 'header', required: false, schema, description })),
+      ...(route.download
+        ? [
+            {
+              name: 'Range',
+              in: 'header',
+              required: false,
+              schema: { type: 'string', example: 'bytes=0-1023' },
+              description: 'One byte range',
+            },
+            {
+              name: 'If-Range',
+              in: 'header',
+              required: false,
+              schema: { type: 'string' },
+              description: 'The ETag: Range applies only while it matches',
+            },
+          ]
+        : []),
+      ...(route.headerParams ?? []).map(({ name, schema, description }) => ({
+        name,
+        in: 'header',
+        required: false,
+        schema,
+        description,
+      })),
       REQUEST_ID_PARAM,
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
-        name, in: 'query', required: route.query?.required?.includes(name) ?? false, schema,
+        name,
+        in: 'query',
+        required: route.query?.required?.includes(name) ?? false,
+        schema,
       })),
     ],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(route.body) } } } } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(route.body) } } } }
+      : {}),
     responses,
   };
 }
 
 const health = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
   get: {
-    operationId, tags: ['Health'], summary, security: [],
-    responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } }, ...extra },
+    operationId,
+    tags: ['Health'],
+    summary,
+    security: [],
+    responses: {
+      200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } },
+      ...extra,
+    },
   },
 });
 
@@ -124,49 +205,85 @@ export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths:
     const path = `/api/v1${route.path.replace(/:(\w+)/g, '{$1}')}`;
     (paths[path] ??= {})[route.method] = operation(route);
   }
-  const notReady = { 503: { description: 'A database or subgraph is down', content: { 'application/json': { schema: schemaOrRef(Health) } } } };
-  for (const [prefix, suffix] of [['', ''], ['/api/v1', 'UnderApi']]) {
+  const notReady = {
+    503: {
+      description: 'A database or subgraph is down',
+      content: { 'application/json': { schema: schemaOrRef(Health) } },
+    },
+  };
+  for (const [prefix, suffix] of [
+    ['', ''],
+    ['/api/v1', 'UnderApi'],
+  ]) {
     paths[`${prefix}/health/live`] = health(`getLiveness${suffix}`, 'Liveness: the process runs');
-    paths[`${prefix}/health/ready`] = health(`getReadiness${suffix}`, 'Readiness: every database and subgraph answers', notReady);
+    paths[`${prefix}/health/ready`] = health(
+      `getReadiness${suffix}`,
+      'Readiness: every database and subgraph answers',
+      notReady,
+    );
   }
   Object.assign(paths, extraPaths);
-  return published({
-    openapi: '3.0.3',
-    info: {
-      title: 'Federated auth & voice API',
-      version: '1.0.0',
-      description:
-        'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
-        '`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller\'s, when it sent one). ' +
-        `Request bodies are limited to ${configured('BODY_LIMIT_BYTES', 'bytes')} (BODY_LIMIT_BYTES; 413 beyond). Unknown body fields are ignored. ` +
-        `The GraphQL API beside it (\`POST /graphql\`) checks each operation before running it: at most ${configured('GRAPHQL_MAX_TOKENS')} tokens, ` +
-        `depth ${configured('GRAPHQL_MAX_DEPTH')}, ${configured('GRAPHQL_MAX_ALIASES')} aliases, ${configured('GRAPHQL_MAX_ROOT_FIELDS')} root fields, ` +
-        `${configured('GRAPHQL_MAX_DIRECTIVES')} directives and a cost of ${configured('GRAPHQL_MAX_COST')} (${configured('GRAPHQL_MAX_COST_ANONYMOUS')} ` +
-        'without a token; a field with `first`/`limit` counts its selection once per item); answers are at most ' +
-        `${configured('GRAPHQL_MAX_RESPONSE_BYTES', 'bytes')} and audio chunks ${configured('GRAPHQL_MAX_AUDIO_BYTES', 'bytes')} per operation. ` +
-        'Beyond: 400 `validation_error` naming the limit.',
-    },
-    servers: [{ url: '/' }],
-    tags: [
-      { name: 'Auth' }, { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' }, { name: 'TTS' }, { name: 'Events' }, { name: 'Health' },
-      { name: 'OpenAI compatibility' },
-    ],
-    paths,
-    components: {
-      securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        streamTicket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'For browsers: a single-use ticket from POST /api/v1/auth/stream-ticket' },
+  return published(
+    {
+      openapi: '3.0.3',
+      info: {
+        title: 'Federated auth & voice API',
+        version: '1.0.0',
+        description:
+          'Commands answer 202 Accepted with a Location header; queries answer 200. Every failure is the error object ' +
+          "`{ error, message, details? }`. Each response carries `X-Request-Id` (the caller's, when it sent one). " +
+          `Request bodies are limited to ${configured('BODY_LIMIT_BYTES', 'bytes')} (BODY_LIMIT_BYTES; 413 beyond). Unknown body fields are ignored. ` +
+          `The GraphQL API beside it (\`POST /graphql\`) checks each operation before running it: at most ${configured('GRAPHQL_MAX_TOKENS')} tokens, ` +
+          `depth ${configured('GRAPHQL_MAX_DEPTH')}, ${configured('GRAPHQL_MAX_ALIASES')} aliases, ${configured('GRAPHQL_MAX_ROOT_FIELDS')} root fields, ` +
+          `${configured('GRAPHQL_MAX_DIRECTIVES')} directives and a cost of ${configured('GRAPHQL_MAX_COST')} (${configured('GRAPHQL_MAX_COST_ANONYMOUS')} ` +
+          'without a token; a field with `first`/`limit` counts its selection once per item); answers are at most ' +
+          `${configured('GRAPHQL_MAX_RESPONSE_BYTES', 'bytes')} and audio chunks ${configured('GRAPHQL_MAX_AUDIO_BYTES', 'bytes')} per operation. ` +
+          'Beyond: 400 `validation_error` naming the limit.',
       },
-      schemas: Object.fromEntries(Object.entries(components).map(([name, schema]) => [name, published(schema, config, schema)])),
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'Auth' },
+        { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' },
+        { name: 'TTS' },
+        { name: 'Events' },
+        { name: 'Health' },
+        { name: 'OpenAI compatibility' },
+      ],
+      paths,
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          streamTicket: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'ticket',
+            description: 'For browsers: a single-use ticket from POST /api/v1/auth/stream-ticket',
+          },
+        },
+        schemas: Object.fromEntries(
+          Object.entries(components).map(([name, schema]) => [name, published(schema, config, schema)]),
+        ),
+      },
     },
-  }, config) as OpenApiDocument;
+    config,
+  ) as OpenApiDocument;
 }
 
 /** What the document is to its readers here (tests, the server that serves it). */
 export interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string; description: string };
-  paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, { schema: JsonSchema }> }; [key: string]: unknown }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string;
+        requestBody?: { content: Record<string, { schema: JsonSchema }> };
+        [key: string]: unknown;
+      }
+    >
+  >;
   components: { schemas: Record<string, JsonSchema>; [key: string]: unknown };
   [key: string]: unknown;
 }

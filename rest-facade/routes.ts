@@ -6,13 +6,42 @@ import { configured } from './configured';
 import { Arg, bodyArgs, pathArg, queryArg } from './graphql-mapping';
 import type { RouteInput, RouteSpec } from './route-spec';
 import {
-  BaseVoice, BaseVoiceList, ChangePasswordRequest, CommandAck, CreateUserRequest, CreateVoiceRequest, EventFrame, JsonSchema, LoginRequest, RefreshRequest, Session,
-  SessionPage, SessionsRevoked, StreamTicket, Synthesis, SYNTHESIS_STATES, SynthesisPage, SynthesisAck, SynthesisRequest, SynthesisStatus, TokenSet,
-  UpdateVoiceRequest, User, UserPage, uuidParam, Voice, VoicePage,
+  BaseVoice,
+  BaseVoiceList,
+  ChangePasswordRequest,
+  CommandAck,
+  CreateUserRequest,
+  CreateVoiceRequest,
+  EventFrame,
+  JsonSchema,
+  LoginRequest,
+  RefreshRequest,
+  Session,
+  SessionPage,
+  SessionsRevoked,
+  StreamTicket,
+  Synthesis,
+  SYNTHESIS_STATES,
+  SynthesisPage,
+  SynthesisAck,
+  SynthesisRequest,
+  SynthesisStatus,
+  TokenSet,
+  UpdateVoiceRequest,
+  User,
+  UserPage,
+  uuidParam,
+  Voice,
+  VoicePage,
 } from './schemas';
 
 /** REST spells states in lower case; `error` is there only when it failed. */
-const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any>) => ({ id, state: state.toLowerCase(), ...synthesis, ...(error == null ? {} : { error }) });
+const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any>) => ({
+  id,
+  state: state.toLowerCase(),
+  ...synthesis,
+  ...(error == null ? {} : { error }),
+});
 
 /** A resume position, as EventSource sends it (empty when it has none). */
 const LAST_EVENT_ID = { type: 'string', pattern: '^(\\d{1,15})?$' };
@@ -28,9 +57,12 @@ function ifMatchVersion(headers: RouteInput['headers']): number | undefined {
 /** The expected version of a voice write: `?version=N` or `If-Match: "N"`, one of them, agreeing when both. */
 function checkVersion({ query, headers }: RouteInput): Record<string, string[]> | null {
   const fromHeader = ifMatchVersion(headers);
-  if (fromHeader !== undefined && !(fromHeader >= 1 && fromHeader <= 2147483647)) return { if_match: ['must be a version in quotes, e.g. "3"'] };
-  if (query.version === undefined && fromHeader === undefined) return { version: ['is required (as ?version=N or If-Match: "N")'] };
-  if (query.version !== undefined && fromHeader !== undefined && query.version !== fromHeader) return { version: ['differs from If-Match'] };
+  if (fromHeader !== undefined && !(fromHeader >= 1 && fromHeader <= 2147483647))
+    return { if_match: ['must be a version in quotes, e.g. "3"'] };
+  if (query.version === undefined && fromHeader === undefined)
+    return { version: ['is required (as ?version=N or If-Match: "N")'] };
+  if (query.version !== undefined && fromHeader !== undefined && query.version !== fromHeader)
+    return { version: ['differs from If-Match'] };
   return null;
 }
 
@@ -43,7 +75,12 @@ const pageQuery = (filters: Record<string, JsonSchema> = {}): NonNullable<RouteS
     type: 'object',
     properties: {
       limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20, description: 'Page size' },
-      cursor: { type: 'string', maxLength: 200, 'x-opaque': 'next_cursor', description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)' },
+      cursor: {
+        type: 'string',
+        maxLength: 200,
+        'x-opaque': 'next_cursor',
+        description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)',
+      },
       ...filters,
     },
   },
@@ -55,14 +92,22 @@ const PAGE_ARGS: Record<string, Arg> = { first: queryArg('limit', 'Int'), after:
 /** The id of the resource in the path, as the `id` argument. */
 const idFrom = (param: string) => ({ id: pathArg(param) });
 /** `?version=N`, which deletes require. */
-const VERSION_QUERY = { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } }, required: ['version'] };
+const VERSION_QUERY = {
+  schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } },
+  required: ['version'],
+};
 
 export const routes: RouteSpec[] = [
   // ---- Auth -------------------------------------------------------------------------------
   {
-    operationId: 'login', method: 'post', path: '/auth/login', tag: 'Auth', auth: false,
+    operationId: 'login',
+    method: 'post',
+    path: '/auth/login',
+    tag: 'Auth',
+    auth: false,
     summary: 'Log in with username and password',
-    description: 'Creates a session and returns its tokens. Unknown user and wrong password give the same answer. ' +
+    description:
+      'Creates a session and returns its tokens. Unknown user and wrong password give the same answer. ' +
       `Rate limited: ${configured('LOGIN_MAX_FAILURES_PER_USER')} failed attempts per username and client address, ` +
       `${configured('LOGIN_MAX_FAILURES_PER_USERNAME')} per username from any addresses (then the username is locked until the window ` +
       'passes or an administrator unlocks it), ' +
@@ -76,9 +121,14 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'rate_limit_exceeded'],
   },
   {
-    operationId: 'refreshSession', method: 'post', path: '/auth/refresh', tag: 'Auth', auth: false,
+    operationId: 'refreshSession',
+    method: 'post',
+    path: '/auth/refresh',
+    tag: 'Auth',
+    auth: false,
     summary: 'Exchange a refresh token for a new token set',
-    description: 'Rotation: the presented refresh token is spent. Presenting a spent refresh token revokes the session.',
+    description:
+      'Rotation: the presented refresh token is spent. Presenting a spent refresh token revokes the session.',
     body: RefreshRequest,
     graphql: { kind: 'mutation', field: 'refreshSession', args: bodyArgs(RefreshRequest) },
     status: 202,
@@ -87,7 +137,11 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    operationId: 'logout', method: 'post', path: '/auth/logout', tag: 'Auth', auth: true,
+    operationId: 'logout',
+    method: 'post',
+    path: '/auth/logout',
+    tag: 'Auth',
+    auth: true,
     summary: "Revoke the caller's session",
     graphql: { kind: 'mutation', field: 'logout', select: '{ id }' },
     ack: 'Session revoked.',
@@ -97,7 +151,11 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    operationId: 'getCurrentSession', method: 'get', path: '/auth/session', tag: 'Auth', auth: true,
+    operationId: 'getCurrentSession',
+    method: 'get',
+    path: '/auth/session',
+    tag: 'Auth',
+    auth: true,
     summary: "The session of the caller's token",
     graphql: { kind: 'query', field: 'currentSession' },
     status: 200,
@@ -105,7 +163,11 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized', 'not_found'],
   },
   {
-    operationId: 'getSession', method: 'get', path: '/auth/session/:sessionId', tag: 'Auth', auth: true,
+    operationId: 'getSession',
+    method: 'get',
+    path: '/auth/session/:sessionId',
+    tag: 'Auth',
+    auth: true,
     summary: 'A session of the caller, by id',
     params: { sessionId: uuidParam },
     graphql: { kind: 'query', field: 'session', args: idFrom('sessionId') },
@@ -115,9 +177,14 @@ export const routes: RouteSpec[] = [
   },
 
   {
-    operationId: 'createStreamTicket', method: 'post', path: '/auth/stream-ticket', tag: 'Auth', auth: true,
+    operationId: 'createStreamTicket',
+    method: 'post',
+    path: '/auth/stream-ticket',
+    tag: 'Auth',
+    auth: true,
     summary: 'A ticket that opens an event stream without an Authorization header (browsers)',
-    description: "A browser's EventSource cannot send a header: open `GET /api/v1/events?ticket=…` (or `/graphql/stream?ticket=…&query=…`) " +
+    description:
+      "A browser's EventSource cannot send a header: open `GET /api/v1/events?ticket=…` (or `/graphql/stream?ticket=…&query=…`) " +
       `with this ticket instead. It is valid for ${configured('STREAM_TICKET_TTL_SECONDS', 'seconds')} (STREAM_TICKET_TTL_SECONDS), opens one ` +
       'stream, and is bound to your session: the stream ends when the session is revoked. A used or expired ticket answers 401. ' +
       'Location is the stream URL, without the ticket (a credential has no place in a header that proxies log): add `?ticket=…` to it.',
@@ -129,9 +196,14 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    operationId: 'listSessions', method: 'get', path: '/auth/sessions', tag: 'Auth', auth: true,
+    operationId: 'listSessions',
+    method: 'get',
+    path: '/auth/sessions',
+    tag: 'Auth',
+    auth: true,
     summary: 'Your active sessions, newest first, a page at a time',
-    description: "`current` is true for the session of the token you call with. Revoked and expired sessions are not listed.",
+    description:
+      '`current` is true for the session of the token you call with. Revoked and expired sessions are not listed.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'sessions', args: PAGE_ARGS },
     status: 200,
@@ -139,9 +211,14 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    operationId: 'revokeSession', method: 'delete', path: '/auth/sessions/:sessionId', tag: 'Auth', auth: true,
+    operationId: 'revokeSession',
+    method: 'delete',
+    path: '/auth/sessions/:sessionId',
+    tag: 'Auth',
+    auth: true,
     summary: 'Revoke one of your sessions',
-    description: "Its tokens stop working everywhere within the event relay delay. Another user's session is `not_found`. " +
+    description:
+      "Its tokens stop working everywhere within the event relay delay. Another user's session is `not_found`. " +
       'Revoking one that has ended already changes nothing and is accepted too.',
     params: { sessionId: uuidParam },
     graphql: { kind: 'mutation', field: 'revokeSession', args: idFrom('sessionId'), select: '{ id }' },
@@ -152,7 +229,11 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    operationId: 'revokeOtherSessions', method: 'delete', path: '/auth/sessions', tag: 'Auth', auth: true,
+    operationId: 'revokeOtherSessions',
+    method: 'delete',
+    path: '/auth/sessions',
+    tag: 'Auth',
+    auth: true,
     summary: 'Revoke all your sessions except the current one',
     graphql: { kind: 'mutation', field: 'revokeOtherSessions', select: '{ currentSessionId revoked }' },
     status: 202,
@@ -162,9 +243,14 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    operationId: 'changePassword', method: 'post', path: '/auth/password', tag: 'Auth', auth: true,
+    operationId: 'changePassword',
+    method: 'post',
+    path: '/auth/password',
+    tag: 'Auth',
+    auth: true,
     summary: 'Change your password',
-    description: 'A wrong `current_password` answers 401 and counts toward the login limits of your username and address (429 once ' +
+    description:
+      'A wrong `current_password` answers 401 and counts toward the login limits of your username and address (429 once ' +
       'they are reached). A `new_password` that fails the policy answers 400 with `details.new_password`. Every other session ' +
       'of yours is revoked; the one you call with stays.',
     body: ChangePasswordRequest,
@@ -178,16 +264,26 @@ export const routes: RouteSpec[] = [
 
   // ---- Admin (role admin; everyone else gets 403 forbidden) ---------------------------------
   {
-    operationId: 'listUsers', method: 'get', path: '/admin/users', tag: 'Admin', auth: true,
+    operationId: 'listUsers',
+    method: 'get',
+    path: '/admin/users',
+    tag: 'Admin',
+    auth: true,
     summary: 'Users in username order, a page at a time',
-    query: pageQuery({ query: { type: 'string', maxLength: 64, description: 'Only usernames starting with this, ignoring case' } }),
+    query: pageQuery({
+      query: { type: 'string', maxLength: 64, description: 'Only usernames starting with this, ignoring case' },
+    }),
     graphql: { kind: 'query', field: 'users', args: { query: queryArg('query', 'String'), ...PAGE_ARGS } },
     status: 200,
     response: UserPage,
     errors: ['validation_error', 'unauthorized', 'forbidden'],
   },
   {
-    operationId: 'getUser', method: 'get', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    operationId: 'getUser',
+    method: 'get',
+    path: '/admin/users/:userId',
+    tag: 'Admin',
+    auth: true,
     summary: 'A user',
     params: { userId: uuidParam },
     graphql: { kind: 'query', field: 'user', args: idFrom('userId') },
@@ -196,7 +292,11 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
   },
   {
-    operationId: 'createUser', method: 'post', path: '/admin/users', tag: 'Admin', auth: true,
+    operationId: 'createUser',
+    method: 'post',
+    path: '/admin/users',
+    tag: 'Admin',
+    auth: true,
     summary: 'Create a user',
     description: 'A username taken already (ignoring case) is a `conflict`. The password must pass the policy.',
     body: CreateUserRequest,
@@ -208,18 +308,24 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
   },
   ...(['disable', 'enable', 'unlock'] as const).map((action): RouteSpec => ({
-    operationId: `${action}User`, method: 'post', path: `/admin/users/:userId/${action}`, tag: 'Admin', auth: true,
+    operationId: `${action}User`,
+    method: 'post',
+    path: `/admin/users/:userId/${action}`,
+    tag: 'Admin',
+    auth: true,
     summary: {
       disable: 'Disable a user: refuse their logins and revoke every session of theirs',
       enable: 'Enable a disabled user',
       unlock: "Clear a user's failed-login counts",
     }[action],
     description: {
-      disable: 'Their tokens are refused by every part of the service within the event relay delay; their login answers like a wrong ' +
+      disable:
+        'Their tokens are refused by every part of the service within the event relay delay; their login answers like a wrong ' +
         'password. You cannot disable yourself (`forbidden`), nor the last enabled administrator (`conflict`). Disabling a disabled ' +
         'user changes nothing.',
       enable: 'They can log in again; their old sessions stay revoked. Enabling an enabled user changes nothing.',
-      unlock: 'Lifts the locks that failed logins put on their username: from each client address, and across all addresses.',
+      unlock:
+        'Lifts the locks that failed logins put on their username: from each client address, and across all addresses.',
     }[action],
     params: { userId: uuidParam },
     graphql: { kind: 'mutation', field: `${action}User`, args: idFrom('userId'), select: '{ id }' },
@@ -227,18 +333,34 @@ export const routes: RouteSpec[] = [
     ack: { disable: 'User disabled.', enable: 'User enabled.', unlock: 'User unlocked.' }[action],
     location: (r) => `/api/v1/admin/users/${r.id}`,
     response: CommandAck,
-    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', ...(action === 'disable' ? (['conflict'] as const) : [])],
+    errors: [
+      'validation_error',
+      'unauthorized',
+      'forbidden',
+      'not_found',
+      ...(action === 'disable' ? (['conflict'] as const) : []),
+    ],
   })),
   {
-    operationId: 'deleteUser', method: 'delete', path: '/admin/users/:userId', tag: 'Admin', auth: true,
+    operationId: 'deleteUser',
+    method: 'delete',
+    path: '/admin/users/:userId',
+    tag: 'Admin',
+    auth: true,
     summary: 'Delete a user at the version you expect',
-    description: 'Optimistic locking as for voices: `version` must equal the stored version, else `conflict` with ' +
+    description:
+      'Optimistic locking as for voices: `version` must equal the stored version, else `conflict` with ' +
       '`details.current_version`. Every session of the user ends at once; their voices and syntheses (with the audio) are deleted ' +
       'by the TTS service when it receives the `user.deleted` event, shortly after. You cannot delete yourself (`forbidden`), nor ' +
       'the last enabled administrator (`conflict`).',
     params: { userId: uuidParam },
     query: VERSION_QUERY,
-    graphql: { kind: 'mutation', field: 'deleteUser', args: { ...idFrom('userId'), version: queryArg('version', 'Int!') }, select: '{ id }' },
+    graphql: {
+      kind: 'mutation',
+      field: 'deleteUser',
+      args: { ...idFrom('userId'), version: queryArg('version', 'Int!') },
+      select: '{ id }',
+    },
     status: 202,
     ack: 'User deleted.',
     location: (r) => `/api/v1/admin/users/${r.id}`,
@@ -248,7 +370,11 @@ export const routes: RouteSpec[] = [
 
   // ---- TTS --------------------------------------------------------------------------------
   {
-    operationId: 'listBaseVoices', method: 'get', path: '/tts/base-voices', tag: 'TTS', auth: true,
+    operationId: 'listBaseVoices',
+    method: 'get',
+    path: '/tts/base-voices',
+    tag: 'TTS',
+    auth: true,
     summary: 'The base voices of the speech engine',
     description: 'eSpeak NG voice variants; each speaks every language the engine has.',
     graphql: { kind: 'query', field: 'baseVoices', select: BaseVoice },
@@ -258,9 +384,14 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    operationId: 'createVoice', method: 'post', path: '/tts/voices', tag: 'TTS', auth: true,
+    operationId: 'createVoice',
+    method: 'post',
+    path: '/tts/voices',
+    tag: 'TTS',
+    auth: true,
     summary: 'Create a voice',
-    description: 'base_voice, voice_blend and language are checked against the engine\'s catalog. A name you already use ' +
+    description:
+      "base_voice, voice_blend and language are checked against the engine's catalog. A name you already use " +
       '(ignoring case) is a `conflict`. The new voice has version 1.',
     body: CreateVoiceRequest,
     graphql: { kind: 'mutation', field: 'createVoice', args: bodyArgs(CreateVoiceRequest), select: '{ id }' },
@@ -271,7 +402,11 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'conflict'],
   },
   {
-    operationId: 'listVoices', method: 'get', path: '/tts/voices', tag: 'TTS', auth: true,
+    operationId: 'listVoices',
+    method: 'get',
+    path: '/tts/voices',
+    tag: 'TTS',
+    auth: true,
     summary: 'Your voices, oldest first, a page at a time',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'voices', args: PAGE_ARGS },
@@ -280,7 +415,11 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    operationId: 'getVoice', method: 'get', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'getVoice',
+    method: 'get',
+    path: '/tts/voices/:voiceId',
+    tag: 'TTS',
+    auth: true,
     summary: 'One of your voices',
     description: "Another user's voice is `not_found`, like an unknown id.",
     params: { voiceId: uuidParam },
@@ -291,21 +430,43 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    operationId: 'updateVoice', method: 'patch', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'updateVoice',
+    method: 'patch',
+    path: '/tts/voices/:voiceId',
+    tag: 'TTS',
+    auth: true,
     summary: 'Change a voice at the version you expect',
-    description: 'Any of name, description, base_voice, voice_blend, language, speed, each with the rules of creation; a field left out ' +
+    description:
+      'Any of name, description, base_voice, voice_blend, language, speed, each with the rules of creation; a field left out ' +
       'stays as it is, and `description` or `voice_blend` set to null is cleared. Name the version you expect with `?version=N` or ' +
       '`If-Match: "N"` (the ETag of GET); it must equal the stored version, else `conflict` with `details.current_version`. Of concurrent ' +
       'updates at one version exactly one is accepted. The version goes up by 1 and a `voice.updated` event carries the changed fields ' +
       '(`changed`, with their former values in `previous`). Syntheses already requested keep the settings they were requested with.',
     params: { voiceId: uuidParam },
-    query: { schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Or If-Match' } } } },
-    headerParams: [{ name: 'If-Match', schema: { type: 'string', pattern: '^\\s*"?[1-9][0-9]{0,8}"?\\s*$', example: '"3"' }, description: 'The version you expect, quoted (the ETag of GET); instead of ?version' }],
+    query: {
+      schema: {
+        type: 'object',
+        properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Or If-Match' } },
+      },
+    },
+    headerParams: [
+      {
+        name: 'If-Match',
+        schema: { type: 'string', pattern: '^\\s*"?[1-9][0-9]{0,8}"?\\s*$', example: '"3"' },
+        description: 'The version you expect, quoted (the ETag of GET); instead of ?version',
+      },
+    ],
     check: checkVersion,
     body: UpdateVoiceRequest,
     graphql: {
-      kind: 'mutation', field: 'updateVoice', select: '{ id version }',
-      args: { ...idFrom('voiceId'), version: { type: 'Int!', value: ({ query, headers }) => query.version ?? ifMatchVersion(headers) }, ...bodyArgs(UpdateVoiceRequest) },
+      kind: 'mutation',
+      field: 'updateVoice',
+      select: '{ id version }',
+      args: {
+        ...idFrom('voiceId'),
+        version: { type: 'Int!', value: ({ query, headers }) => query.version ?? ifMatchVersion(headers) },
+        ...bodyArgs(UpdateVoiceRequest),
+      },
     },
     status: 202,
     ack: 'Voice updated.',
@@ -315,13 +476,23 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
   {
-    operationId: 'deleteVoice', method: 'delete', path: '/tts/voices/:voiceId', tag: 'TTS', auth: true,
+    operationId: 'deleteVoice',
+    method: 'delete',
+    path: '/tts/voices/:voiceId',
+    tag: 'TTS',
+    auth: true,
     summary: 'Delete a voice at the version you expect',
-    description: 'Optimistic locking: `version` must equal the stored version, else `conflict` with `details.current_version`. ' +
+    description:
+      'Optimistic locking: `version` must equal the stored version, else `conflict` with `details.current_version`. ' +
       'Of concurrent deletes with the right version exactly one is accepted; the others get `not_found` or `conflict`.',
     params: { voiceId: uuidParam },
     query: VERSION_QUERY,
-    graphql: { kind: 'mutation', field: 'deleteVoice', args: { ...idFrom('voiceId'), version: queryArg('version', 'Int!') }, select: '{ id }' },
+    graphql: {
+      kind: 'mutation',
+      field: 'deleteVoice',
+      args: { ...idFrom('voiceId'), version: queryArg('version', 'Int!') },
+      select: '{ id }',
+    },
     status: 202,
     ack: 'Voice deleted.',
     location: (r) => `/api/v1/tts/voices/${r.id}`,
@@ -330,18 +501,23 @@ export const routes: RouteSpec[] = [
   },
 
   {
-    operationId: 'createSynthesis', method: 'post', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    operationId: 'createSynthesis',
+    method: 'post',
+    path: '/tts/syntheses',
+    tag: 'TTS',
+    auth: true,
     summary: 'Speak a text with one of your voices (asynchronous)',
-    description: 'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
-      'Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice\'s settings are ' +
-      'copied in now: deleting the voice later does not change the result. Another user\'s voice is `not_found`. `speed` (0.25–4.0) is ' +
+    description:
+      'Queues the text; poll the Location, or wait for `synthesis.succeeded` / `synthesis.failed` on the event stream. ' +
+      "Give `voice_id`, or inline settings (`base_voice` and optionally `voice_blend`, `language`, `speed`). The voice's settings are " +
+      "copied in now: deleting the voice later does not change the result. Another user's voice is `not_found`. `speed` (0.25–4.0) is " +
       'the real speed of the audio: eSpeak NG speaks 80 to 450 words per minute (175 at speed 1.0), and speeds beyond that are rendered ' +
       'at the nearest rate and time-stretched (WSOLA) with the pitch kept. A job whose audio would ' +
       `last more than ${configured('SYNTHESIS_MAX_AUDIO_SECONDS', 'duration')} (SYNTHESIS_MAX_AUDIO_SECONDS) fails with that reason. With no synthesis worker alive the job is still ` +
       `accepted and kept queued; the answer then carries a \`warning\`. At most ${configured('SYNTHESIS_QUEUE_PER_USER')} of your syntheses ` +
       '(SYNTHESIS_QUEUE_PER_USER) may be queued or running at once: beyond, 429 `rate_limit_exceeded` with `Retry-After` and ' +
       '`details.limit`; request more as they finish, or cancel some. Workers take jobs round-robin across users, so another ' +
-      'user\'s backlog delays yours by at most one job per worker.',
+      "user's backlog delays yours by at most one job per worker.",
     body: SynthesisRequest,
     graphql: { kind: 'mutation', field: 'synthesize', args: bodyArgs(SynthesisRequest), select: '{ id warning }' },
     status: 202,
@@ -352,28 +528,50 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict', 'rate_limit_exceeded'],
   },
   {
-    operationId: 'cancelSynthesis', method: 'delete', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    operationId: 'cancelSynthesis',
+    method: 'delete',
+    path: '/tts/syntheses/:synthesisId',
+    tag: 'TTS',
+    auth: true,
     summary: 'Cancel a synthesis, or delete a finished one with its audio',
-    description: 'A queued or running synthesis is canceled: its worker stops rendering, it becomes `canceled` (no audio) and ' +
+    description:
+      'A queued or running synthesis is canceled: its worker stops rendering, it becomes `canceled` (no audio) and ' +
       '`synthesis.canceled` is published; it no longer counts against your queue. A finished one (succeeded, failed, canceled) is ' +
-      'deleted with its audio (`synthesis.deleted`); afterwards it is `not_found`. Another user\'s synthesis is `not_found`.',
+      "deleted with its audio (`synthesis.deleted`); afterwards it is `not_found`. Another user's synthesis is `not_found`.",
     params: { synthesisId: uuidParam },
     graphql: { kind: 'mutation', field: 'cancelSynthesis', args: idFrom('synthesisId'), select: '{ id outcome }' },
     status: 202,
-    present: ({ id, outcome }) => ({ id, message: outcome === 'CANCELED' ? 'Synthesis canceled.' : 'Synthesis deleted.' }),
+    present: ({ id, outcome }) => ({
+      id,
+      message: outcome === 'CANCELED' ? 'Synthesis canceled.' : 'Synthesis deleted.',
+    }),
     location: (r) => `/api/v1/tts/syntheses/${r.id}`,
     response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    operationId: 'listSyntheses', method: 'get', path: '/tts/syntheses', tag: 'TTS', auth: true,
+    operationId: 'listSyntheses',
+    method: 'get',
+    path: '/tts/syntheses',
+    tag: 'TTS',
+    auth: true,
     summary: 'Your syntheses, newest first, a page at a time',
-    description: `Paged like the voices (\`limit\` 1–${MAX_PAGE_SIZE}, default 20; \`cursor\` from \`next_cursor\`), newest first; \`state\` keeps only ` +
+    description:
+      `Paged like the voices (\`limit\` 1–${MAX_PAGE_SIZE}, default 20; \`cursor\` from \`next_cursor\`), newest first; \`state\` keeps only ` +
       'syntheses in that state. Finished ones are listed until they expire (SYNTHESIS_RETENTION_SECONDS).',
-    query: pageQuery({ state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' } }),
+    query: pageQuery({
+      state: { type: 'string', enum: SYNTHESIS_STATES, description: 'Only syntheses in this state' },
+    }),
     graphql: {
-      kind: 'query', field: 'syntheses',
-      args: { ...PAGE_ARGS, state: { type: 'SynthesisState', value: ({ query }) => (typeof query.state === 'string' ? query.state.toUpperCase() : undefined) } },
+      kind: 'query',
+      field: 'syntheses',
+      args: {
+        ...PAGE_ARGS,
+        state: {
+          type: 'SynthesisState',
+          value: ({ query }) => (typeof query.state === 'string' ? query.state.toUpperCase() : undefined),
+        },
+      },
     },
     status: 200,
     present: ({ items, next_cursor }) => ({ items: items.map(presentSynthesis), next_cursor }),
@@ -381,9 +579,14 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized'],
   },
   {
-    operationId: 'getSynthesisStatus', method: 'get', path: '/tts/status', tag: 'TTS', auth: true,
+    operationId: 'getSynthesisStatus',
+    method: 'get',
+    path: '/tts/status',
+    tag: 'TTS',
+    auth: true,
     summary: 'Whether speech is being rendered: live synthesis workers and the age of the oldest queued job',
-    description: '`status` is `degraded` while no synthesis worker is alive (jobs are accepted and wait queued). The same figures are ' +
+    description:
+      '`status` is `degraded` while no synthesis worker is alive (jobs are accepted and wait queued). The same figures are ' +
       'in `/health/ready` under `details.synthesis`.',
     graphql: { kind: 'query', field: 'synthesisStatus' },
     status: 200,
@@ -391,9 +594,14 @@ export const routes: RouteSpec[] = [
     errors: ['unauthorized'],
   },
   {
-    operationId: 'getSynthesis', method: 'get', path: '/tts/syntheses/:synthesisId', tag: 'TTS', auth: true,
+    operationId: 'getSynthesis',
+    method: 'get',
+    path: '/tts/syntheses/:synthesisId',
+    tag: 'TTS',
+    auth: true,
     summary: 'One of your syntheses: its state, and the length of its audio once done',
-    description: 'state is queued, running, succeeded, failed or canceled; `error` is there only when it failed. Syntheses are deleted with their ' +
+    description:
+      'state is queued, running, succeeded, failed or canceled; `error` is there only when it failed. Syntheses are deleted with their ' +
       `audio ${configured('SYNTHESIS_RETENTION_SECONDS', 'duration')} (SYNTHESIS_RETENTION_SECONDS) after they finished.`,
     params: { synthesisId: uuidParam },
     graphql: { kind: 'query', field: 'synthesis', args: idFrom('synthesisId') },
@@ -403,13 +611,23 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
-    operationId: 'getSynthesisAudio', method: 'get', path: '/tts/syntheses/:synthesisId/audio', tag: 'TTS', auth: true,
+    operationId: 'getSynthesisAudio',
+    method: 'get',
+    path: '/tts/syntheses/:synthesisId/audio',
+    tag: 'TTS',
+    auth: true,
     summary: 'The audio of a succeeded synthesis (WAV, with Range support)',
-    description: 'audio/wav, mono 16-bit PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech). One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
+    description:
+      'audio/wav, mono 16-bit PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech). One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
       'the end answers 416; several ranges, or a malformed Range, get the whole file. ETag and If-None-Match / If-Range work. ' +
       'While the synthesis is queued or running, or when it failed, the answer is 409 `conflict` with `details.state`.',
     params: { synthesisId: uuidParam },
-    query: { schema: { type: 'object', properties: { format: { type: 'string', enum: ['wav'], default: 'wav', description: 'Only wav so far' } } } },
+    query: {
+      schema: {
+        type: 'object',
+        properties: { format: { type: 'string', enum: ['wav'], default: 'wav', description: 'Only wav so far' } },
+      },
+    },
     graphql: { kind: 'query', field: 'synthesisAudio', args: idFrom('synthesisId'), select: '{ bytes etag }' },
     download: {
       chunk: `query SynthesisAudioChunk($id: ID!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id) { chunk(offset: $offset, length: $length) } }`,
@@ -422,7 +640,11 @@ export const routes: RouteSpec[] = [
 
   // ---- Events -----------------------------------------------------------------------------
   {
-    operationId: 'streamEvents', method: 'get', path: '/events', tag: 'Events', auth: true,
+    operationId: 'streamEvents',
+    method: 'get',
+    path: '/events',
+    tag: 'Events',
+    auth: true,
     summary: 'Your events, as Server-Sent Events',
     description:
       'A `text/event-stream` of your events: session.created, session.refreshed, session.revoked, voice.created, voice.updated (with `changed`: ' +
@@ -443,33 +665,75 @@ export const routes: RouteSpec[] = [
         type: 'object',
         properties: {
           scope: { type: 'string', enum: ['own', 'all'], default: 'own' },
-          types: { type: 'string', maxLength: 1000, description: 'Only these event types, comma-separated', example: 'voice.created,voice.deleted' },
-          last_event_id: { type: 'string', pattern: '^\\d{1,15}$', description: 'Like the Last-Event-ID header; wins over it' },
+          types: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'Only these event types, comma-separated',
+            example: 'voice.created,voice.deleted',
+          },
+          last_event_id: {
+            type: 'string',
+            pattern: '^\\d{1,15}$',
+            description: 'Like the Last-Event-ID header; wins over it',
+          },
           ticket: {
-            type: 'string', maxLength: 4096, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+            type: 'string',
+            maxLength: 4096,
+            pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
             description: 'A stream ticket (POST /api/v1/auth/stream-ticket), instead of the Authorization header',
           },
         },
       },
     },
     graphql: {
-      kind: 'subscription', field: 'events',
+      kind: 'subscription',
+      field: 'events',
       args: {
-        after: { type: 'ID', value: ({ query, headers }) => query.last_event_id ?? (headers['last-event-id'] || undefined) },
-        types: { type: '[String!]', value: ({ query }) => (typeof query.types === 'string' ? query.types.split(',').map((t) => t.trim()).filter(Boolean) : undefined) },
+        after: {
+          type: 'ID',
+          value: ({ query, headers }) => query.last_event_id ?? (headers['last-event-id'] || undefined),
+        },
+        types: {
+          type: '[String!]',
+          value: ({ query }) =>
+            typeof query.types === 'string'
+              ? query.types
+                  .split(',')
+                  .map((t) => t.trim())
+                  .filter(Boolean)
+              : undefined,
+        },
         scope: { type: 'EventScope', value: ({ query }) => query.scope ?? 'own' },
       },
       select: '{ seq event_id: eventId type id: resourceId user_id: userId occurred_at: occurredAt data }',
     },
-    headerParams: [{ name: 'Last-Event-ID', schema: LAST_EVENT_ID, description: 'Resume after this event (EventSource sends it when it reconnects); empty: no position' }],
+    headerParams: [
+      {
+        name: 'Last-Event-ID',
+        schema: LAST_EVENT_ID,
+        description: 'Resume after this event (EventSource sends it when it reconnects); empty: no position',
+      },
+    ],
     check: ({ headers }) => {
       const value = headers['last-event-id'];
-      return value === undefined || (typeof value === 'string' && new RegExp(LAST_EVENT_ID.pattern as string).test(value))
+      return value === undefined ||
+        (typeof value === 'string' && new RegExp(LAST_EVENT_ID.pattern as string).test(value))
         ? null
         : { 'Last-Event-ID': ['must be the id of an event (a stream position: digits)'] };
     },
     stream: {
-      frame: ({ seq, data, ...event }) => ({ id: seq, event: event.type, data: { ...data, type: event.type, id: event.id, occurred_at: event.occurred_at, event_id: event.event_id, user_id: event.user_id } }),
+      frame: ({ seq, data, ...event }) => ({
+        id: seq,
+        event: event.type,
+        data: {
+          ...data,
+          type: event.type,
+          id: event.id,
+          occurred_at: event.occurred_at,
+          event_id: event.event_id,
+          user_id: event.user_id,
+        },
+      }),
     },
     status: 200,
     response: EventFrame,

@@ -27,7 +27,10 @@ export const SynthesisAck: JsonSchema = {
   required: ['id', 'message'],
   properties: {
     ...(CommandAck.properties as Record<string, JsonSchema>),
-    warning: { type: 'string', description: 'Present when no synthesis worker is alive: the job is kept queued until one starts.' },
+    warning: {
+      type: 'string',
+      description: 'Present when no synthesis worker is alive: the job is kept queued until one starts.',
+    },
   },
 };
 
@@ -37,7 +40,11 @@ export const pageSchema = (item: JsonSchema): JsonSchema => ({
   required: ['items', 'next_cursor'],
   properties: {
     items: { type: 'array', items: item },
-    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' },
+    next_cursor: {
+      type: 'string',
+      nullable: true,
+      description: 'Pass as `cursor` for the next page; null on the last page',
+    },
   },
 });
 
@@ -46,11 +53,18 @@ export const pageSchema = (item: JsonSchema): JsonSchema => ({
  * trimmed): validation.ts trims before it checks, and the document states the rule as a pattern.
  */
 export const trimmedText = (minLength: number, maxLength: number, description: string): JsonSchema => ({
-  type: 'string', minLength, maxLength, 'x-trimmed': true, description,
+  type: 'string',
+  minLength,
+  maxLength,
+  'x-trimmed': true,
+  description,
 });
 
 /** A field's schema with a sentence added to its description (e.g. what leaving it out means). */
-const noting = (schema: JsonSchema, note: string): JsonSchema => ({ ...schema, description: `${schema.description as string}. ${note}` });
+const noting = (schema: JsonSchema, note: string): JsonSchema => ({
+  ...schema,
+  description: `${schema.description as string}. ${note}`,
+});
 
 export const SynthesisStatus: JsonSchema = {
   type: 'object',
@@ -58,8 +72,12 @@ export const SynthesisStatus: JsonSchema = {
   properties: {
     status: { type: 'string', enum: ['up', 'degraded'], description: '`degraded`: no live worker; jobs wait queued' },
     live_workers: { type: 'integer', description: 'Synthesis workers whose heartbeat is recent' },
-    queued: { type: 'integer', description: 'Jobs waiting (every user\'s)' },
-    oldest_queued_age_seconds: { type: 'number', nullable: true, description: 'How long the oldest queued job has waited; null with none' },
+    queued: { type: 'integer', description: "Jobs waiting (every user's)" },
+    oldest_queued_age_seconds: {
+      type: 'number',
+      nullable: true,
+      description: 'How long the oldest queued job has waited; null with none',
+    },
   },
 };
 
@@ -84,9 +102,19 @@ export const TokenSet: JsonSchema = {
   type: 'object',
   required: ['access_token', 'refresh_token', 'expires_in', 'token_type', 'session_id'],
   properties: {
-    access_token: { type: 'string', description: `JWT access token, valid for ${configured('ACCESS_TOKEN_TTL_SECONDS', 'duration')}` },
-    refresh_token: { type: 'string', description: `JWT refresh token, valid for ${configured('REFRESH_TOKEN_TTL_SECONDS', 'duration')}; spent on use` },
-    expires_in: { type: 'integer', description: 'Lifetime of the access token in seconds', example: configured('ACCESS_TOKEN_TTL_SECONDS', 'number') },
+    access_token: {
+      type: 'string',
+      description: `JWT access token, valid for ${configured('ACCESS_TOKEN_TTL_SECONDS', 'duration')}`,
+    },
+    refresh_token: {
+      type: 'string',
+      description: `JWT refresh token, valid for ${configured('REFRESH_TOKEN_TTL_SECONDS', 'duration')}; spent on use`,
+    },
+    expires_in: {
+      type: 'integer',
+      description: 'Lifetime of the access token in seconds',
+      example: configured('ACCESS_TOKEN_TTL_SECONDS', 'number'),
+    },
     token_type: { type: 'string', enum: ['Bearer'] },
     session_id: { type: 'string', format: 'uuid' },
   },
@@ -97,7 +125,11 @@ export const StreamTicket: JsonSchema = {
   required: ['ticket', 'expires_in'],
   properties: {
     ticket: { type: 'string', description: 'Single use; pass as `ticket` in the event stream URL' },
-    expires_in: { type: 'integer', description: 'Seconds left to open the stream with it', example: configured('STREAM_TICKET_TTL_SECONDS', 'number') },
+    expires_in: {
+      type: 'integer',
+      description: 'Seconds left to open the stream with it',
+      example: configured('STREAM_TICKET_TTL_SECONDS', 'number'),
+    },
   },
 };
 
@@ -107,9 +139,17 @@ export const Session: JsonSchema = {
   properties: {
     session_id: graphqlField('id', { type: 'string', format: 'uuid' }),
     user_id: { type: 'string', format: 'uuid' },
-    expires_at: { type: 'string', format: 'date-time', description: 'Expiry of the latest access token issued in the session' },
+    expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Expiry of the latest access token issued in the session',
+    },
     created_at: { type: 'string', format: 'date-time' },
-    last_activity_at: { type: 'string', format: 'date-time', description: 'Moves forward as the session is used (at most one write a minute)' },
+    last_activity_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Moves forward as the session is used (at most one write a minute)',
+    },
     state: { type: 'string', enum: ['active', 'revoked', 'expired'] },
   },
 };
@@ -121,7 +161,11 @@ export const SessionListItem: JsonSchema = {
     session_id: graphqlField('id', { type: 'string', format: 'uuid' }),
     created_at: { type: 'string', format: 'date-time' },
     last_activity_at: { type: 'string', format: 'date-time' },
-    expires_at: { type: 'string', format: 'date-time', description: 'Expiry of the latest access token issued in the session' },
+    expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Expiry of the latest access token issued in the session',
+    },
     user_agent: { type: 'string', nullable: true, description: 'The User-Agent of the login (at most 512 characters)' },
     ip_address: { type: 'string', nullable: true, description: 'The client address of the login' },
     current: { type: 'boolean', description: "True for the session of the caller's token" },
@@ -134,13 +178,14 @@ export const SessionsRevoked: JsonSchema = {
   type: 'object',
   required: ['id', 'message', 'revoked'],
   properties: {
-    id: { type: 'string', format: 'uuid', description: 'The session that stays: the caller\'s' },
+    id: { type: 'string', format: 'uuid', description: "The session that stays: the caller's" },
     message: { type: 'string' },
     revoked: { type: 'integer', minimum: 0, description: 'How many sessions were revoked' },
   },
 };
 
-const NEW_PASSWORD_RULE = `8–1024 characters, and hard to guess: a zxcvbn strength score of at least ${configured('PASSWORD_MIN_SCORE')} of 4 (PASSWORD_MIN_SCORE) ` +
+const NEW_PASSWORD_RULE =
+  `8–1024 characters, and hard to guess: a zxcvbn strength score of at least ${configured('PASSWORD_MIN_SCORE')} of 4 (PASSWORD_MIN_SCORE) ` +
   'with the common and English dictionaries; common passwords, names, keyboard walks and the username itself score low. ' +
   'Failing it is a `validation_error` naming the field, with the reason.';
 
@@ -162,8 +207,11 @@ export const CreateUserRequest: JsonSchema = {
     username: trimmedText(1, 64, '1–64 characters after trimming surrounding white space; unique ignoring case'),
     password: { type: 'string', minLength: 8, maxLength: 1024, description: NEW_PASSWORD_RULE },
     roles: {
-      type: 'array', maxItems: 10, example: ['admin'],
-      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' }, description: 'Role names; `admin` makes an administrator. Left out: none',
+      type: 'array',
+      maxItems: 10,
+      example: ['admin'],
+      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' },
+      description: 'Role names; `admin` makes an administrator. Left out: none',
     },
   },
 };
@@ -175,10 +223,17 @@ export const User: JsonSchema = {
     id: { type: 'string', format: 'uuid' },
     username: { type: 'string' },
     roles: { type: 'array', items: { type: 'string' } },
-    disabled: { type: 'boolean', description: 'A disabled user cannot log in (the answer is that of a wrong password)' },
+    disabled: {
+      type: 'boolean',
+      description: 'A disabled user cannot log in (the answer is that of a wrong password)',
+    },
     created_at: { type: 'string', format: 'date-time' },
     last_login_at: { type: 'string', format: 'date-time', nullable: true },
-    version: { type: 'integer', minimum: 1, description: '1 when created; every change (disable, enable, password) adds 1. DELETE must name it.' },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: '1 when created; every change (disable, enable, password) adds 1. DELETE must name it.',
+    },
   },
 };
 
@@ -196,19 +251,41 @@ const BLEND_PATTERN = `^${BLEND_PART}(\\+${BLEND_PART}){0,7}$`;
 /** How a voice speaks: the fields of a voice and of a synthesis with inline settings. */
 const VOICE_SETTINGS: Record<string, JsonSchema> = {
   base_voice: {
-    type: 'string', minLength: 1, maxLength: 64, example: 'f3', 'x-catalog': BASE_VOICE_CATALOG,
-    description: 'A name from GET /api/v1/tts/base-voices (`items[].name`; case-insensitive; stored as the catalog spells it)',
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    example: 'f3',
+    'x-catalog': BASE_VOICE_CATALOG,
+    description:
+      'A name from GET /api/v1/tts/base-voices (`items[].name`; case-insensitive; stored as the catalog spells it)',
   },
   voice_blend: {
-    type: 'string', minLength: 1, maxLength: 500, example: 'f3(2)+m3(1)', pattern: BLEND_PATTERN, 'x-catalog': BASE_VOICE_CATALOG,
-    description: 'Base voice names (from GET /api/v1/tts/base-voices, case-insensitive) joined by "+", each optionally weighted as ' +
+    type: 'string',
+    minLength: 1,
+    maxLength: 500,
+    example: 'f3(2)+m3(1)',
+    pattern: BLEND_PATTERN,
+    'x-catalog': BASE_VOICE_CATALOG,
+    description:
+      'Base voice names (from GET /api/v1/tts/base-voices, case-insensitive) joined by "+", each optionally weighted as ' +
       'name(weight), weight above 0 and at most 100; at most 8 parts',
   },
   language: {
-    type: 'string', minLength: 1, maxLength: 35, example: 'en-us', 'x-catalog': LANGUAGE_CATALOG,
-    description: 'A language tag of the engine (`items[].languages[]` of GET /api/v1/tts/base-voices; case-insensitive)',
+    type: 'string',
+    minLength: 1,
+    maxLength: 35,
+    example: 'en-us',
+    'x-catalog': LANGUAGE_CATALOG,
+    description:
+      'A language tag of the engine (`items[].languages[]` of GET /api/v1/tts/base-voices; case-insensitive)',
   },
-  speed: { type: 'number', format: 'double', minimum: 0.25, maximum: 4, description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays' },
+  speed: {
+    type: 'number',
+    format: 'double',
+    minimum: 0.25,
+    maximum: 4,
+    description: 'Speaking speed; 1.0 is normal, 0.5 lasts twice as long, 2.0 half; the pitch stays',
+  },
 };
 
 /**
@@ -221,7 +298,11 @@ const NEW_VOICE_SETTINGS: Record<string, JsonSchema> = {
   speed: noting(VOICE_SETTINGS.speed, 'Left out: 1.0'),
 };
 
-const VOICE_NAME = trimmedText(1, 100, '1–100 characters after trimming surrounding white space; unique among your voices, ignoring case');
+const VOICE_NAME = trimmedText(
+  1,
+  100,
+  '1–100 characters after trimming surrounding white space; unique among your voices, ignoring case',
+);
 
 export const CreateVoiceRequest: JsonSchema = {
   type: 'object',
@@ -245,7 +326,8 @@ const VOICE_CHANGES: Record<string, JsonSchema> = {
 export const UpdateVoiceRequest: JsonSchema = {
   type: 'object',
   additionalProperties: true, // unknown fields are ignored
-  description: 'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
+  description:
+    'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
     '`voice_blend` may be null to clear them.',
   // At least one known field (unknown ones are dropped, so they do not count).
   anyOf: Object.keys(VOICE_CHANGES).map((field) => ({ required: [field] })),
@@ -255,13 +337,29 @@ export const UpdateVoiceRequest: JsonSchema = {
 
 export const Voice: JsonSchema = {
   type: 'object',
-  required: ['id', 'name', 'description', 'base_voice', 'voice_blend', 'language', 'speed', 'version', 'owner_id', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'name',
+    'description',
+    'base_voice',
+    'voice_blend',
+    'language',
+    'speed',
+    'version',
+    'owner_id',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     description: { type: 'string', nullable: true },
     base_voice: { type: 'string' },
-    voice_blend: { type: 'string', nullable: true, description: 'As given, with names in the catalog spelling and weights of 1 left out' },
+    voice_blend: {
+      type: 'string',
+      nullable: true,
+      description: 'As given, with names in the catalog spelling and weights of 1 left out',
+    },
     language: { type: 'string' },
     speed: { type: 'number', format: 'double' },
     version: { type: 'integer', minimum: 1, description: '1 when created; every change adds 1. DELETE must name it.' },
@@ -277,15 +375,33 @@ export const SynthesisRequest: JsonSchema = {
   type: 'object',
   required: ['text'],
   additionalProperties: true, // unknown fields are ignored
-  description: 'Give `voice_id`, or `base_voice` with any of `voice_blend`, `language`, `speed`; exactly one of the two.',
+  description:
+    'Give `voice_id`, or `base_voice` with any of `voice_blend`, `language`, `speed`; exactly one of the two.',
   oneOf: [
-    { title: 'A voice of yours', required: ['voice_id'], not: { anyOf: ['base_voice', 'voice_blend', 'language', 'speed'].map((f) => ({ required: [f] })) } },
+    {
+      title: 'A voice of yours',
+      required: ['voice_id'],
+      not: { anyOf: ['base_voice', 'voice_blend', 'language', 'speed'].map((f) => ({ required: [f] })) },
+    },
     { title: 'Inline settings', required: ['base_voice'], not: { required: ['voice_id'] } },
   ],
-  'x-one-of-error': { field: 'voice_id', message: 'give voice_id, or base_voice with any of voice_blend, language, speed; exactly one of the two' },
+  'x-one-of-error': {
+    field: 'voice_id',
+    message: 'give voice_id, or base_voice with any of voice_blend, language, speed; exactly one of the two',
+  },
   properties: {
-    text: { type: 'string', minLength: 1, maxLength: 10000, pattern: '\\S', description: 'What to say: 1 to 10,000 characters (code points), not only white space' },
-    voice_id: { type: 'string', format: 'uuid', description: 'One of your voices; its settings are copied into the synthesis now' },
+    text: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 10000,
+      pattern: '\\S',
+      description: 'What to say: 1 to 10,000 characters (code points), not only white space',
+    },
+    voice_id: {
+      type: 'string',
+      format: 'uuid',
+      description: 'One of your voices; its settings are copied into the synthesis now',
+    },
     ...NEW_VOICE_SETTINGS,
   },
 };
@@ -295,11 +411,29 @@ export const SYNTHESIS_STATES = ['queued', 'running', 'succeeded', 'failed', 'ca
 
 export const Synthesis: JsonSchema = {
   type: 'object',
-  required: ['id', 'state', 'voice_id', 'base_voice', 'voice_blend', 'language', 'speed', 'characters', 'duration_ms', 'created_at', 'started_at', 'finished_at'],
+  required: [
+    'id',
+    'state',
+    'voice_id',
+    'base_voice',
+    'voice_blend',
+    'language',
+    'speed',
+    'characters',
+    'duration_ms',
+    'created_at',
+    'started_at',
+    'finished_at',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     state: { type: 'string', enum: SYNTHESIS_STATES },
-    voice_id: { type: 'string', format: 'uuid', nullable: true, description: 'Null when requested with inline settings' },
+    voice_id: {
+      type: 'string',
+      format: 'uuid',
+      nullable: true,
+      description: 'Null when requested with inline settings',
+    },
     base_voice: { type: 'string' },
     voice_blend: { type: 'string', nullable: true },
     language: { type: 'string' },
@@ -337,8 +471,9 @@ export const EventFrame: JsonSchema = {
   type: 'string',
   description:
     'Frames of `id: <position>`, `event: <type>`, `data: <JSON>`; the JSON has `type`, `id` (the resource), `occurred_at`, ' +
-    '`event_id`, `user_id` and the resource\'s fields.',
-  example: 'id: 42\nevent: voice.created\ndata: {"type":"voice.created","id":"…","occurred_at":"2026-01-01T00:00:00.000Z","name":"Calm"}\n\n',
+    "`event_id`, `user_id` and the resource's fields.",
+  example:
+    'id: 42\nevent: voice.created\ndata: {"type":"voice.created","id":"…","occurred_at":"2026-01-01T00:00:00.000Z","name":"Calm"}\n\n',
 };
 
 export const Health: JsonSchema = {
@@ -347,16 +482,43 @@ export const Health: JsonSchema = {
   properties: {
     status: { type: 'string', enum: ['ok', 'ready', 'not_ready'] },
     checks: { type: 'object', additionalProperties: { type: 'string', enum: ['up', 'down', 'degraded'] } },
-    details: { type: 'object', additionalProperties: true, description: 'Figures behind the checks, e.g. `synthesis.live_workers`, `synthesis.oldest_queued_age_seconds`' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'Figures behind the checks, e.g. `synthesis.live_workers`, `synthesis.oldest_queued_age_seconds`',
+    },
   },
 };
 
 /** The named schemas of the document: wherever one of them is used, the document refers to it by name. */
 export const components = {
-  ErrorObject, CommandAck, LoginRequest, RefreshRequest, TokenSet, StreamTicket, Session, SessionListItem, SessionPage, SessionsRevoked,
-  ChangePasswordRequest, CreateUserRequest, User, UserPage, CreateVoiceRequest, UpdateVoiceRequest, Voice, VoicePage, SynthesisRequest,
-  Synthesis, SynthesisPage, BaseVoice, BaseVoiceList, EventFrame, Health,
-  SynthesisAck, SynthesisStatus,
+  ErrorObject,
+  CommandAck,
+  LoginRequest,
+  RefreshRequest,
+  TokenSet,
+  StreamTicket,
+  Session,
+  SessionListItem,
+  SessionPage,
+  SessionsRevoked,
+  ChangePasswordRequest,
+  CreateUserRequest,
+  User,
+  UserPage,
+  CreateVoiceRequest,
+  UpdateVoiceRequest,
+  Voice,
+  VoicePage,
+  SynthesisRequest,
+  Synthesis,
+  SynthesisPage,
+  BaseVoice,
+  BaseVoiceList,
+  EventFrame,
+  Health,
+  SynthesisAck,
+  SynthesisStatus,
 };
 
 export const uuidParam: JsonSchema = { type: 'string', format: 'uuid' };

@@ -8,7 +8,10 @@ export async function drained(res: http.ServerResponse, closed: Promise<void>, m
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      once(res, 'drain').then(() => true, () => false),
+      once(res, 'drain').then(
+        () => true,
+        () => false,
+      ),
       closed.then(() => false),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
     ]);

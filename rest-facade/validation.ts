@@ -22,19 +22,29 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
   const oneOfs = (errors ?? []).filter((e) => ALTERNATIVES.includes(e.keyword));
   for (const e of errors ?? []) {
     // A failure among alternatives is one message, not one per alternative that did not match.
-    if (oneOfs.some((o) => o !== e && e.instancePath === o.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`))) continue;
-    const oneOfError = ALTERNATIVES.includes(e.keyword) ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error'] : undefined;
+    if (oneOfs.some((o) => o !== e && e.instancePath === o.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`)))
+      continue;
+    const oneOfError = ALTERNATIVES.includes(e.keyword)
+      ? (e.parentSchema as { 'x-one-of-error'?: { field: string; message: string } })?.['x-one-of-error']
+      : undefined;
     if (oneOfError) {
       add(into, oneOfError.field, oneOfError.message);
       continue;
     }
     const field =
-      e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
+      e.keyword === 'required'
+        ? (e.params as { missingProperty: string }).missingProperty
+        : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
     const message =
-      e.keyword === 'required' ? 'is required'
-      : e.keyword === 'pattern' ? ((e.params as { pattern: string }).pattern === '\\S' ? 'must not be blank' : 'has the wrong format')
-      : e.keyword === 'minLength' && e.data === '' && (e.parentSchema as JsonSchema)?.['x-trimmed'] ? 'must not be blank'
-      : e.message ?? 'is invalid';
+      e.keyword === 'required'
+        ? 'is required'
+        : e.keyword === 'pattern'
+          ? (e.params as { pattern: string }).pattern === '\\S'
+            ? 'must not be blank'
+            : 'has the wrong format'
+          : e.keyword === 'minLength' && e.data === '' && (e.parentSchema as JsonSchema)?.['x-trimmed']
+            ? 'must not be blank'
+            : (e.message ?? 'is invalid');
     add(into, field, message);
   }
 }
@@ -49,7 +59,9 @@ export interface RouteValidator {
  * checked: the service stores them trimmed, so `"  name  "` is a name of 4 characters.
  */
 function trimmer(schema: JsonSchema | undefined): (body: Record<string, unknown>) => void {
-  const trimmed = Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).filter(([, s]) => s['x-trimmed']).map(([name]) => name);
+  const trimmed = Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>)
+    .filter(([, s]) => s['x-trimmed'])
+    .map(([name]) => name);
   return (body) => {
     for (const name of trimmed) if (typeof body[name] === 'string') body[name] = (body[name] as string).trim();
   };
@@ -59,7 +71,9 @@ export function compileValidator(route: RouteSpec): RouteValidator {
   const params: ValidateFunction | undefined = route.params
     ? paramAjv.compile({ type: 'object', properties: route.params, required: Object.keys(route.params) })
     : undefined;
-  const query = route.query ? paramAjv.compile({ ...route.query.schema, required: route.query.required ?? [] }) : undefined;
+  const query = route.query
+    ? paramAjv.compile({ ...route.query.schema, required: route.query.required ?? [] })
+    : undefined;
   const body = route.body ? bodyAjv.compile(route.body) : undefined;
   const trim = trimmer(route.body);
   return (input) => {
@@ -67,7 +81,12 @@ export function compileValidator(route: RouteSpec): RouteValidator {
     if (params && !params(input.params)) fieldErrors(params.errors, problems);
     if (query && !query(input.query)) fieldErrors(query.errors, problems);
     if (body) {
-      if (input.body === undefined || input.body === null || typeof input.body !== 'object' || Array.isArray(input.body)) {
+      if (
+        input.body === undefined ||
+        input.body === null ||
+        typeof input.body !== 'object' ||
+        Array.isArray(input.body)
+      ) {
         problems.body = ['must be a JSON object'];
       } else {
         trim(input.body as Record<string, unknown>);

@@ -17,7 +17,9 @@ const target = path.join(root, 'dist', script);
 /** The newest modification time among the files tsc builds from. */
 function newestSource() {
   const { include } = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8'));
-  let newest = Math.max(...['tsconfig.json', 'tsconfig.build.json'].map((f) => fs.statSync(path.join(root, f)).mtimeMs));
+  let newest = Math.max(
+    ...['tsconfig.json', 'tsconfig.build.json'].map((f) => fs.statSync(path.join(root, f)).mtimeMs),
+  );
   const walk = (p) => {
     const stat = fs.statSync(p);
     if (stat.isDirectory()) {
@@ -30,7 +32,11 @@ function newestSource() {
 
 const builtAt = fs.existsSync(target) ? fs.statSync(target).mtimeMs : 0;
 if (builtAt < newestSource()) {
-  const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const build = spawnSync(
+    process.execPath,
+    [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // Run it in this process, as if started directly: one Node start-up, not two.

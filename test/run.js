@@ -14,9 +14,15 @@ const requireMysql = process.env.CI === 'true' || process.env.REQUIRE_MYSQL === 
 
 function reachable(host, port) {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port, timeout: 2000 }, () => { socket.end(); resolve(true); });
+    const socket = net.connect({ host, port, timeout: 2000 }, () => {
+      socket.end();
+      resolve(true);
+    });
     socket.on('error', () => resolve(false));
-    socket.on('timeout', () => { socket.destroy(); resolve(false); });
+    socket.on('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -27,14 +33,19 @@ function reachable(host, port) {
     process.exit(1);
   }
   const projects = mysqlUp ? ['sqlite', 'mysql'] : ['sqlite'];
-  if (mysqlUp) console.log(`MySQL at ${mysqlUrl.host}; test databases are named ${mysqlUrl.pathname.slice(1) || 't'}_<random>_<database>.`);
+  if (mysqlUp)
+    console.log(
+      `MySQL at ${mysqlUrl.host}; test databases are named ${mysqlUrl.pathname.slice(1) || 't'}_<random>_<database>.`,
+    );
   if (!mysqlUp) console.warn(`MySQL not reachable at ${mysqlUrl.host}: running the SQLite pass only.`);
   const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jest-')), 'results.json');
   const args = ['--selectProjects', ...projects, '--json', `--outputFile=${results}`, ...process.argv.slice(2)];
   const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args], { stdio: 'inherit' });
   try {
     const r = JSON.parse(fs.readFileSync(results, 'utf8'));
-    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped (per-file times: ${results})`);
+    console.log(
+      `${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped (per-file times: ${results})`,
+    );
   } catch {
     console.log('0 passed, 1 failed');
   }

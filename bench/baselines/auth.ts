@@ -15,8 +15,12 @@ export function mountAuthBaseline(app: Express, { subgraphs, keys }: ServerInter
       const s = await auth.dataSource.manager.findOneBy(Session, { id: principal.sessionId });
       if (!s || s.state !== 'active') return res.status(401).json({ error: 'unauthorized', message: 'no session' });
       res.json({
-        session_id: s.id, user_id: s.userId, expires_at: s.expiresAt, created_at: s.createdAt,
-        last_activity_at: s.lastActivityAt, state: s.state,
+        session_id: s.id,
+        user_id: s.userId,
+        expires_at: s.expiresAt,
+        created_at: s.createdAt,
+        last_activity_at: s.lastActivityAt,
+        state: s.state,
       });
     } catch {
       res.status(401).json({ error: 'unauthorized', message: 'bad token' });

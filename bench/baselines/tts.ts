@@ -36,7 +36,10 @@ export function mountTtsBaseline(app: Express, { subgraphs, keys, log }: ServerI
     try {
       const principal = await caller(req);
       await voices.delete(principal.userId, req.params.id, Number(req.query.version));
-      res.status(202).location(`/api/v1/tts/voices/${req.params.id}`).json({ id: req.params.id, message: 'Voice deleted.' });
+      res
+        .status(202)
+        .location(`/api/v1/tts/voices/${req.params.id}`)
+        .json({ id: req.params.id, message: 'Voice deleted.' });
     } catch (err) {
       fail(res, err);
     }

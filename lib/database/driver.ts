@@ -51,7 +51,10 @@ export function poolCounts(dataSource: DataSource): { inUse: number; waiting: nu
  * query: together about 5 % of a session read in the profile). Same pool or connection, so the
  * same settings and the same rows; errors are the driver's own (lib/graphql-errors.ts reads both).
  */
-export function driverSelect(dataSource: DataSource, sql: string): (params: unknown[]) => Promise<Record<string, unknown>[]> {
+export function driverSelect(
+  dataSource: DataSource,
+  sql: string,
+): (params: unknown[]) => Promise<Record<string, unknown>[]> {
   if (isSqlite(dataSource)) {
     let prepared: { db: SqliteHandle; statement: ReturnType<SqliteHandle['prepare']> } | undefined;
     return async (params) => {
@@ -65,7 +68,8 @@ export function driverSelect(dataSource: DataSource, sql: string): (params: unkn
     return (params) =>
       new Promise((resolve, reject) => {
         const pool = mysqlPool(dataSource);
-        if (!dataSource.isInitialized || !pool) return reject(new Error('Pool is closed: the data source is not initialized'));
+        if (!dataSource.isInitialized || !pool)
+          return reject(new Error('Pool is closed: the data source is not initialized'));
         pool.query(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as Record<string, unknown>[])));
       });
   }

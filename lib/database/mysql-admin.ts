@@ -22,8 +22,13 @@ function serverConnection(config: Config) {
 export async function createMysqlDatabase(config: Config, name: string): Promise<void> {
   const conn = await serverConnection(config);
   try {
-    await conn.query(`CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET ${MYSQL_CHARSET} COLLATE ${MYSQL_COLLATION}`, [name]);
-    const [rows] = await conn.query('SELECT DEFAULT_CHARACTER_SET_NAME AS charset FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [name]);
+    await conn.query(`CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET ${MYSQL_CHARSET} COLLATE ${MYSQL_COLLATION}`, [
+      name,
+    ]);
+    const [rows] = await conn.query(
+      'SELECT DEFAULT_CHARACTER_SET_NAME AS charset FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?',
+      [name],
+    );
     // Only when needed: ALTER needs a privilege that an operator's user may lack.
     if ((rows as { charset: string }[])[0]?.charset !== MYSQL_CHARSET) {
       await conn.query(`ALTER DATABASE ?? CHARACTER SET ${MYSQL_CHARSET} COLLATE ${MYSQL_COLLATION}`, [name]);
@@ -44,7 +49,8 @@ export async function dropPrefixedDatabases(config: Config): Promise<void> {
   const conn = await serverConnection(config);
   try {
     const [rows] = await conn.query('SHOW DATABASES LIKE ?', [`${prefix.replace(/[\\%_]/g, '\\$&')}\\_%`]);
-    for (const row of rows as Record<string, string>[]) await conn.query('DROP DATABASE IF EXISTS ??', [Object.values(row)[0]]);
+    for (const row of rows as Record<string, string>[])
+      await conn.query('DROP DATABASE IF EXISTS ??', [Object.values(row)[0]]);
   } finally {
     await conn.end();
   }

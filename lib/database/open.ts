@@ -11,13 +11,25 @@ import { isMysql, mysqlDatabaseName, mysqlServer } from './mysql-url';
 
 /** A start-up failure with a one-line message meant for the operator (no stack needed). */
 export class StartupError extends Error {
-  constructor(message: string, readonly cause?: unknown) {
+  constructor(
+    message: string,
+    readonly cause?: unknown,
+  ) {
     super(message);
   }
 }
 
 /** Driver codes that mean the database server could not be reached at all. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'PROTOCOL_CONNECTION_LOST',
+]);
 
 function unreachable(err: unknown, config: Config): StartupError | undefined {
   const e = err as { code?: string; errors?: { code?: string }[]; driverError?: { code?: string } };
@@ -27,7 +39,12 @@ function unreachable(err: unknown, config: Config): StartupError | undefined {
   return new StartupError(`database unreachable at ${host}:${port} (${code})`, err);
 }
 
-export async function openDatabase(config: Config, spec: DataSourceSpec, logger?: Logger, onMigrated?: (names: string[]) => void): Promise<DataSource> {
+export async function openDatabase(
+  config: Config,
+  spec: DataSourceSpec,
+  logger?: Logger,
+  onMigrated?: (names: string[]) => void,
+): Promise<DataSource> {
   try {
     return await openAndMigrate(config, spec, logger, onMigrated);
   } catch (err) {
@@ -36,7 +53,12 @@ export async function openDatabase(config: Config, spec: DataSourceSpec, logger?
   }
 }
 
-async function openAndMigrate(config: Config, spec: DataSourceSpec, logger?: Logger, onMigrated?: (names: string[]) => void): Promise<DataSource> {
+async function openAndMigrate(
+  config: Config,
+  spec: DataSourceSpec,
+  logger?: Logger,
+  onMigrated?: (names: string[]) => void,
+): Promise<DataSource> {
   if (isMysql(config)) {
     await createMysqlDatabase(config, mysqlDatabaseName(config, spec.name));
   } else {
@@ -52,7 +74,9 @@ async function openAndMigrate(config: Config, spec: DataSourceSpec, logger?: Log
       onMigrated?.(ran);
     } else if (await dataSource.showMigrations()) {
       // Migrated in a separate step (npm run migrate): a server must not run on an older schema.
-      throw new StartupError(`the ${spec.name} database has migrations that have not run; run \`npm run migrate\` first (MIGRATIONS_RUN=false here)`);
+      throw new StartupError(
+        `the ${spec.name} database has migrations that have not run; run \`npm run migrate\` first (MIGRATIONS_RUN=false here)`,
+      );
     }
   } catch (err) {
     await dataSource.destroy().catch(() => undefined);
@@ -74,16 +98,22 @@ export async function runMigrationsLocked(dataSource: DataSource, lockTimeoutSec
     const up = migration.up.bind(migration);
     migration.up = (queryRunner) =>
       up(queryRunner).catch((err: unknown) => {
-        throw new StartupError(`migration "${name}" of the ${databaseLabel(dataSource)} database failed: ${(err as Error)?.message ?? err}`, err);
+        throw new StartupError(
+          `migration "${name}" of the ${databaseLabel(dataSource)} database failed: ${(err as Error)?.message ?? err}`,
+          err,
+        );
       });
   }
-  if (dataSource.options.type !== 'mysql') return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
+  if (dataSource.options.type !== 'mysql')
+    return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
   const lock = dataSource.createQueryRunner();
   const name = `fav_migrations:${dataSource.options.database}`.slice(0, 64); // MySQL's limit for lock names
   try {
     const [row] = await lock.query('SELECT GET_LOCK(?, ?) AS taken', [name, lockTimeoutSeconds]);
     if (Number(row?.taken) !== 1) {
-      throw new StartupError(`the ${databaseLabel(dataSource)} database is being migrated by another process and its lock was not free within ${lockTimeoutSeconds} s (MIGRATION_LOCK_TIMEOUT_SECONDS)`);
+      throw new StartupError(
+        `the ${databaseLabel(dataSource)} database is being migrated by another process and its lock was not free within ${lockTimeoutSeconds} s (MIGRATION_LOCK_TIMEOUT_SECONDS)`,
+      );
     }
     try {
       return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
@@ -95,4 +125,7 @@ export async function runMigrationsLocked(dataSource: DataSource, lockTimeoutSec
   }
 }
 
-const databaseLabel = (dataSource: DataSource) => String(dataSource.options.database).replace(/^.*[\\/]/, '').replace(/\.sqlite$/, '');
+const databaseLabel = (dataSource: DataSource) =>
+  String(dataSource.options.database)
+    .replace(/^.*[\\/]/, '')
+    .replace(/\.sqlite$/, '');

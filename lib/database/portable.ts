@@ -11,30 +11,53 @@ export function columns(queryRunner: QueryRunner) {
   const mysqlDriver = queryRunner.connection.options.type === 'mysql';
   return {
     uuid: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: 'varchar', length: '36', ...extra,
+      name,
+      type: 'varchar',
+      length: '36',
+      ...extra,
     }),
     string: (name: string, length: number, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: 'varchar', length: String(length), ...extra,
+      name,
+      type: 'varchar',
+      length: String(length),
+      ...extra,
     }),
     /** A case-folded key compared byte for byte (MySQL's default collation would also fold accents). */
     key: (name: string, length: number, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: 'varchar', length: String(length), ...(mysqlDriver ? { collation: 'utf8mb4_bin' } : {}), ...extra,
+      name,
+      type: 'varchar',
+      length: String(length),
+      ...(mysqlDriver ? { collation: 'utf8mb4_bin' } : {}),
+      ...extra,
     }),
     text: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: mysqlDriver ? 'mediumtext' : 'text', ...extra,
+      name,
+      type: mysqlDriver ? 'mediumtext' : 'text',
+      ...extra,
     }),
     timestamp: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: 'datetime', precision: mysqlDriver ? 3 : undefined, ...extra,
+      name,
+      type: 'datetime',
+      precision: mysqlDriver ? 3 : undefined,
+      ...extra,
     }),
     int: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: 'integer', ...extra,
+      name,
+      type: 'integer',
+      ...extra,
     }),
     /** An auto-incrementing sequence: BIGINT on MySQL, INTEGER (the rowid) on SQLite. */
     sequence: (name: string): TableColumnOptions => ({
-      name, type: mysqlDriver ? 'bigint' : 'integer', isPrimary: true, isGenerated: true, generationStrategy: 'increment',
+      name,
+      type: mysqlDriver ? 'bigint' : 'integer',
+      isPrimary: true,
+      isGenerated: true,
+      generationStrategy: 'increment',
     }),
     double: (name: string, extra: Partial<TableColumnOptions> = {}): TableColumnOptions => ({
-      name, type: mysqlDriver ? 'double' : 'real', ...extra,
+      name,
+      type: mysqlDriver ? 'double' : 'real',
+      ...extra,
     }),
   };
 }

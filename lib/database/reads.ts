@@ -20,7 +20,10 @@ export async function selectCommitted<T>(dataSource: DataSource, sql: string, pa
  * A fixed SELECT prepared once and run by the driver itself, for a poll that mostly finds
  * nothing. Parameters as the driver takes them: a Date through persistedValue().
  */
-export function fixedSelect(dataSource: DataSource, sql: string): (params: unknown[]) => Promise<Record<string, unknown>[]> {
+export function fixedSelect(
+  dataSource: DataSource,
+  sql: string,
+): (params: unknown[]) => Promise<Record<string, unknown>[]> {
   return driverSelect(dataSource, sql);
 }
 
@@ -37,7 +40,10 @@ export function persistedValue(dataSource: DataSource, entity: Function, propert
  * them, several times a second with nothing to do.
  */
 export function anyRow(dataSource: DataSource, entity: Function): () => Promise<boolean> {
-  const select = driverSelect(dataSource, `SELECT 1 AS found FROM ${dataSource.driver.escape(dataSource.getMetadata(entity).tableName)} LIMIT 1`);
+  const select = driverSelect(
+    dataSource,
+    `SELECT 1 AS found FROM ${dataSource.driver.escape(dataSource.getMetadata(entity).tableName)} LIMIT 1`,
+  );
   return async () => (await select([])).length > 0;
 }
 
@@ -47,7 +53,10 @@ export function anyRow(dataSource: DataSource, entity: Function): () => Promise<
  * makes: TypeORM's findOneBy builds and escapes its SQL anew on each call, which was the
  * largest single cost of a session read in the CPU profile.
  */
-export function rowReader<T extends object>(dataSource: DataSource, entity: new () => T): (id: string | number) => Promise<T | null> {
+export function rowReader<T extends object>(
+  dataSource: DataSource,
+  entity: new () => T,
+): (id: string | number) => Promise<T | null> {
   const meta = dataSource.getMetadata(entity);
   const { driver } = dataSource;
   const [key] = meta.primaryColumns;

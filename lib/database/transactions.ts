@@ -16,7 +16,10 @@ export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityM
   else {
     const previous = sqliteQueues.get(dataSource) ?? Promise.resolve();
     done = previous.catch(() => undefined).then(() => dataSource.transaction(work));
-    sqliteQueues.set(dataSource, done.catch(() => undefined));
+    sqliteQueues.set(
+      dataSource,
+      done.catch(() => undefined),
+    );
   }
   return done.then((result) => {
     commitListeners.get(dataSource)?.forEach((listener) => listener());

@@ -14,7 +14,12 @@ export function asGraphQLError(err: unknown): GraphQLError {
 
 /** One error, raw (thrown) or already formatted (another hop's), in this service's form. */
 export function formatError(err: unknown, logger?: Logger): GraphQLFormattedError {
-  if (err && typeof err === 'object' && !(err instanceof Error) && typeof (err as GraphQLFormattedError).message === 'string') {
+  if (
+    err &&
+    typeof err === 'object' &&
+    !(err instanceof Error) &&
+    typeof (err as GraphQLFormattedError).message === 'string'
+  ) {
     return normalizeError(err as GraphQLFormattedError, err, logger);
   }
   const e = asGraphQLError(err);

@@ -7,8 +7,21 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import {
-  ASTVisitor, DocumentNode, getOperationAST, GraphQLError, GraphQLSchema, Kind, OperationDefinitionNode, OperationTypeNode, parse,
-  SelectionSetNode, validate, ValidationContext, ValidationRule, ValueNode, visit,
+  ASTVisitor,
+  DocumentNode,
+  getOperationAST,
+  GraphQLError,
+  GraphQLSchema,
+  Kind,
+  OperationDefinitionNode,
+  OperationTypeNode,
+  parse,
+  SelectionSetNode,
+  validate,
+  ValidationContext,
+  ValidationRule,
+  ValueNode,
+  visit,
 } from 'graphql';
 import { ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
 import type { Config } from '../config';
@@ -17,7 +30,13 @@ import type { Operation, OperationStep } from './pipeline';
 
 export type LimitsConfig = Pick<
   Config,
-  'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_ROOT_FIELDS' | 'GRAPHQL_MAX_DIRECTIVES' | 'GRAPHQL_MAX_COST' | 'GRAPHQL_MAX_COST_ANONYMOUS'
+  | 'GRAPHQL_MAX_TOKENS'
+  | 'GRAPHQL_MAX_DEPTH'
+  | 'GRAPHQL_MAX_ALIASES'
+  | 'GRAPHQL_MAX_ROOT_FIELDS'
+  | 'GRAPHQL_MAX_DIRECTIVES'
+  | 'GRAPHQL_MAX_COST'
+  | 'GRAPHQL_MAX_COST_ANONYMOUS'
 >;
 
 export interface OperationInput {
@@ -59,12 +78,21 @@ function rootFieldsRule(max: number): ValidationRule {
 }
 
 /** An armor rule that reports our error (naming the setting) instead of throwing its own. */
-function armor<O>(rule: (options: O) => ValidationRule, options: O, limit: string, value: number, variable: string): ValidationRule {
+function armor<O>(
+  rule: (options: O) => ValidationRule,
+  options: O,
+  limit: string,
+  value: number,
+  variable: string,
+): ValidationRule {
   return rule({
     ...options,
     n: value,
     propagateOnRejection: false,
-    onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(refused(limit, value, variable, /found (\d+)/.exec(error.message)?.[1]))],
+    onReject: [
+      (context: ValidationContext | null, error: GraphQLError) =>
+        context?.reportError(refused(limit, value, variable, /found (\d+)/.exec(error.message)?.[1])),
+    ],
   } as O);
 }
 
@@ -84,8 +112,16 @@ const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
 /** The refusal of a document from which no single operation can be chosen (by `operationName`). */
 export function noOperation(document: DocumentNode, name: string | undefined): AppError {
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length;
-  if (name) return new AppError('validation_error', `The document has no operation named "${name}".`, { operationName: ['names no operation of the document'] });
-  if (operations > 1) return new AppError('validation_error', 'The document has several operations: name the one to run in operationName.', { operationName: ['is required when the document has several operations'] });
+  if (name)
+    return new AppError('validation_error', `The document has no operation named "${name}".`, {
+      operationName: ['names no operation of the document'],
+    });
+  if (operations > 1)
+    return new AppError(
+      'validation_error',
+      'The document has several operations: name the one to run in operationName.',
+      { operationName: ['is required when the document has several operations'] },
+    );
   return new AppError('validation_error', 'The document has no operation to run.');
 }
 
@@ -95,7 +131,11 @@ export interface OperationLimits {
    * operation chosen, or of a kind this endpoint does not serve); undefined when it may go on
    * (also when it does not parse: the server's own parser reports that).
    */
-  check(schema: GraphQLSchema, input: OperationInput, options: { authenticated: boolean; kinds: readonly OperationTypeNode[] }): AppError | undefined;
+  check(
+    schema: GraphQLSchema,
+    input: OperationInput,
+    options: { authenticated: boolean; kinds: readonly OperationTypeNode[] },
+  ): AppError | undefined;
 }
 
 /** What a document's text says, whatever its variables: kept per schema and text. */
@@ -149,11 +189,21 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
       document = parse(query, { maxTokens: config.GRAPHQL_MAX_TOKENS });
     } catch (err) {
       // graphql-js says "more that N tokens".
-      if (/contains more th\w+ \d+ tokens/.test((err as Error).message)) return { refusal: refused('token', config.GRAPHQL_MAX_TOKENS, 'GRAPHQL_MAX_TOKENS'), costVariables: [], costs: new Map() };
+      if (/contains more th\w+ \d+ tokens/.test((err as Error).message))
+        return {
+          refusal: refused('token', config.GRAPHQL_MAX_TOKENS, 'GRAPHQL_MAX_TOKENS'),
+          costVariables: [],
+          costs: new Map(),
+        };
       return { costVariables: [], costs: new Map() };
     }
     const [first] = validate(schema, document, rules);
-    if (first) return { refusal: first instanceof AppError ? first : new AppError('validation_error', first.message), costVariables: [], costs: new Map() };
+    if (first)
+      return {
+        refusal: first instanceof AppError ? first : new AppError('validation_error', first.message),
+        costVariables: [],
+        costs: new Map(),
+      };
     return { document, costVariables: costVariables(document), costs: new Map() };
   }
 
@@ -191,7 +241,8 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
       }
 
       const max = authenticated ? config.GRAPHQL_MAX_COST : config.GRAPHQL_MAX_COST_ANONYMOUS;
-      const variables = input.variables && typeof input.variables === 'object' ? (input.variables as Record<string, unknown>) : {};
+      const variables =
+        input.variables && typeof input.variables === 'object' ? (input.variables as Record<string, unknown>) : {};
       const costKey = JSON.stringify([name ?? null, ...analysis.costVariables.map((v) => variables[v] ?? null)]);
       let cost = analysis.costs.get(costKey);
       if (cost === undefined) {
@@ -209,10 +260,22 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
       }
       if (cost instanceof Error) {
         // Fragments spread again and again: too many fields once expanded.
-        if (TOO_MANY_NODES.test(cost.message)) return refused('cost', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', 'more than 10,000 fields once fragments are expanded');
+        if (TOO_MANY_NODES.test(cost.message))
+          return refused(
+            'cost',
+            max,
+            authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS',
+            'more than 10,000 fields once fragments are expanded',
+          );
         return undefined; // variables that do not fit their types: execution refuses them
       }
-      if (cost > max) return refused(authenticated ? 'cost' : 'cost (without a token)', max, authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS', cost);
+      if (cost > max)
+        return refused(
+          authenticated ? 'cost' : 'cost (without a token)',
+          max,
+          authenticated ? 'GRAPHQL_MAX_COST' : 'GRAPHQL_MAX_COST_ANONYMOUS',
+          cost,
+        );
       return undefined;
     },
   };
@@ -222,7 +285,10 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
  * The step: an operation over a limit is refused before it is validated. `authenticated`: the
  * caller presented a token (the larger cost budget; a token found invalid later is refused then).
  */
-export function limitsStep(limits: OperationLimits, authenticated: (op: Operation<any, any>) => boolean): OperationStep {
+export function limitsStep(
+  limits: OperationLimits,
+  authenticated: (op: Operation<any, any>) => boolean,
+): OperationStep {
   return {
     name: 'limits',
     before(op) {

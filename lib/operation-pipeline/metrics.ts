@@ -12,7 +12,10 @@ export function outcomeOf(op: Operation<any, any>): string {
   return String(errors[0].extensions?.code ?? 'error');
 }
 
-export function metricsStep(options: { metrics: boolean; observers?: readonly OperationObserver[] }): OperationStep | undefined {
+export function metricsStep(options: {
+  metrics: boolean;
+  observers?: readonly OperationObserver[];
+}): OperationStep | undefined {
   const observers = options.observers ?? [];
   if (!options.metrics && !observers.length) return undefined;
   return {

@@ -13,7 +13,9 @@ export function parseStep(documents: (op: Operation<any, any>) => DocumentCache 
     before(op) {
       const cache = documents(op);
       if (!cache) {
-        op.result = { errors: [new AppError('service_unavailable', 'The schema is not loaded yet; try again shortly.')] };
+        op.result = {
+          errors: [new AppError('service_unavailable', 'The schema is not loaded yet; try again shortly.')],
+        };
         return;
       }
       const document = cache.get(op.request.query);

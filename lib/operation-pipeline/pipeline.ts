@@ -7,7 +7,13 @@
 //   limits → parse and validate → principal (→ scopes, next) → execute → error normalisation →
 //   answer-size cap → metrics (and tracing).
 // One small object per operation carries what the steps share; no closures are made per call.
-import type { DocumentNode, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, OperationTypeNode } from 'graphql';
+import type {
+  DocumentNode,
+  GraphQLFormattedError,
+  GraphQLSchema,
+  OperationDefinitionNode,
+  OperationTypeNode,
+} from 'graphql';
 import type { Logger } from '../logger';
 
 export interface OperationRequest {
@@ -84,7 +90,9 @@ export interface Pipeline<Caller, Context> {
   finish(op: Operation<Caller, Context>): void;
 }
 
-export function pipeline<Caller, Context>(steps: readonly (OperationStep<Caller, Context> | false | undefined)[]): Pipeline<Caller, Context> {
+export function pipeline<Caller, Context>(
+  steps: readonly (OperationStep<Caller, Context> | false | undefined)[],
+): Pipeline<Caller, Context> {
   const used = steps.filter((s): s is OperationStep<Caller, Context> => Boolean(s));
   const befores = used.filter((s) => s.before);
   const afters = used.filter((s) => s.after);

@@ -4,7 +4,9 @@
 import type { Operation, OperationStep } from './pipeline';
 
 /** `contextOf` makes the caller's context; what it throws (an invalid token: `unauthorized`) answers the operation. */
-export function principalStep<Caller, Context>(contextOf: (op: Operation<Caller, Context>) => Context | Promise<Context>): OperationStep<Caller, Context> {
+export function principalStep<Caller, Context>(
+  contextOf: (op: Operation<Caller, Context>) => Context | Promise<Context>,
+): OperationStep<Caller, Context> {
   return {
     name: 'principal',
     before(op) {

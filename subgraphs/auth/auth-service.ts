@@ -15,7 +15,13 @@ import { User } from './entities/user';
 import type { LoginAttempt, LoginThrottle } from './login-throttle';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
 import { passwordProblems } from './password-policy';
-import { RevokeReason, revokeSessions, revokeSessionsOverQuota, revokeUserSessions, revokeUserSessionsBatch } from './sessions';
+import {
+  RevokeReason,
+  revokeSessions,
+  revokeSessionsOverQuota,
+  revokeUserSessions,
+  revokeUserSessionsBatch,
+} from './sessions';
 import { createUser, usernameKey } from './users';
 
 export interface TokenSet {
@@ -38,7 +44,13 @@ const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 const BAD_CREDENTIALS = 'The username or password is wrong.';
 
 /** Sessions newest first; the id orders sessions created in the same millisecond. */
-const SESSION_ORDER: PageOrder<Session> = { keys: [{ property: 'createdAt', kind: 'time' }, { property: 'id', kind: 'uuid' }], direction: 'DESC' };
+const SESSION_ORDER: PageOrder<Session> = {
+  keys: [
+    { property: 'createdAt', kind: 'time' },
+    { property: 'id', kind: 'uuid' },
+  ],
+  direction: 'DESC',
+};
 
 export class AuthService {
   private decoy?: Promise<string>;
@@ -63,12 +75,20 @@ export class AuthService {
     const exists = await this.dataSource.manager.existsBy(User, { usernameKey: usernameKey(username) });
     if (exists) return undefined;
     try {
-      return await createUser(this.dataSource, { username, password, roles: ['admin'], minScore: this.config.PASSWORD_MIN_SCORE, createdBy: 'bootstrap' });
+      return await createUser(this.dataSource, {
+        username,
+        password,
+        roles: ['admin'],
+        minScore: this.config.PASSWORD_MIN_SCORE,
+        createdBy: 'bootstrap',
+      });
     } catch (err) {
       // Another instance starting at the same moment created it.
       if (err instanceof AppError && err.code === 'conflict') return undefined;
       if (err instanceof AppError && err.code === 'validation_error') {
-        const problems = Object.values(err.details ?? {}).flat().join('; ');
+        const problems = Object.values(err.details ?? {})
+          .flat()
+          .join('; ');
         throw new ConfigError(`Invalid configuration:\n  AUTH_BOOTSTRAP_PASSWORD: ${problems}`);
       }
       throw err;
@@ -98,7 +118,13 @@ export class AuthService {
     // A disabled user gets the wrong password's answer, and it counts as a failure like one:
     // nothing tells an attacker that the password was right.
     if (!user || !ok || user.disabled) {
-      await this.loginFailed(attempt, username.trim(), user, client, !user ? 'unknown_user' : !ok ? 'wrong_password' : 'disabled');
+      await this.loginFailed(
+        attempt,
+        username.trim(),
+        user,
+        client,
+        !user ? 'unknown_user' : !ok ? 'wrong_password' : 'disabled',
+      );
       throw new AppError('unauthorized', BAD_CREDENTIALS);
     }
     await attempt.succeeded();
@@ -110,7 +136,11 @@ export class AuthService {
       // Only while the user may log in with the password just verified: a disable or a password
       // change committed since the read above wins (the row no longer matches), and one after this
       // commit sees (and revokes) the new session. Both write this row first, so they wait for us.
-      const allowed = await m.update(User, { id: user.id, disabled: false, passwordHash: user.passwordHash }, { lastLoginAt: now });
+      const allowed = await m.update(
+        User,
+        { id: user.id, disabled: false, passwordHash: user.passwordHash },
+        { lastLoginAt: now },
+      );
       if (affectedRows(allowed) !== 1) return false;
       await m.insert(Session, {
         id: sessionId,
@@ -126,7 +156,10 @@ export class AuthService {
         ipAddress: client.ip ? client.ip.slice(0, 64) : null,
       });
       await audit({
-        type: 'session.created', userId: user.id, resourceId: sessionId, username: user.username,
+        type: 'session.created',
+        userId: user.id,
+        resourceId: sessionId,
+        username: user.username,
         data: { session_id: sessionId, user_id: user.id, client_address: client.ip },
       });
       await revokeSessionsOverQuota(m, audit, user, sessionId, this.config.MAX_SESSIONS_PER_USER);
@@ -138,11 +171,26 @@ export class AuthService {
 
   /** A failed login (or password check): counted toward the limits, and audited. */
   /** A failed login (or password check): its attempt stays counted (the throttle counted it first); audited. */
-  private async loginFailed(attempt: LoginAttempt, username: string, user: User | null, client: Client, reason: string): Promise<void> {
+  private async loginFailed(
+    attempt: LoginAttempt,
+    username: string,
+    user: User | null,
+    client: Client,
+    reason: string,
+  ): Promise<void> {
     await auditedTransaction(this.dataSource, this.logger, async (_m, audit) => {
-      const who = { userId: user?.id ?? '', resourceId: user?.id ?? usernameKey(username).slice(0, 64), username: user?.username ?? username };
+      const who = {
+        userId: user?.id ?? '',
+        resourceId: user?.id ?? usernameKey(username).slice(0, 64),
+        username: user?.username ?? username,
+      };
       await audit({ type: 'login.failed', ...who, data: { client_address: client.ip, reason } });
-      if (attempt.locksIfWrong) await audit({ type: 'login.locked', ...who, data: { client_address: client.ip, retry_after_seconds: attempt.retryAfter } });
+      if (attempt.locksIfWrong)
+        await audit({
+          type: 'login.locked',
+          ...who,
+          data: { client_address: client.ip, retry_after_seconds: attempt.retryAfter },
+        });
     });
   }
 
@@ -160,15 +208,32 @@ export class AuthService {
       const result = await m.update(
         Session,
         { id: session.id, refreshTokenId: claims.tokenId, storedState: 'active' },
-        { refreshTokenId: refresh.tokenId, expiresAt: access.expiresAt, refreshExpiresAt: refresh.expiresAt, lastActivityAt: new Date() },
+        {
+          refreshTokenId: refresh.tokenId,
+          expiresAt: access.expiresAt,
+          refreshExpiresAt: refresh.expiresAt,
+          lastActivityAt: new Date(),
+        },
       );
       if (affectedRows(result) !== 1) {
         // A refresh token that was already exchanged: someone else may hold it. End the session.
-        await audit({ type: 'refresh.reused', userId: user.id, resourceId: session.id, username: user.username, data: { session_id: session.id, client_address: client.ip } });
+        await audit({
+          type: 'refresh.reused',
+          userId: user.id,
+          resourceId: session.id,
+          username: user.username,
+          data: { session_id: session.id, client_address: client.ip },
+        });
         await revokeSessions(m, audit, [session.id], user, 'refresh_reused');
         return false;
       }
-      await audit({ type: 'session.refreshed', userId: user.id, resourceId: session.id, username: user.username, data: { session_id: session.id } });
+      await audit({
+        type: 'session.refreshed',
+        userId: user.id,
+        resourceId: session.id,
+        username: user.username,
+        data: { session_id: session.id },
+      });
       return true;
     });
     if (!rotated) throw new AppError('unauthorized', 'The refresh token was already used; the session is revoked.');
@@ -183,7 +248,9 @@ export class AuthService {
   private async revoke(principal: Principal, sessionId: string, reason: RevokeReason): Promise<void> {
     const user = await this.findUser(principal.userId);
     if (!user) throw new AppError('unauthorized', 'The session has ended.');
-    await auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeSessions(m, audit, [sessionId], user, reason));
+    await auditedTransaction(this.dataSource, this.logger, (m, audit) =>
+      revokeSessions(m, audit, [sessionId], user, reason),
+    );
   }
 
   private issueTokens(userId: string, sessionId: string, roles: string[]) {
@@ -263,8 +330,10 @@ export class AuthService {
     if (!user) throw new AppError('unauthorized', 'The session has ended.');
     const asked = new Date();
     let total = 0;
-    for (let more = true; more; ) {
-      const batch = await auditedTransaction(this.dataSource, this.logger, (m, audit) => revokeUserSessionsBatch(m, audit, user, 'revoked_by_user', principal.sessionId, asked));
+    for (let more = true; more;) {
+      const batch = await auditedTransaction(this.dataSource, this.logger, (m, audit) =>
+        revokeUserSessionsBatch(m, audit, user, 'revoked_by_user', principal.sessionId, asked),
+      );
       total += batch.revoked;
       more = batch.more;
     }
@@ -275,7 +344,12 @@ export class AuthService {
    * A new password for the caller, who proves the current one. A wrong one counts toward the
    * login limits of that username and address, like a failed login. Every other session ends.
    */
-  async changePassword(principal: Principal, currentPassword: string, newPassword: string, client: Client): Promise<User> {
+  async changePassword(
+    principal: Principal,
+    currentPassword: string,
+    newPassword: string,
+    client: Client,
+  ): Promise<User> {
     const user = await this.findUser(principal.userId);
     if (!user) throw new AppError('unauthorized', 'The session has ended.');
     // The same limits as a login: counted before the check, given back when right.
@@ -304,11 +378,18 @@ export class AuthService {
         .where('id = :id AND password_hash = :old', { id: user.id, old: user.passwordHash })
         .execute();
       if (affectedRows(result) !== 1) return false;
-      await audit({ type: 'password.changed', userId: user.id, resourceId: user.id, username: user.username, data: { user_id: user.id, by: user.id, session_id: principal.sessionId } });
+      await audit({
+        type: 'password.changed',
+        userId: user.id,
+        resourceId: user.id,
+        username: user.username,
+        data: { user_id: user.id, by: user.id, session_id: principal.sessionId },
+      });
       await revokeUserSessions(m, audit, user, 'password_changed', principal.sessionId);
       return true;
     });
-    if (!changed) throw new AppError('conflict', 'The password was changed at the same moment by another request; try again.');
+    if (!changed)
+      throw new AppError('conflict', 'The password was changed at the same moment by another request; try again.');
     return (await this.findUser(user.id))!;
   }
 }

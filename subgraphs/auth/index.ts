@@ -33,7 +33,10 @@ export const authSubgraph: SubgraphDefinition = {
     const admin = new UserAdministration(config, dataSource, throttle, logger);
     return {
       resolvers: [
-        new AuthResolver(auth), new SessionResolver(auth), new AccountResolver(auth), new AdminResolver(admin),
+        new AuthResolver(auth),
+        new SessionResolver(auth),
+        new AccountResolver(auth),
+        new AdminResolver(admin),
         new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS),
       ],
       // The caller's session must be live, not only its token well signed.
@@ -53,7 +56,11 @@ export const authSubgraph: SubgraphDefinition = {
       },
       async start() {
         const created = await auth.ensureBootstrapUser();
-        if (created) logger.info({ user_id: created.id, username: created.username, roles: created.roles }, 'bootstrap admin created');
+        if (created)
+          logger.info(
+            { user_id: created.id, username: created.username, roles: created.roles },
+            'bootstrap admin created',
+          );
       },
     };
   },

@@ -22,15 +22,34 @@ import type { Config } from '../../lib/config';
 import { nativeClient } from '../../lib/database/driver';
 import { AppError } from '../../lib/errors';
 
-async function createLimiter(config: Config, dataSource: DataSource, keyPrefix: string, points: number): Promise<RateLimiterAbstract> {
+async function createLimiter(
+  config: Config,
+  dataSource: DataSource,
+  keyPrefix: string,
+  points: number,
+): Promise<RateLimiterAbstract> {
   const base = { keyPrefix, points, duration: config.LOGIN_RATE_WINDOW_SECONDS };
   if (config.RATE_LIMIT_STORE === 'memory') return new RateLimiterMemory(base);
   const client = nativeClient(dataSource);
   // The table is the auth migrations' (utf8mb4 keys on MySQL), not the library's own: nothing to wait for.
-  const opts: IRateLimiterStoreOptions = { ...base, tableName: 'rate_limits', tableCreated: true, storeClient: undefined };
+  const opts: IRateLimiterStoreOptions = {
+    ...base,
+    tableName: 'rate_limits',
+    tableCreated: true,
+    storeClient: undefined,
+  };
   return 'mysqlPool' in client
-    ? new RateLimiterMySQL({ ...opts, storeClient: client.mysqlPool, storeType: 'pool', dbName: dataSource.options.database as string })
-    : new RateLimiterSQLite({ ...opts, storeClient: client.sqlite, storeType: 'better-sqlite3' } as IRateLimiterStoreOptions);
+    ? new RateLimiterMySQL({
+        ...opts,
+        storeClient: client.mysqlPool,
+        storeType: 'pool',
+        dbName: dataSource.options.database as string,
+      })
+    : new RateLimiterSQLite({
+        ...opts,
+        storeClient: client.sqlite,
+        storeType: 'better-sqlite3',
+      } as IRateLimiterStoreOptions);
 }
 
 const FAILURE_PREFIX = 'login_fail';
@@ -84,8 +103,11 @@ export class LoginThrottle {
       createLimiter(config, dataSource, 'login_ip', config.LOGIN_MAX_ATTEMPTS_PER_CLIENT),
     ]);
     return new LoginThrottle(
-      failures, usernameFailures, attempts,
-      config.LOGIN_MAX_FAILURES_PER_USER, config.LOGIN_MAX_FAILURES_PER_USERNAME,
+      failures,
+      usernameFailures,
+      attempts,
+      config.LOGIN_MAX_FAILURES_PER_USER,
+      config.LOGIN_MAX_FAILURES_PER_USERNAME,
       config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource,
     );
   }
@@ -144,7 +166,10 @@ export class LoginThrottle {
         "SELECT `key` AS `key` FROM rate_limits WHERE `key` LIKE ? ESCAPE '!'",
         [`${prefix.replace(/[!%_]/g, '!$&')}%`],
       );
-      addresses = rows.map((r) => r.key).filter((k) => k.startsWith(prefix) && !k.slice(prefix.length).includes('|')).map((k) => k.slice(prefix.length));
+      addresses = rows
+        .map((r) => r.key)
+        .filter((k) => k.startsWith(prefix) && !k.slice(prefix.length).includes('|'))
+        .map((k) => k.slice(prefix.length));
     } else {
       addresses = [...(this.failedFrom.get(usernameKey) ?? [])];
       this.failedFrom.delete(usernameKey);
@@ -164,5 +189,10 @@ export class LoginThrottle {
 }
 
 function tooMany(res: RateLimiterRes): AppError {
-  return new AppError('rate_limit_exceeded', 'Too many login attempts; try again later.', undefined, retryAfterSeconds(res));
+  return new AppError(
+    'rate_limit_exceeded',
+    'Too many login attempts; try again later.',
+    undefined,
+    retryAfterSeconds(res),
+  );
 }

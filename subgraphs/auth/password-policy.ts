@@ -20,7 +20,11 @@ function estimator(): ZxcvbnFactory {
     const common = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
     const en = require('@zxcvbn-ts/language-en') as typeof import('@zxcvbn-ts/language-en');
     /* eslint-enable @typescript-eslint/no-require-imports */
-    factory = new Factory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs, translations: en.translations });
+    factory = new Factory({
+      dictionary: { ...common.dictionary, ...en.dictionary },
+      graphs: common.adjacencyGraphs,
+      translations: en.translations,
+    });
   }
   return factory;
 }

@@ -52,7 +52,13 @@ export class UserAdministration {
   }
 
   create(actor: string | null, username: string, password: string, roles: string[]): Promise<User> {
-    return createUser(this.dataSource, { username, password, roles, minScore: this.config.PASSWORD_MIN_SCORE, createdBy: by(actor) });
+    return createUser(this.dataSource, {
+      username,
+      password,
+      roles,
+      minScore: this.config.PASSWORD_MIN_SCORE,
+      createdBy: by(actor),
+    });
   }
 
   /** Disables the user and revokes every session of theirs in the same transaction. */
@@ -64,7 +70,13 @@ export class UserAdministration {
       await this.keepAnAdmin(m, user, 'disable');
       const result = await m.update(User, { id, disabled: false }, { disabled: true, version: user.version + 1 });
       if (affectedRows(result) !== 1) return;
-      await audit({ type: 'user.disabled', userId: id, resourceId: id, username: user.username, data: { user_id: id, by: by(actor) } });
+      await audit({
+        type: 'user.disabled',
+        userId: id,
+        resourceId: id,
+        username: user.username,
+        data: { user_id: id, by: by(actor) },
+      });
       await revokeUserSessions(m, audit, user, 'user_disabled');
     });
     return this.get(id);
@@ -76,7 +88,13 @@ export class UserAdministration {
       if (!user.disabled) return;
       const result = await m.update(User, { id, disabled: true }, { disabled: false, version: user.version + 1 });
       if (affectedRows(result) !== 1) return;
-      await audit({ type: 'user.enabled', userId: id, resourceId: id, username: user.username, data: { user_id: id, by: by(actor) } });
+      await audit({
+        type: 'user.enabled',
+        userId: id,
+        resourceId: id,
+        username: user.username,
+        data: { user_id: id, by: by(actor) },
+      });
     });
     return this.get(id);
   }
@@ -86,7 +104,13 @@ export class UserAdministration {
     const user = await this.get(id);
     await this.throttle.unlock(user.usernameKey);
     await auditedTransaction(this.dataSource, this.logger, (_m, audit) =>
-      audit({ type: 'user.unlocked', userId: id, resourceId: id, username: user.username, data: { user_id: id, by: by(actor) } }),
+      audit({
+        type: 'user.unlocked',
+        userId: id,
+        resourceId: id,
+        username: user.username,
+        data: { user_id: id, by: by(actor) },
+      }),
     );
     return user;
   }
@@ -98,9 +122,20 @@ export class UserAdministration {
     if (problems.length) throw validationError({ password: problems });
     const passwordHash = await hashPassword(password);
     await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
-      const result = await m.createQueryBuilder().update(User).set({ passwordHash, version: () => 'version + 1' }).where('id = :id', { id }).execute();
+      const result = await m
+        .createQueryBuilder()
+        .update(User)
+        .set({ passwordHash, version: () => 'version + 1' })
+        .where('id = :id', { id })
+        .execute();
       if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such user.');
-      await audit({ type: 'password.changed', userId: id, resourceId: id, username: user.username, data: { user_id: id, by: by(actor) } });
+      await audit({
+        type: 'password.changed',
+        userId: id,
+        resourceId: id,
+        username: user.username,
+        data: { user_id: id, by: by(actor) },
+      });
       await revokeUserSessions(m, audit, user, 'password_changed');
     });
     return this.get(id);
@@ -116,11 +151,19 @@ export class UserAdministration {
     return this.inAdminLock(async (m, audit) => {
       const user = await this.current(m, id);
       if (user.version !== version) {
-        throw new AppError('conflict', `The user is at version ${user.version}, not ${version}.`, { currentVersion: user.version });
+        throw new AppError('conflict', `The user is at version ${user.version}, not ${version}.`, {
+          currentVersion: user.version,
+        });
       }
       await this.keepAnAdmin(m, user, 'delete');
       await revokeUserSessions(m, audit, user, 'user_deleted');
-      await audit({ type: 'user.deleted', userId: id, resourceId: id, username: user.username, data: { user_id: id, by: by(actor) } });
+      await audit({
+        type: 'user.deleted',
+        userId: id,
+        resourceId: id,
+        username: user.username,
+        data: { user_id: id, by: by(actor) },
+      });
       await m.delete(Session, { userId: id });
       const result = await m.delete(User, { id, version });
       if (affectedRows(result) !== 1) throw new AppError('conflict', 'The user changed meanwhile; read it again.');
@@ -157,7 +200,9 @@ export class UserAdministration {
       .andWhere("u.roleList LIKE '%admin%'")
       .getMany();
     if (!others.some(isAdmin)) {
-      throw new AppError('conflict', `Cannot ${what} the last administrator; make another one first.`, { reason: 'last_admin' });
+      throw new AppError('conflict', `Cannot ${what} the last administrator; make another one first.`, {
+        reason: 'last_admin',
+      });
     }
   }
 }

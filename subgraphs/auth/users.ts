@@ -47,13 +47,21 @@ export async function createUser(dataSource: DataSource, input: NewUser): Promis
     return await inTransaction(dataSource, async (m) => {
       await m.insert(User, user);
       await recordEvent(m, {
-        type: 'user.created', userId: user.id, resourceId: user.id,
-        data: { user_id: user.id, username: user.username, roles: user.roles, ...(input.createdBy ? { by: input.createdBy } : {}) },
+        type: 'user.created',
+        userId: user.id,
+        resourceId: user.id,
+        data: {
+          user_id: user.id,
+          username: user.username,
+          roles: user.roles,
+          ...(input.createdBy ? { by: input.createdBy } : {}),
+        },
       });
       return user;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError('conflict', 'A user with this username exists already.', { username: ['is taken'] });
+    if (isUniqueViolation(err))
+      throw new AppError('conflict', 'A user with this username exists already.', { username: ['is taken'] });
     throw err;
   }
 }

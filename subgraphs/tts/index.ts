@@ -35,11 +35,19 @@ const RETENTION_EVERY_MS = 10 * 60_000;
 function reportQueue({ dataSource }: SubgraphDeps): () => void {
   const removeJobs = addSynthesisJobsSource(async () => {
     const rows: { state: string; n: string | number }[] = await dataSource
-      .createQueryBuilder(Synthesis, 's').select('s.state', 'state').addSelect('COUNT(*)', 'n').groupBy('s.state').getRawMany();
+      .createQueryBuilder(Synthesis, 's')
+      .select('s.state', 'state')
+      .addSelect('COUNT(*)', 'n')
+      .groupBy('s.state')
+      .getRawMany();
     return rows.map((r) => ({ labels: { state: r.state }, value: Number(r.n) }));
   });
   const removeAge = addSynthesisQueueAgeSource(async () => {
-    const oldest = await dataSource.manager.findOne(Synthesis, { select: { id: true, createdAt: true }, where: { state: SynthesisState.QUEUED }, order: { id: 'ASC' } });
+    const oldest = await dataSource.manager.findOne(Synthesis, {
+      select: { id: true, createdAt: true },
+      where: { state: SynthesisState.QUEUED },
+      order: { id: 'ASC' },
+    });
     return [{ labels: {}, value: oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0 }];
   });
   return () => {
@@ -53,9 +61,18 @@ function heartbeatOf({ config, dataSource, logger }: SubgraphDeps, worker: Synth
   return new WorkerHeartbeat(dataSource, worker.id, concurrency, config.SYNTHESIS_HEARTBEAT_SECONDS, logger);
 }
 
-function synthesisWorker({ config, dataSource, logger }: SubgraphDeps, engine: SpeechEngine, store: AudioStore, concurrency: number) {
+function synthesisWorker(
+  { config, dataSource, logger }: SubgraphDeps,
+  engine: SpeechEngine,
+  store: AudioStore,
+  concurrency: number,
+) {
   return new SynthesisWorker({
-    dataSource, engine, store, logger, concurrency,
+    dataSource,
+    engine,
+    store,
+    logger,
+    concurrency,
     leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,
     maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS,
     pollMs: config.SYNTHESIS_POLL_MS,
@@ -68,8 +85,13 @@ export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
   entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
   migrations: [
-    CreateTtsTables1733000000000, CreateSynthesesTable1734000000000, AddSynthesisTraceParent1737100000000, CreateSynthesisOwners1737200000000,
-    CreateEventConsumers1737400000000, CreateSynthesisWorkersTable1737500000000, AddSynthesisSampleRate1737600000000,
+    CreateTtsTables1733000000000,
+    CreateSynthesesTable1734000000000,
+    AddSynthesisTraceParent1737100000000,
+    CreateSynthesisOwners1737200000000,
+    CreateEventConsumers1737400000000,
+    CreateSynthesisWorkersTable1737500000000,
+    AddSynthesisSampleRate1737600000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -77,7 +99,8 @@ export const ttsSubgraph: SubgraphDefinition = {
     const store = new DiskAudioStore(config.audioDir);
     const voices = new VoiceService(dataSource, engine, { voicesPerUser: config.VOICES_PER_USER });
     // In-process rendering unless this process leaves it to worker processes.
-    const worker = config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
+    const worker =
+      config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
     const heartbeat = worker && heartbeatOf(deps, worker, config.SYNTHESIS_CONCURRENCY);
     const status = new SynthesisStatusResolver(dataSource, config.SYNTHESIS_HEARTBEAT_SECONDS);
     const syntheses = new SynthesisService(dataSource, engine, voices, store, {
@@ -89,9 +112,21 @@ export const ttsSubgraph: SubgraphDefinition = {
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
-    const cascade = userDeletionConsumer({ dataSource, log: events, store, intervalMs: config.EVENT_POLL_MS, maxIntervalMs: config.POLL_MAX_IDLE_MS, logger });
+    const cascade = userDeletionConsumer({
+      dataSource,
+      log: events,
+      store,
+      intervalMs: config.EVENT_POLL_MS,
+      maxIntervalMs: config.POLL_MAX_IDLE_MS,
+      logger,
+    });
     return {
-      resolvers: [new VoiceResolver(voices, engine), new SynthesisResolver(syntheses), new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES), status],
+      resolvers: [
+        new VoiceResolver(voices, engine),
+        new SynthesisResolver(syntheses),
+        new SynthesisAudioResolver(syntheses, config.GRAPHQL_MAX_AUDIO_BYTES),
+        status,
+      ],
       orphanedTypes: [UserReference],
       references: {
         // Other subgraphs may point at a voice or a synthesis; only its owner sees it.
@@ -118,7 +153,9 @@ export const ttsSubgraph: SubgraphDefinition = {
             const pruned = await syntheses.prune(new Date(Date.now() - config.SYNTHESIS_RETENTION_SECONDS * 1000));
             if (pruned) logger.info({ pruned }, 'expired syntheses deleted with their audio');
             // Audio of takes whose worker died mid-render: a live render writes every ~100 ms.
-            const partial = await store.prunePartial(new Date(Date.now() - Math.max(3600, 4 * config.SYNTHESIS_LEASE_SECONDS) * 1000));
+            const partial = await store.prunePartial(
+              new Date(Date.now() - Math.max(3600, 4 * config.SYNTHESIS_LEASE_SECONDS) * 1000),
+            );
             if (partial) logger.info({ partial }, 'audio left by interrupted renders deleted');
           },
         });
@@ -136,7 +173,13 @@ export const ttsSubgraph: SubgraphDefinition = {
         const h = await status.health();
         return {
           checks: { synthesis: h.status },
-          details: { synthesis: { live_workers: h.liveWorkers, queued: h.queued, oldest_queued_age_seconds: h.oldestQueuedAgeSeconds } },
+          details: {
+            synthesis: {
+              live_workers: h.liveWorkers,
+              queued: h.queued,
+              oldest_queued_age_seconds: h.oldestQueuedAgeSeconds,
+            },
+          },
         };
       },
     };

@@ -36,7 +36,12 @@ const SYNTHESIS_ORDER: PageOrder<Synthesis> = { keys: [{ property: 'id', kind: '
 
 /** What synthesis.* events carry. */
 export const synthesisEventData = (s: Synthesis) => ({
-  synthesis_id: s.id, state: s.state, voice_id: s.voiceId, characters: s.characters, duration_ms: s.durationMs, error: s.error,
+  synthesis_id: s.id,
+  state: s.state,
+  voice_id: s.voiceId,
+  characters: s.characters,
+  duration_ms: s.durationMs,
+  error: s.error,
 });
 
 /**
@@ -81,8 +86,17 @@ export interface SynthesisAudio {
  * A base voice of the same name would win, but eSpeak NG has none.
  */
 export const OPENAI_VOICES: Readonly<Record<string, string>> = {
-  alloy: 'f3', ash: 'm3', ballad: 'm2', coral: 'f2', echo: 'm1', fable: 'm4',
-  onyx: 'm7', nova: 'f4', sage: 'f5', shimmer: 'f1', verse: 'm5',
+  alloy: 'f3',
+  ash: 'm3',
+  ballad: 'm2',
+  coral: 'f2',
+  echo: 'm1',
+  fable: 'm4',
+  onyx: 'm7',
+  nova: 'f4',
+  sage: 'f5',
+  shimmer: 'f1',
+  verse: 'm5',
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -91,7 +105,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function textProblems(text: string): Record<string, string[]> {
   const characters = [...text].length;
   if (!text.trim()) return { text: ['must contain something to say'] };
-  if (characters > MAX_TEXT_CHARACTERS) return { text: [`must be at most ${MAX_TEXT_CHARACTERS} characters (it has ${characters})`] };
+  if (characters > MAX_TEXT_CHARACTERS)
+    return { text: [`must be at most ${MAX_TEXT_CHARACTERS} characters (it has ${characters})`] };
   return {};
 }
 
@@ -108,8 +123,10 @@ export class SynthesisService {
   async request(ownerId: string, input: SynthesisRequest): Promise<Synthesis> {
     const problems = textProblems(input.text);
     const inline = input.baseVoice != null || input.voiceBlend != null || input.language != null || input.speed != null;
-    if (input.voiceId && inline) problems.voiceId = ['give voice_id or inline settings (base_voice, voice_blend, language, speed), not both'];
-    else if (!input.voiceId && input.baseVoice == null) problems.voiceId = ['voice_id, or base_voice with the other inline settings, is required'];
+    if (input.voiceId && inline)
+      problems.voiceId = ['give voice_id or inline settings (base_voice, voice_blend, language, speed), not both'];
+    else if (!input.voiceId && input.baseVoice == null)
+      problems.voiceId = ['voice_id, or base_voice with the other inline settings, is required'];
     if (Object.keys(problems).length) throw validationError(problems);
 
     let settings: VoiceSettings;
@@ -127,31 +144,51 @@ export class SynthesisService {
    * base voice name, one of OpenAI's voice names (OPENAI_VOICES), or a blend expression (spoken with the blend, its heaviest part as the base
    * voice); `speed`, when given, replaces a stored voice's speed. Queued like any synthesis.
    */
-  async requestSpeech(ownerId: string, input: { text: string; voice: string; speed?: number | null }): Promise<Synthesis> {
+  async requestSpeech(
+    ownerId: string,
+    input: { text: string; voice: string; speed?: number | null },
+  ): Promise<Synthesis> {
     const problems = textProblems(input.text);
     if (Object.keys(problems).length) throw validationError(problems);
     const named = input.voice.trim();
     const voice = Object.hasOwn(OPENAI_VOICES, named.toLowerCase()) ? OPENAI_VOICES[named.toLowerCase()] : named; // not the prototype's `constructor`
     if (UUID.test(voice)) {
       const { id, baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, voice.toLowerCase());
-      return this.queue(ownerId, input.text, id, { baseVoice, voiceBlend, language, speed: input.speed ?? speed }, SPEECH_SAMPLE_RATE);
+      return this.queue(
+        ownerId,
+        input.text,
+        id,
+        { baseVoice, voiceBlend, language, speed: input.speed ?? speed },
+        SPEECH_SAMPLE_RATE,
+      );
     }
     const blend = /[+(]/.test(voice) ? parseBlend(voice) : undefined;
     if (blend && 'problems' in blend) throw validationError({ voice: blend.problems });
     const heaviest = blend?.parts.reduce((a, b) => (b.weight > a.weight ? b : a)).voice;
     let settings: VoiceSettings;
     try {
-      settings = await checkVoiceSettings(this.engine, { baseVoice: heaviest ?? voice, voiceBlend: blend ? voice : null, speed: input.speed });
+      settings = await checkVoiceSettings(this.engine, {
+        baseVoice: heaviest ?? voice,
+        voiceBlend: blend ? voice : null,
+        speed: input.speed,
+      });
     } catch (err) {
       // The problems are all about `voice`: the only setting the caller named.
       const details = (err as AppError).details as Record<string, string[]> | undefined;
-      if ((err as AppError).code === 'validation_error' && details) throw validationError({ voice: Object.values(details).flat() });
+      if ((err as AppError).code === 'validation_error' && details)
+        throw validationError({ voice: Object.values(details).flat() });
       throw err;
     }
     return this.queue(ownerId, input.text, null, settings, SPEECH_SAMPLE_RATE);
   }
 
-  private async queue(ownerId: string, text: string, voiceId: string | null, settings: VoiceSettings, sampleRate: number | null = null): Promise<Synthesis> {
+  private async queue(
+    ownerId: string,
+    text: string,
+    voiceId: string | null,
+    settings: VoiceSettings,
+    sampleRate: number | null = null,
+  ): Promise<Synthesis> {
     const characters = [...text].length;
     const synthesis = this.dataSource.manager.create(Synthesis, {
       id: uuidv7(),
@@ -176,8 +213,13 @@ export class SynthesisService {
     });
     // The owner's row, to lock below (inserted on its own: on MySQL an INSERT IGNORE of an
     // existing key takes a shared lock, and two of them upgrading to the UPDATE's would deadlock).
-    await this.dataSource.manager.createQueryBuilder().insert().into(SynthesisOwner)
-      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null }).orIgnore().execute();
+    await this.dataSource.manager
+      .createQueryBuilder()
+      .insert()
+      .into(SynthesisOwner)
+      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null })
+      .orIgnore()
+      .execute();
     // The job and its synthesis.queued event commit together.
     await inTransaction(this.dataSource, async (m) => {
       // Writing the owner's row first serialises this owner's requests (a row lock on MySQL, the
@@ -198,17 +240,32 @@ export class SynthesisService {
       // (an encoding kept beside a WAV would count here too).
       const audioLimit = this.options.audioBytesPerUser ?? Infinity;
       if (audioLimit !== Infinity) {
-        const kept = await m.createQueryBuilder(Synthesis, 's').select('COALESCE(SUM(s.audioBytes), 0)', 'bytes')
-          .where('s.ownerId = :ownerId AND s.audioKey IS NOT NULL', { ownerId }).getRawOne<{ bytes: string | number }>();
+        const kept = await m
+          .createQueryBuilder(Synthesis, 's')
+          .select('COALESCE(SUM(s.audioBytes), 0)', 'bytes')
+          .where('s.ownerId = :ownerId AND s.audioKey IS NOT NULL', { ownerId })
+          .getRawOne<{ bytes: string | number }>();
         const bytes = Number(kept?.bytes ?? 0);
         if (bytes >= audioLimit) {
-          throw new AppError('conflict', `You keep ${bytes} bytes of audio, the most allowed (${audioLimit}); delete some syntheses to request more.`, { limit: audioLimit, bytes });
+          throw new AppError(
+            'conflict',
+            `You keep ${bytes} bytes of audio, the most allowed (${audioLimit}); delete some syntheses to request more.`,
+            { limit: audioLimit, bytes },
+          );
         }
       }
       await m.insert(Synthesis, synthesis);
       await recordEvent(m, {
-        type: 'synthesis.queued', userId: ownerId, resourceId: synthesis.id,
-        data: { ...synthesisEventData(synthesis), base_voice: synthesis.baseVoice, voice_blend: synthesis.voiceBlend, language: synthesis.language, speed: synthesis.speed },
+        type: 'synthesis.queued',
+        userId: ownerId,
+        resourceId: synthesis.id,
+        data: {
+          ...synthesisEventData(synthesis),
+          base_voice: synthesis.baseVoice,
+          voice_blend: synthesis.voiceBlend,
+          language: synthesis.language,
+          speed: synthesis.speed,
+        },
       });
     });
     this.options.onQueued?.();
@@ -221,13 +278,23 @@ export class SynthesisService {
    * with a synthesis.deleted event. Answers which it was, and the synthesis as the cancel left
    * it or as it was when deleted. Another user's is `not_found`.
    */
-  async cancel(ownerId: string, id: string, keepFinished = false): Promise<{ outcome: 'canceled' | 'deleted' | 'unchanged'; synthesis: Synthesis }> {
+  async cancel(
+    ownerId: string,
+    id: string,
+    keepFinished = false,
+  ): Promise<{ outcome: 'canceled' | 'deleted' | 'unchanged'; synthesis: Synthesis }> {
     const canceled = await inTransaction(this.dataSource, async (m) => {
       const now = new Date();
       const stopped = { state: SynthesisState.CANCELED, finishedAt: now, leaseUntil: null, workerId: null };
-      if (affectedRows(await m.update(Synthesis, { id, ownerId, state: In(ACTIVE_STATES) }, stopped)) !== 1) return null;
+      if (affectedRows(await m.update(Synthesis, { id, ownerId, state: In(ACTIVE_STATES) }, stopped)) !== 1)
+        return null;
       const row = await m.findOneByOrFail(Synthesis, { id });
-      await recordEvent(m, { type: 'synthesis.canceled', userId: ownerId, resourceId: id, data: synthesisEventData(row) });
+      await recordEvent(m, {
+        type: 'synthesis.canceled',
+        userId: ownerId,
+        resourceId: id,
+        data: synthesisEventData(row),
+      });
       return row;
     });
     if (canceled) {
@@ -243,7 +310,12 @@ export class SynthesisService {
     await this.store.delete(finished.audioKey ?? synthesisAudioKey(id));
     const deleted = await inTransaction(this.dataSource, async (m) => {
       if (affectedRows(await m.delete(Synthesis, { id, ownerId, state: finished.state })) !== 1) return false;
-      await recordEvent(m, { type: 'synthesis.deleted', userId: ownerId, resourceId: id, data: synthesisEventData(finished) });
+      await recordEvent(m, {
+        type: 'synthesis.deleted',
+        userId: ownerId,
+        resourceId: id,
+        data: synthesisEventData(finished),
+      });
       return true;
     });
     if (!deleted) throw new AppError('not_found', 'No such synthesis.'); // a concurrent delete won
@@ -258,7 +330,12 @@ export class SynthesisService {
   }
 
   /** The owner's syntheses, newest first (ids are UUIDv7), `limit` at a time after the cursor; only those in `state` when given. */
-  list(ownerId: string, limit: number, cursor?: string | null, state?: SynthesisState | null): Promise<Page<Synthesis>> {
+  list(
+    ownerId: string,
+    limit: number,
+    cursor?: string | null,
+    state?: SynthesisState | null,
+  ): Promise<Page<Synthesis>> {
     const query = this.dataSource.manager.createQueryBuilder(Synthesis, 's').where('s.ownerId = :ownerId', { ownerId });
     if (state) query.andWhere('s.state = :state', { state });
     return pageOf(query, SYNTHESIS_ORDER, limit, cursor);
@@ -267,7 +344,12 @@ export class SynthesisService {
   /** The audio of a succeeded synthesis, or null. */
   audioOf(synthesis: Synthesis): SynthesisAudio | null {
     if (synthesis.state !== SynthesisState.SUCCEEDED || !synthesis.audioKey) return null;
-    return { synthesisId: synthesis.id, contentType: WAV_CONTENT_TYPE, bytes: synthesis.audioBytes ?? 0, key: synthesis.audioKey };
+    return {
+      synthesisId: synthesis.id,
+      contentType: WAV_CONTENT_TYPE,
+      bytes: synthesis.audioBytes ?? 0,
+      key: synthesis.audioKey,
+    };
   }
 
   /** Like audioOf, but says why there is none: `conflict` while it is not done, `not_found` once it is gone. */
@@ -275,7 +357,10 @@ export class SynthesisService {
     const synthesis = await this.get(ownerId, id);
     const audio = this.audioOf(synthesis);
     if (!audio) {
-      const why = synthesis.state === SynthesisState.FAILED ? 'it failed, so it has no audio' : `it is ${synthesis.state}; the audio is there once it has succeeded`;
+      const why =
+        synthesis.state === SynthesisState.FAILED
+          ? 'it failed, so it has no audio'
+          : `it is ${synthesis.state}; the audio is there once it has succeeded`;
       throw new AppError('conflict', `The synthesis has no audio: ${why}.`, { state: synthesis.state });
     }
     return audio;
@@ -299,7 +384,9 @@ export class SynthesisService {
     }
     if (state === SynthesisState.RUNNING && synthesis.workerId) {
       // Not there yet (just taken), or already renamed onto its key (done, not yet recorded).
-      const bytes = (await this.store.read(synthesisPartialKey(synthesis), offset, length)) ?? (await this.store.read(synthesisAudioKey(id), offset, length));
+      const bytes =
+        (await this.store.read(synthesisPartialKey(synthesis), offset, length)) ??
+        (await this.store.read(synthesisAudioKey(id), offset, length));
       return { state, error, bytes: bytes ?? nothing, end: false };
     }
     return { state, error, bytes: nothing, end: state !== SynthesisState.QUEUED && state !== SynthesisState.RUNNING };

@@ -75,7 +75,12 @@ class AppendQueue {
 const unique = (jobs: Synthesis[]) => [...new Map(jobs.map((j) => [j.id, j])).values()];
 
 /** The fence: the row is still this worker's, at this attempt, running. */
-const held = (job: Synthesis) => ({ id: job.id, workerId: job.workerId!, attempts: job.attempts, state: SynthesisState.RUNNING });
+const held = (job: Synthesis) => ({
+  id: job.id,
+  workerId: job.workerId!,
+  attempts: job.attempts,
+  state: SynthesisState.RUNNING,
+});
 
 export class SynthesisWorker {
   readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
@@ -96,7 +101,13 @@ export class SynthesisWorker {
     const { pollMs, maxPollMs, logger } = this.options;
     // Polls for jobs queued by other processes (backing off while none comes); wake() (a job
     // queued here, a job done) looks at once.
-    this.poller = startPoller({ name: 'synthesis worker', intervalMs: pollMs, maxIntervalMs: maxPollMs, work: () => this.fill(), logger });
+    this.poller = startPoller({
+      name: 'synthesis worker',
+      intervalMs: pollMs,
+      maxIntervalMs: maxPollMs,
+      work: () => this.fill(),
+      logger,
+    });
   }
 
   /** Looks for jobs now: called when this process queues one. */
@@ -118,9 +129,16 @@ export class SynthesisWorker {
       const job = await this.claimNext();
       if (!job) return took;
       took = true;
-      const attributes = { 'synthesis.id': job.id, 'synthesis.attempt': job.attempts, 'synthesis.characters': job.characters };
+      const attributes = {
+        'synthesis.id': job.id,
+        'synthesis.attempt': job.attempts,
+        'synthesis.characters': job.characters,
+      };
       const run = inLinkedSpan('synthesis.render', job.traceParent, attributes, () => this.run(job));
-      this.running.set(job.id, run.finally(() => this.running.delete(job.id)));
+      this.running.set(
+        job.id,
+        run.finally(() => this.running.delete(job.id)),
+      );
     }
     return took;
   }
@@ -150,13 +168,21 @@ export class SynthesisWorker {
     if (!this.claimable) {
       const { driver } = dataSource;
       const meta = dataSource.getMetadata(Synthesis);
-      const [table, state, lease] = [meta.tableName, meta.findColumnWithPropertyName('state')!.databaseName, meta.findColumnWithPropertyName('leaseUntil')!.databaseName].map((n) => driver.escape(n));
+      const [table, state, lease] = [
+        meta.tableName,
+        meta.findColumnWithPropertyName('state')!.databaseName,
+        meta.findColumnWithPropertyName('leaseUntil')!.databaseName,
+      ].map((n) => driver.escape(n));
       this.claimable = fixedSelect(
         dataSource,
         `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${table} WHERE ${state} = ?) OR EXISTS (SELECT 1 FROM ${table} WHERE ${state} = ? AND ${lease} < ?) THEN 1 ELSE 0 END AS found`,
       );
     }
-    const [row] = await this.claimable([SynthesisState.QUEUED, SynthesisState.RUNNING, persistedValue(dataSource, Synthesis, 'leaseUntil', new Date())]);
+    const [row] = await this.claimable([
+      SynthesisState.QUEUED,
+      SynthesisState.RUNNING,
+      persistedValue(dataSource, Synthesis, 'leaseUntil', new Date()),
+    ]);
     return Number(row?.found) === 1;
   }
 
@@ -188,22 +214,39 @@ export class SynthesisWorker {
       // Only from queued, or from running with an ended lease: never from whatever state the row
       // was read in (a job finished or canceled since the look is not work to take again).
       // A lost lock conflict (deadlock, lock wait timeout) rolled it all back: the same compare-and-set again.
-      const job = await retryOnLockConflict(() => inTransaction(this.options.dataSource, async (m) => {
-        const result = await m.update(
-          Synthesis,
-          abandoned
-            ? { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }
-            : { id: seen.id, state: SynthesisState.QUEUED, attempts: seen.attempts },
-          { state: SynthesisState.RUNNING, workerId: this.id, attempts: seen.attempts + 1, leaseUntil: this.leaseEnd(), startedAt: now },
-        );
-        if (affectedRows(result) !== 1) return null;
-        const taken = await m.findOneByOrFail(Synthesis, { id: seen.id });
-        await recordEvent(m, { type: 'synthesis.started', userId: taken.ownerId, resourceId: taken.id, data: { ...eventData(taken), attempt: taken.attempts } });
-        return taken;
-      }));
+      const job = await retryOnLockConflict(() =>
+        inTransaction(this.options.dataSource, async (m) => {
+          const result = await m.update(
+            Synthesis,
+            abandoned
+              ? { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }
+              : { id: seen.id, state: SynthesisState.QUEUED, attempts: seen.attempts },
+            {
+              state: SynthesisState.RUNNING,
+              workerId: this.id,
+              attempts: seen.attempts + 1,
+              leaseUntil: this.leaseEnd(),
+              startedAt: now,
+            },
+          );
+          if (affectedRows(result) !== 1) return null;
+          const taken = await m.findOneByOrFail(Synthesis, { id: seen.id });
+          await recordEvent(m, {
+            type: 'synthesis.started',
+            userId: taken.ownerId,
+            resourceId: taken.id,
+            data: { ...eventData(taken), attempt: taken.attempts },
+          });
+          return taken;
+        }),
+      );
       if (job) {
         await this.served(job.ownerId, now);
-        if (abandoned) this.options.logger.warn({ synthesisId: seen.id, attempt: seen.attempts + 1 }, 'synthesis taken again after its worker stopped renewing');
+        if (abandoned)
+          this.options.logger.warn(
+            { synthesisId: seen.id, attempt: seen.attempts + 1 },
+            'synthesis taken again after its worker stopped renewing',
+          );
         return job;
       }
     }
@@ -214,7 +257,13 @@ export class SynthesisWorker {
   private async served(ownerId: string, now: Date): Promise<void> {
     const { manager } = this.options.dataSource;
     if (affectedRows(await manager.update(SynthesisOwner, { ownerId }, { lastClaimedAt: now })) === 1) return;
-    await manager.createQueryBuilder().insert().into(SynthesisOwner).values({ ownerId, lastClaimedAt: now, lastQueuedAt: null }).orIgnore().execute();
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(SynthesisOwner)
+      .values({ ownerId, lastClaimedAt: now, lastQueuedAt: null })
+      .orIgnore()
+      .execute();
   }
 
   private oldestQueued(): Promise<Synthesis[]> {
@@ -256,7 +305,10 @@ export class SynthesisWorker {
    */
   private async run(job: Synthesis): Promise<void> {
     const { engine, store, logger, leaseSeconds } = this.options;
-    this.renewals.set(job.id, setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3));
+    this.renewals.set(
+      job.id,
+      setInterval(() => void this.renew(job), (leaseSeconds * 1000) / 3),
+    );
     const abort = new AbortController();
     this.aborts.set(job.id, abort);
     let stage = 'render';
@@ -271,15 +323,24 @@ export class SynthesisWorker {
       const onAudio = (piece: Int16Array, sampleRate: number) => {
         if (!piece.length) return;
         // The header goes with the first samples: a reader finds the file empty, or with audio.
-        const bytes = samples ? pcmBytes(piece) : Buffer.concat([wavHeader((rate = sampleRate), UNKNOWN_SIZE), pcmBytes(piece)]);
+        const bytes = samples
+          ? pcmBytes(piece)
+          : Buffer.concat([wavHeader((rate = sampleRate), UNKNOWN_SIZE), pcmBytes(piece)]);
         samples += piece.length;
         out.push(bytes);
       };
       const renderStart = process.hrtime.bigint();
-      const rest = await engine.synthesize(job, { maxSeconds: this.options.maxAudioSeconds, signal: abort.signal, sampleRate: job.sampleRate ?? undefined, onAudio }).catch((err) => {
-        synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
-        throw err;
-      });
+      const rest = await engine
+        .synthesize(job, {
+          maxSeconds: this.options.maxAudioSeconds,
+          signal: abort.signal,
+          sampleRate: job.sampleRate ?? undefined,
+          onAudio,
+        })
+        .catch((err) => {
+          synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
+          throw err;
+        });
       synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));
       onAudio(rest.samples, rest.sampleRate); // an engine that does not stream answers it all here
       if (!samples) throw new Error('the speech engine produced no audio for this text');
@@ -295,34 +356,56 @@ export class SynthesisWorker {
         const audioBytes = await partial.commit(key, { offset: 0, bytes: wavHeader(rate, samples * 2) });
         published = true;
         writer = undefined;
-        if (audioBytes !== WAV_HEADER_BYTES + samples * 2) throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
+        if (audioBytes !== WAV_HEADER_BYTES + samples * 2)
+          throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
         return { audioBytes };
       };
-      const done = await this.finish(job, { state: SynthesisState.SUCCEEDED, durationMs: Math.round((samples * 1000) / rate), audioKey: key }, publish);
+      const done = await this.finish(
+        job,
+        { state: SynthesisState.SUCCEEDED, durationMs: Math.round((samples * 1000) / rate), audioKey: key },
+        publish,
+      );
       if (!done) {
         if (published) await this.lostAfterStoring(job, key);
         else {
           writer = undefined;
-          await partial.abort().catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
-          logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; its audio is dropped, the result is left to the current holder');
+          await partial
+            .abort()
+            .catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
+          logger.warn(
+            { synthesisId: job.id },
+            'synthesis finished after its lease was lost; its audio is dropped, the result is left to the current holder',
+          );
         }
       }
     } catch (err) {
-      await writer?.abort().catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
+      await writer
+        ?.abort()
+        .catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
       if (this.released.has(job.id)) return;
       if (abort.signal.aborted) {
         // Canceled, or taken over: not this worker's to record.
-        logger.info({ synthesisId: job.id }, 'synthesis rendering stopped: the job was canceled or is no longer this worker\'s');
+        logger.info(
+          { synthesisId: job.id },
+          "synthesis rendering stopped: the job was canceled or is no longer this worker's",
+        );
         await this.lostAfterStoring(job, synthesisAudioKey(job.id)).catch(() => undefined);
         return;
       }
       // A render refused for the request's sake (too long, no audio) is expected: its reason, no stack.
-      if (stage === 'render') logger.warn({ synthesisId: job.id, stage, reason: String((err as Error)?.message ?? err) }, 'synthesis failed');
+      if (stage === 'render')
+        logger.warn({ synthesisId: job.id, stage, reason: String((err as Error)?.message ?? err) }, 'synthesis failed');
       else logger.error({ err, synthesisId: job.id, stage }, 'synthesis failed');
       // The engine's reasons are about the request; storage and database errors are ours, and stay in the log.
-      const error = stage === 'render' ? String((err as Error)?.message ?? err).slice(0, 500) : 'The audio could not be stored; request the synthesis again.';
+      const error =
+        stage === 'render'
+          ? String((err as Error)?.message ?? err).slice(0, 500)
+          : 'The audio could not be stored; request the synthesis again.';
       await this.finish(job, { state: SynthesisState.FAILED, error }).catch((e) =>
-        logger.error({ err: e, synthesisId: job.id }, 'could not record the failure; the job is taken again when its lease ends'),
+        logger.error(
+          { err: e, synthesisId: job.id },
+          'could not record the failure; the job is taken again when its lease ends',
+        ),
       );
     } finally {
       this.aborts.delete(job.id);
@@ -339,12 +422,18 @@ export class SynthesisWorker {
    * must not keep any.
    */
   private async lostAfterStoring(job: Synthesis, key: string): Promise<void> {
-    const now = await this.options.dataSource.manager.findOne(Synthesis, { select: { id: true, state: true }, where: { id: job.id } });
+    const now = await this.options.dataSource.manager.findOne(Synthesis, {
+      select: { id: true, state: true },
+      where: { id: job.id },
+    });
     if (!now || now.state === SynthesisState.CANCELED) {
       await this.options.store.delete(key);
       this.options.logger.info({ synthesisId: job.id }, 'synthesis canceled while it rendered; its audio is removed');
     } else if (now.state !== SynthesisState.FAILED) {
-      this.options.logger.warn({ synthesisId: job.id }, 'synthesis finished after its lease was lost; the result is left to the current holder');
+      this.options.logger.warn(
+        { synthesisId: job.id },
+        'synthesis finished after its lease was lost; the result is left to the current holder',
+      );
     }
   }
 
@@ -354,22 +443,28 @@ export class SynthesisWorker {
    * locked and found still this worker's, before the outcome is written: false without calling it
    * when the job is no longer ours. Run again on a lost lock conflict; the audio is published once.
    */
-  private finish(job: Synthesis, outcome: Partial<Synthesis>, publish?: () => Promise<Partial<Synthesis>>): Promise<boolean> {
+  private finish(
+    job: Synthesis,
+    outcome: Partial<Synthesis>,
+    publish?: () => Promise<Partial<Synthesis>>,
+  ): Promise<boolean> {
     const { dataSource } = this.options;
     let published: Partial<Synthesis> | undefined;
-    return retryOnLockConflict(() => inTransaction(dataSource, async (m) => {
-      if (publish) {
-        // The row lock (MariaDB) holds off a takeover or a cancel until this commits; SQLite has one writer.
-        const query = m.createQueryBuilder(Synthesis, 's').select('s.id').where(held(job));
-        if (dataSource.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
-        if (!(await query.getOne())) return false;
-        published ??= await publish();
-      }
-      const finished = { ...outcome, ...published, finishedAt: new Date(), leaseUntil: null, workerId: null };
-      if (affectedRows(await m.update(Synthesis, held(job), finished)) !== 1) return false;
-      await this.recordOutcome(m, { ...job, ...finished } as Synthesis);
-      return true;
-    }));
+    return retryOnLockConflict(() =>
+      inTransaction(dataSource, async (m) => {
+        if (publish) {
+          // The row lock (MariaDB) holds off a takeover or a cancel until this commits; SQLite has one writer.
+          const query = m.createQueryBuilder(Synthesis, 's').select('s.id').where(held(job));
+          if (dataSource.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+          if (!(await query.getOne())) return false;
+          published ??= await publish();
+        }
+        const finished = { ...outcome, ...published, finishedAt: new Date(), leaseUntil: null, workerId: null };
+        if (affectedRows(await m.update(Synthesis, held(job), finished)) !== 1) return false;
+        await this.recordOutcome(m, { ...job, ...finished } as Synthesis);
+        return true;
+      }),
+    );
   }
 
   private recordOutcome(m: EntityManager, s: Synthesis) {
@@ -378,7 +473,9 @@ export class SynthesisWorker {
 
   private async renew(job: Synthesis): Promise<void> {
     try {
-      const result = await this.options.dataSource.manager.update(Synthesis, held(job), { leaseUntil: this.leaseEnd() });
+      const result = await this.options.dataSource.manager.update(Synthesis, held(job), {
+        leaseUntil: this.leaseEnd(),
+      });
       if (affectedRows(result) !== 1) {
         // Canceled, or taken by another worker: stop rendering what nobody will record.
         this.options.logger.warn({ synthesisId: job.id }, 'synthesis lease lost');
@@ -391,14 +488,20 @@ export class SynthesisWorker {
 
   /** A job whose workers kept dying is failed rather than taken forever. */
   private giveUp(seen: Synthesis, now: Date): Promise<boolean> {
-    return retryOnLockConflict(() => inTransaction(this.options.dataSource, async (m) => {
-      const error = `The synthesis was interrupted ${seen.attempts} times (its worker stopped) and is not tried again.`;
-      const failed = { state: SynthesisState.FAILED, error, finishedAt: now, leaseUntil: null, workerId: null };
-      const result = await m.update(Synthesis, { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) }, failed);
-      if (affectedRows(result) !== 1) return false;
-      await this.recordOutcome(m, { ...(await m.findOneByOrFail(Synthesis, { id: seen.id })) });
-      return true;
-    }));
+    return retryOnLockConflict(() =>
+      inTransaction(this.options.dataSource, async (m) => {
+        const error = `The synthesis was interrupted ${seen.attempts} times (its worker stopped) and is not tried again.`;
+        const failed = { state: SynthesisState.FAILED, error, finishedAt: now, leaseUntil: null, workerId: null };
+        const result = await m.update(
+          Synthesis,
+          { id: seen.id, state: SynthesisState.RUNNING, attempts: seen.attempts, leaseUntil: LessThan(now) },
+          failed,
+        );
+        if (affectedRows(result) !== 1) return false;
+        await this.recordOutcome(m, { ...(await m.findOneByOrFail(Synthesis, { id: seen.id })) });
+        return true;
+      }),
+    );
   }
 
   /**
@@ -419,7 +522,12 @@ export class SynthesisWorker {
         .set({ state: SynthesisState.QUEUED, workerId: null, leaseUntil: null, attempts: () => 'attempts - 1' })
         .where({ id, workerId: this.id, state: SynthesisState.RUNNING })
         .execute()
-        .catch((err) => this.options.logger.warn({ err, synthesisId: id }, 'could not hand the job back; it is taken again when its lease ends'));
+        .catch((err) =>
+          this.options.logger.warn(
+            { err, synthesisId: id },
+            'could not hand the job back; it is taken again when its lease ends',
+          ),
+        );
     }
   }
 }

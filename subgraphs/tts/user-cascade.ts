@@ -15,12 +15,19 @@ import { Voice } from './entities/voice';
 import { voiceEventData } from './voice-service';
 
 /** Deletes everything `userId` owns here. Runs inside the consumer's transaction. */
-export async function deleteUserData(m: EntityManager, store: AudioStore, userId: string, logger?: Logger): Promise<{ voices: number; syntheses: number }> {
+export async function deleteUserData(
+  m: EntityManager,
+  store: AudioStore,
+  userId: string,
+  logger?: Logger,
+): Promise<{ voices: number; syntheses: number }> {
   const voices = await m.find(Voice, { where: { ownerId: userId } });
   for (const v of voices) {
     await m.delete(Voice, { id: v.id });
     await recordEvent(m, {
-      type: 'voice.deleted', userId, resourceId: v.id,
+      type: 'voice.deleted',
+      userId,
+      resourceId: v.id,
       data: { ...voiceEventData(v), reason: 'user_deleted' },
     });
   }
@@ -34,7 +41,14 @@ export async function deleteUserData(m: EntityManager, store: AudioStore, userId
   return { voices: voices.length, syntheses: syntheses.length };
 }
 
-export function userDeletionConsumer(options: { dataSource: DataSource; log: EventLog; store: AudioStore; intervalMs: number; maxIntervalMs?: number; logger?: Logger }): EventConsumer {
+export function userDeletionConsumer(options: {
+  dataSource: DataSource;
+  log: EventLog;
+  store: AudioStore;
+  intervalMs: number;
+  maxIntervalMs?: number;
+  logger?: Logger;
+}): EventConsumer {
   return new EventConsumer({
     name: 'tts.user-deleted',
     dataSource: options.dataSource,

@@ -29,11 +29,26 @@ export interface VoiceChanges {
 }
 
 /** The stored fields of a voice an update may change. */
-const CHANGEABLE = ['name', 'description', 'baseVoice', 'voiceBlend', 'language', 'speed'] as const satisfies readonly (keyof VoiceChanges)[];
+const CHANGEABLE = [
+  'name',
+  'description',
+  'baseVoice',
+  'voiceBlend',
+  'language',
+  'speed',
+] as const satisfies readonly (keyof VoiceChanges)[];
 
 /** The fields an event carries: what a stream reader needs to show the voice (spelled as events spell them: lib/naming.ts). */
 export const voiceEventData = (v: Voice) =>
-  snakeKeys<unknown>({ voiceId: v.id, name: v.name, baseVoice: v.baseVoice, voiceBlend: v.voiceBlend, language: v.language, speed: v.speed, version: v.version });
+  snakeKeys<unknown>({
+    voiceId: v.id,
+    name: v.name,
+    baseVoice: v.baseVoice,
+    voiceBlend: v.voiceBlend,
+    language: v.language,
+    speed: v.speed,
+    version: v.version,
+  });
 
 /** Voices oldest first: their ids are UUIDv7, in creation order. */
 const VOICE_ORDER: PageOrder<Voice> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -45,7 +60,11 @@ const VOICE_ORDER: PageOrder<Voice> = { keys: [{ property: 'id', kind: 'uuid' }]
  */
 export async function lockOwner(dataSource: DataSource, m: EntityManager, ownerId: string): Promise<void> {
   if (dataSource.options.type === 'better-sqlite3') return;
-  await m.createQueryBuilder(SynthesisOwner, 'o').setLock('pessimistic_write').where('o.ownerId = :ownerId', { ownerId }).getOne();
+  await m
+    .createQueryBuilder(SynthesisOwner, 'o')
+    .setLock('pessimistic_write')
+    .where('o.ownerId = :ownerId', { ownerId })
+    .getOne();
 }
 
 export class VoiceService {
@@ -72,20 +91,38 @@ export class VoiceService {
       updatedAt: now,
     });
     // The owner's row, to lock below (inserted on its own, as SynthesisService.queue does).
-    await this.dataSource.manager.createQueryBuilder().insert().into(SynthesisOwner)
-      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null }).orIgnore().execute();
+    await this.dataSource.manager
+      .createQueryBuilder()
+      .insert()
+      .into(SynthesisOwner)
+      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null })
+      .orIgnore()
+      .execute();
     try {
       return await inTransaction(this.dataSource, async (m) => {
         await lockOwner(this.dataSource, m, ownerId);
         const limit = this.options.voicesPerUser ?? Infinity;
         const count = await m.countBy(Voice, { ownerId });
-        if (count >= limit) throw new AppError('conflict', `You have ${count} voices, the most allowed (${limit}); delete some to make more.`, { limit, voices: count });
+        if (count >= limit)
+          throw new AppError(
+            'conflict',
+            `You have ${count} voices, the most allowed (${limit}); delete some to make more.`,
+            { limit, voices: count },
+          );
         await m.insert(Voice, voice);
-        await recordEvent(m, { type: 'voice.created', userId: ownerId, resourceId: voice.id, data: voiceEventData(voice) });
+        await recordEvent(m, {
+          type: 'voice.created',
+          userId: ownerId,
+          resourceId: voice.id,
+          data: voiceEventData(voice),
+        });
         return voice;
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('conflict', 'You have a voice with this name already.', { name: ['is taken by another of your voices'] });
+      if (isUniqueViolation(err))
+        throw new AppError('conflict', 'You have a voice with this name already.', {
+          name: ['is taken by another of your voices'],
+        });
       throw err;
     }
   }
@@ -99,7 +136,12 @@ export class VoiceService {
 
   /** The owner's voices in creation order, `limit` at a time after the cursor. */
   list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<Voice>> {
-    return pageOf(this.dataSource.manager.createQueryBuilder(Voice, 'v').where('v.ownerId = :ownerId', { ownerId }), VOICE_ORDER, limit, cursor);
+    return pageOf(
+      this.dataSource.manager.createQueryBuilder(Voice, 'v').where('v.ownerId = :ownerId', { ownerId }),
+      VOICE_ORDER,
+      limit,
+      cursor,
+    );
   }
 
   /**
@@ -112,7 +154,8 @@ export class VoiceService {
     const given = CHANGEABLE.filter((k) => changes[k] !== undefined);
     if (!given.length) throw validationError({ body: [`give at least one of ${CHANGEABLE.join(', ')}`] });
     const problems: Record<string, string[]> = {};
-    for (const k of ['name', 'baseVoice', 'language', 'speed'] as const) if (changes[k] === null) problems[k] = ['cannot be cleared (null)'];
+    for (const k of ['name', 'baseVoice', 'language', 'speed'] as const)
+      if (changes[k] === null) problems[k] = ['cannot be cleared (null)'];
     if (Object.keys(problems).length) throw validationError(problems);
 
     const voice = await this.get(ownerId, id);
@@ -146,11 +189,19 @@ export class VoiceService {
       won = await inTransaction(this.dataSource, async (m) => {
         const result = await m.update(Voice, { id, ownerId, version }, next);
         if (affectedRows(result) !== 1) return false;
-        await recordEvent(m, { type: 'voice.updated', userId: ownerId, resourceId: id, data: { ...voiceEventData(updated), changed: snakeKeys(changed), previous: snakeKeys(previous) } });
+        await recordEvent(m, {
+          type: 'voice.updated',
+          userId: ownerId,
+          resourceId: id,
+          data: { ...voiceEventData(updated), changed: snakeKeys(changed), previous: snakeKeys(previous) },
+        });
         return true;
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('conflict', 'You have a voice with this name already.', { name: ['is taken by another of your voices'] });
+      if (isUniqueViolation(err))
+        throw new AppError('conflict', 'You have a voice with this name already.', {
+          name: ['is taken by another of your voices'],
+        });
       throw err;
     }
     if (won) return updated;
@@ -160,7 +211,9 @@ export class VoiceService {
   }
 
   private stale(current: number, expected: number): AppError {
-    return new AppError('conflict', `The voice is at version ${current}, not ${expected}.`, { currentVersion: current });
+    return new AppError('conflict', `The voice is at version ${current}, not ${expected}.`, {
+      currentVersion: current,
+    });
   }
 
   /**
@@ -169,12 +222,14 @@ export class VoiceService {
    */
   async delete(ownerId: string, id: string, version: number): Promise<Voice> {
     const voice = await this.get(ownerId, id);
-    const won = voice.version === version && (await inTransaction(this.dataSource, async (m) => {
-      const result = await m.delete(Voice, { id, ownerId, version });
-      if (affectedRows(result) !== 1) return false;
-      await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: voiceEventData(voice) });
-      return true;
-    }));
+    const won =
+      voice.version === version &&
+      (await inTransaction(this.dataSource, async (m) => {
+        const result = await m.delete(Voice, { id, ownerId, version });
+        if (affectedRows(result) !== 1) return false;
+        await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: voiceEventData(voice) });
+        return true;
+      }));
     if (won) return voice;
     // Lost: either the version was stale, or another delete got there first.
     const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });

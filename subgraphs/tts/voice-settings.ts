@@ -27,16 +27,22 @@ export async function checkVoiceSettings(engine: SpeechEngine, input: VoiceSetti
   const problems: Record<string, string[]> = {};
 
   const baseVoice = byName.get(input.baseVoice.trim().toLowerCase());
-  if (!baseVoice) problems.baseVoice = [`"${input.baseVoice}" is not a base voice of the speech engine (see the base voices list)`];
+  if (!baseVoice)
+    problems.baseVoice = [`"${input.baseVoice}" is not a base voice of the speech engine (see the base voices list)`];
 
   let voiceBlend: string | null = null;
   if (input.voiceBlend != null) {
     const parsed = parseBlend(input.voiceBlend);
     if ('problems' in parsed) problems.voiceBlend = parsed.problems;
     else {
-      const unknown = parsed.parts.filter((p) => !byName.has(p.voice.toLowerCase())).map((p) => `"${p.voice}" is not a base voice`);
+      const unknown = parsed.parts
+        .filter((p) => !byName.has(p.voice.toLowerCase()))
+        .map((p) => `"${p.voice}" is not a base voice`);
       if (unknown.length) problems.voiceBlend = unknown;
-      else voiceBlend = parsed.parts.map((p) => byName.get(p.voice.toLowerCase())! + (p.weight === 1 ? '' : `(${p.weight})`)).join('+');
+      else
+        voiceBlend = parsed.parts
+          .map((p) => byName.get(p.voice.toLowerCase())! + (p.weight === 1 ? '' : `(${p.weight})`))
+          .join('+');
     }
   }
 

@@ -28,7 +28,12 @@ export class WorkerHeartbeat {
 
   /** Beats at once, then every interval; a failed beat (database down) is retried at the next. */
   start(): void {
-    this.poller = startPoller({ name: 'synthesis worker heartbeat', intervalMs: this.intervalSeconds * 1000, work: () => this.beat(), logger: this.logger });
+    this.poller = startPoller({
+      name: 'synthesis worker heartbeat',
+      intervalMs: this.intervalSeconds * 1000,
+      work: () => this.beat(),
+      logger: this.logger,
+    });
   }
 
   private async beat(): Promise<void> {
@@ -36,7 +41,11 @@ export class WorkerHeartbeat {
     const now = new Date();
     const updated = await manager.update(SynthesisWorkerBeat, { id: this.workerId }, { heartbeatAt: now });
     if (!updated.affected) {
-      await manager.upsert(SynthesisWorkerBeat, { id: this.workerId, heartbeatAt: now, startedAt: this.startedAt, concurrency: this.concurrency }, ['id']);
+      await manager.upsert(
+        SynthesisWorkerBeat,
+        { id: this.workerId, heartbeatAt: now, startedAt: this.startedAt, concurrency: this.concurrency },
+        ['id'],
+      );
       await manager.delete(SynthesisWorkerBeat, { heartbeatAt: LessThan(new Date(now.getTime() - FORGET_MS)) });
     }
   }
@@ -44,9 +53,9 @@ export class WorkerHeartbeat {
   /** Stops beating and removes its row, so that readiness stops counting it at once. */
   async stop(): Promise<void> {
     await this.poller?.stop();
-    await this.dataSource.manager.delete(SynthesisWorkerBeat, { id: this.workerId }).catch((err) =>
-      this.logger.warn({ err }, 'heartbeat row not removed; it stops counting once it is old'),
-    );
+    await this.dataSource.manager
+      .delete(SynthesisWorkerBeat, { id: this.workerId })
+      .catch((err) => this.logger.warn({ err }, 'heartbeat row not removed; it stops counting once it is old'));
   }
 }
 
@@ -63,10 +72,16 @@ export async function synthesisHealth(dataSource: DataSource, heartbeatSeconds: 
   const now = Date.now();
   const { manager } = dataSource;
   const [liveWorkers, queued, oldest] = await Promise.all([
-    manager.count(SynthesisWorkerBeat, { where: { heartbeatAt: MoreThan(new Date(now - LIVE_PERIODS * heartbeatSeconds * 1000)) } }),
+    manager.count(SynthesisWorkerBeat, {
+      where: { heartbeatAt: MoreThan(new Date(now - LIVE_PERIODS * heartbeatSeconds * 1000)) },
+    }),
     manager.countBy(Synthesis, { state: SynthesisState.QUEUED }),
     // UUIDv7 ids: the smallest queued id is the oldest queued job.
-    manager.findOne(Synthesis, { select: { id: true, createdAt: true }, where: { state: SynthesisState.QUEUED }, order: { id: 'ASC' } }),
+    manager.findOne(Synthesis, {
+      select: { id: true, createdAt: true },
+      where: { state: SynthesisState.QUEUED },
+      order: { id: 'ASC' },
+    }),
   ]);
   return {
     status: liveWorkers > 0 ? 'up' : 'degraded',

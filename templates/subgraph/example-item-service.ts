@@ -14,17 +14,30 @@ import { ExampleItem } from './entities/example-item';
 const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
 /** What example_item.* events carry: what a stream reader needs to show it (spelled as events spell them: lib/naming.ts). */
-const eventData = (item: ExampleItem) => snakeKeys<unknown>({ exampleItemId: item.id, title: item.title, version: item.version });
+const eventData = (item: ExampleItem) =>
+  snakeKeys<unknown>({ exampleItemId: item.id, title: item.title, version: item.version });
 
 export class ExampleItemService {
   constructor(private readonly dataSource: DataSource) {}
 
   create(ownerId: string, title: string): Promise<ExampleItem> {
     const now = new Date();
-    const item = this.dataSource.manager.create(ExampleItem, { id: uuidv7(), ownerId, title: title.trim(), version: 1, createdAt: now, updatedAt: now });
+    const item = this.dataSource.manager.create(ExampleItem, {
+      id: uuidv7(),
+      ownerId,
+      title: title.trim(),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
     return inTransaction(this.dataSource, async (m) => {
       await m.insert(ExampleItem, item);
-      await recordEvent(m, { type: 'example_item.created', userId: ownerId, resourceId: item.id, data: eventData(item) });
+      await recordEvent(m, {
+        type: 'example_item.created',
+        userId: ownerId,
+        resourceId: item.id,
+        data: eventData(item),
+      });
       return item;
     });
   }
@@ -37,14 +50,20 @@ export class ExampleItemService {
   }
 
   list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<ExampleItem>> {
-    const query = this.dataSource.manager.createQueryBuilder(ExampleItem, 'item').where('item.ownerId = :ownerId', { ownerId });
+    const query = this.dataSource.manager
+      .createQueryBuilder(ExampleItem, 'item')
+      .where('item.ownerId = :ownerId', { ownerId });
     return pageOf(query, ORDER, limit, cursor);
   }
 
   /** The statement checks the version (`UPDATE … WHERE id AND owner AND version`): of concurrent updates at one version, one wins. */
   async update(ownerId: string, id: string, version: number, title: string): Promise<ExampleItem> {
     const updated = await inTransaction(this.dataSource, async (m) => {
-      const result = await m.update(ExampleItem, { id, ownerId, version }, { title: title.trim(), version: version + 1, updatedAt: new Date() });
+      const result = await m.update(
+        ExampleItem,
+        { id, ownerId, version },
+        { title: title.trim(), version: version + 1, updatedAt: new Date() },
+      );
       if (affectedRows(result) !== 1) return null;
       const item = await m.findOneByOrFail(ExampleItem, { id, ownerId });
       await recordEvent(m, { type: 'example_item.updated', userId: ownerId, resourceId: id, data: eventData(item) });
@@ -56,17 +75,21 @@ export class ExampleItemService {
   /** Like update: of concurrent deletes at the right version exactly one affects the row. */
   async delete(ownerId: string, id: string, version: number): Promise<ExampleItem> {
     const item = await this.get(ownerId, id);
-    const won = item.version === version && (await inTransaction(this.dataSource, async (m) => {
-      if (affectedRows(await m.delete(ExampleItem, { id, ownerId, version })) !== 1) return false;
-      await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
-      return true;
-    }));
+    const won =
+      item.version === version &&
+      (await inTransaction(this.dataSource, async (m) => {
+        if (affectedRows(await m.delete(ExampleItem, { id, ownerId, version })) !== 1) return false;
+        await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
+        return true;
+      }));
     return won ? item : this.lost(ownerId, id, version);
   }
 
   /** A write at `expected` changed nothing: the example item is gone, or at another version. */
   private async lost(ownerId: string, id: string, expected: number): Promise<never> {
     const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The example item is at version ${current.version}, not ${expected}.`, { currentVersion: current.version });
+    throw new AppError('conflict', `The example item is at version ${current.version}, not ${expected}.`, {
+      currentVersion: current.version,
+    });
   }
 }

@@ -17,13 +17,23 @@ const SESSION_FIELDS = 'id userId state createdAt expiresAt lastActivityAt';
 async function gqlLogin(credentials = ADMIN) {
   const res = await http.graphql(LOGIN, { u: credentials.username, p: credentials.password });
   expect(res.body.errors).toBeUndefined();
-  return res.body.data.login as { accessToken: string; refreshToken: string; sessionId: string; expiresIn: number; tokenType: string };
+  return res.body.data.login as {
+    accessToken: string;
+    refreshToken: string;
+    sessionId: string;
+    expiresIn: number;
+    tokenType: string;
+  };
 }
 
 describe('Auth over GraphQL', () => {
   it('login, then currentSession, session(id) and me', async () => {
     const tokens = await gqlLogin();
-    expect(tokens).toMatchObject({ tokenType: 'Bearer', expiresIn: server.config.ACCESS_TOKEN_TTL_SECONDS, sessionId: expect.stringMatching(UUID) });
+    expect(tokens).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: server.config.ACCESS_TOKEN_TTL_SECONDS,
+      sessionId: expect.stringMatching(UUID),
+    });
 
     const res = await http.graphql(
       `query ($id: ID!) { currentSession { ${SESSION_FIELDS} user { username } } session(id: $id) { id state } me { id username roles } }`,
@@ -33,7 +43,13 @@ describe('Auth over GraphQL', () => {
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
     const { currentSession, session, me } = res.body.data;
-    expect(currentSession).toMatchObject({ id: tokens.sessionId, userId: me.id, state: 'active', createdAt: expect.stringMatching(ISO_DATE), user: { username: ADMIN.username } });
+    expect(currentSession).toMatchObject({
+      id: tokens.sessionId,
+      userId: me.id,
+      state: 'active',
+      createdAt: expect.stringMatching(ISO_DATE),
+      user: { username: ADMIN.username },
+    });
     expect(session).toEqual({ id: tokens.sessionId, state: 'active' });
     expect(me).toEqual({ id: expect.stringMatching(UUID), username: ADMIN.username, roles: ['admin'] });
   });
@@ -54,7 +70,10 @@ describe('Auth over GraphQL', () => {
 
   it('refreshSession rotates and logout revokes', async () => {
     const first = await gqlLogin();
-    const rotated = await http.graphql(`mutation ($t: String!) { refreshSession(refreshToken: $t) { accessToken refreshToken sessionId } }`, { t: first.refreshToken });
+    const rotated = await http.graphql(
+      `mutation ($t: String!) { refreshSession(refreshToken: $t) { accessToken refreshToken sessionId } }`,
+      { t: first.refreshToken },
+    );
     expect(rotated.body.errors).toBeUndefined();
     const second = rotated.body.data.refreshSession;
     expect(second.sessionId).toBe(first.sessionId);
@@ -80,14 +99,33 @@ describe('Auth over GraphQL', () => {
     const me = await http.graphql('{ me { id username roles } }', {}, user.token);
     expect(me.body.data.me).toEqual({ id: user.id, username: 'Grace Hopper', roles: [] });
 
-    const forbidden = await http.graphql('mutation { createUser(username: "x-user", password: "long enough pw") { id } }', {}, user.token);
+    const forbidden = await http.graphql(
+      'mutation { createUser(username: "x-user", password: "long enough pw") { id } }',
+      {},
+      user.token,
+    );
     expect(forbidden.body.errors[0].extensions.code).toBe('forbidden');
-    const duplicate = await http.graphql('mutation { createUser(username: "grace HOPPER", password: "long enough pw") { id } }', {}, admin.accessToken);
+    const duplicate = await http.graphql(
+      'mutation { createUser(username: "grace HOPPER", password: "long enough pw") { id } }',
+      {},
+      admin.accessToken,
+    );
     expect(duplicate.body.errors[0].extensions.code).toBe('conflict');
-    const badRole = await http.graphql('mutation { createUser(username: "r", password: "long enough pw", roles: ["Not A Role!"]) { id } }', {}, admin.accessToken);
-    expect(badRole.body.errors[0].extensions).toMatchObject({ code: 'validation_error', details: { roles: expect.any(Array) } });
+    const badRole = await http.graphql(
+      'mutation { createUser(username: "r", password: "long enough pw", roles: ["Not A Role!"]) { id } }',
+      {},
+      admin.accessToken,
+    );
+    expect(badRole.body.errors[0].extensions).toMatchObject({
+      code: 'validation_error',
+      details: { roles: expect.any(Array) },
+    });
 
-    const foreign = await http.graphql('query ($id: ID!) { session(id: $id) { id } }', { id: admin.sessionId }, user.token);
+    const foreign = await http.graphql(
+      'query ($id: ID!) { session(id: $id) { id } }',
+      { id: admin.sessionId },
+      user.token,
+    );
     expect(foreign.body.errors[0].extensions.code).toBe('not_found');
   });
 

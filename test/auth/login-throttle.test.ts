@@ -9,24 +9,39 @@ import { authSubgraph } from '../../subgraphs/auth';
 import { LoginThrottle } from '../../subgraphs/auth/login-throttle';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
 
-const env = { ...isolatedEnv(), LOG_LEVEL: 'silent', LOGIN_MAX_FAILURES_PER_USER: '2', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000', LOGIN_RATE_WINDOW_SECONDS: '60' };
+const env = {
+  ...isolatedEnv(),
+  LOG_LEVEL: 'silent',
+  LOGIN_MAX_FAILURES_PER_USER: '2',
+  LOGIN_MAX_ATTEMPTS_PER_CLIENT: '1000000',
+  LOGIN_RATE_WINDOW_SECONDS: '60',
+};
 let db: DataSource;
 
 beforeAll(async () => {
-  db = await openDatabase(loadConfig(env), { name: 'auth', entities: authSubgraph.entities, migrations: authSubgraph.migrations });
+  db = await openDatabase(loadConfig(env), {
+    name: 'auth',
+    entities: authSubgraph.entities,
+    migrations: authSubgraph.migrations,
+  });
 });
 afterAll(async () => {
   await db?.destroy();
   await cleanupDatabases(loadConfig(env));
 });
 
-const throttle = (store: 'memory' | 'database') => LoginThrottle.create(loadConfig({ ...env, RATE_LIMIT_STORE: store }), db);
+const throttle = (store: 'memory' | 'database') =>
+  LoginThrottle.create(loadConfig({ ...env, RATE_LIMIT_STORE: store }), db);
 /** Two wrong passwords: the third attempt is refused. */
 async function lockOut(t: LoginThrottle, user: string, ip: string) {
   await t.attempt(user, ip);
   await t.attempt(user, ip);
 }
-const refusal = (p: Promise<unknown>) => p.then(() => 'let through', (err) => err);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => 'let through',
+    (err) => err,
+  );
 
 describe.each(['memory', 'database'] as const)('LoginThrottle (RATE_LIMIT_STORE=%s)', (store) => {
   it('refuses a locked-out username with a clear message and the seconds left in the window', async () => {
@@ -59,7 +74,9 @@ describe('throttles on one database, as in two auth processes', () => {
     await b.unlock('shared');
     await expect(a.attempt('shared', '10.0.1.1')).resolves.toBeDefined();
     // The limiter's rows are named as unlock() reads them.
-    const rows: { key: string }[] = await db.query("SELECT `key` AS `key` FROM rate_limits WHERE `key` LIKE '%10.0.1.1'");
+    const rows: { key: string }[] = await db.query(
+      "SELECT `key` AS `key` FROM rate_limits WHERE `key` LIKE '%10.0.1.1'",
+    );
     expect(rows.map((r) => r.key).sort()).toEqual(['login_fail:shared|10.0.1.1', 'login_ip:10.0.1.1']);
   });
 

@@ -70,7 +70,10 @@ describe('POST /api/v1/auth/login', () => {
   });
 
   it('accepts a username with surrounding spaces, and rejects one longer than 64 characters once trimmed', async () => {
-    const padded = await http.post('/api/v1/auth/login', { username: `  ${ADMIN.username}  `, password: ADMIN.password });
+    const padded = await http.post('/api/v1/auth/login', {
+      username: `  ${ADMIN.username}  `,
+      password: ADMIN.password,
+    });
     expect(padded.status).toBe(202);
     const long = await http.post('/api/v1/auth/login', { username: 'x'.repeat(65), password: 'long enough' });
     expect(long.status).toBe(400);
@@ -95,7 +98,9 @@ describe('GET /api/v1/auth/session', () => {
     expect(lifetime).toBeGreaterThan(3590_000);
     expect(lifetime).toBeLessThanOrEqual(3601_000);
 
-    const byId = await http.get(res.headers.get('location') ?? `/api/v1/auth/session/${login.body.session_id}`, { token: login.body.access_token });
+    const byId = await http.get(res.headers.get('location') ?? `/api/v1/auth/session/${login.body.session_id}`, {
+      token: login.body.access_token,
+    });
     expect(byId.status).toBe(200);
     expect(byId.body).toEqual(res.body);
   });

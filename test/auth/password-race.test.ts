@@ -9,7 +9,11 @@ import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 let server: TestServer;
 beforeAll(async () => {
   // Failures after the change (the old password is wrong by then) must not end the stream early.
-  server = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '1000', LOGIN_MAX_FAILURES_PER_USERNAME: '1000', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' });
+  server = await startTestServer({
+    LOGIN_MAX_FAILURES_PER_USER: '1000',
+    LOGIN_MAX_FAILURES_PER_USERNAME: '1000',
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000',
+  });
 });
 afterAll(() => server?.close());
 
@@ -22,7 +26,8 @@ it('leaves no working session to a login that verified the old password, wheneve
   const user = await createUserAndLogin(server.url, adminToken, 'racer of logins', oldPassword);
 
   const logins: Promise<{ status: number; body: any }>[] = [];
-  const loginWithOldPassword = () => logins.push(http.post('/api/v1/auth/login', { username: 'racer of logins', password: oldPassword }));
+  const loginWithOldPassword = () =>
+    logins.push(http.post('/api/v1/auth/login', { username: 'racer of logins', password: oldPassword }));
   // A few are under way before the change starts, and they keep coming until it has answered.
   for (let i = 0; i < 6; i++) {
     loginWithOldPassword();
@@ -30,7 +35,11 @@ it('leaves no working session to a login that verified the old password, wheneve
   }
   let changeAnswered = false;
   const change = http
-    .post('/api/v1/auth/password', { current_password: oldPassword, new_password: 'a brand new racing passphrase' }, { token: user.token })
+    .post(
+      '/api/v1/auth/password',
+      { current_password: oldPassword, new_password: 'a brand new racing passphrase' },
+      { token: user.token },
+    )
     .finally(() => (changeAnswered = true));
   while (!changeAnswered && logins.length < 60) {
     loginWithOldPassword();

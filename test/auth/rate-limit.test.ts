@@ -90,14 +90,17 @@ describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, d
     // Another username from the same addresses is not affected.
     expect((await attempt(freshAddress(), ADMIN.username, ADMIN.password)).status).toBe(202);
 
-    const unlocked = await api(server.url).post(`/api/v1/admin/users/${user.id}/unlock`, undefined, { token: adminToken });
+    const unlocked = await api(server.url).post(`/api/v1/admin/users/${user.id}/unlock`, undefined, {
+      token: adminToken,
+    });
     expect(unlocked.status).toBe(202);
     expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(202);
   });
 
   it('gives back only its own point on success: the failures from other addresses still count', async () => {
     const user = await createUserAndLogin(server.url, adminToken, `owner-${store}`);
-    for (let i = 0; i < 19; i++) expect((await attempt(freshAddress(), user.username, 'wrong password')).status).toBe(401);
+    for (let i = 0; i < 19; i++)
+      expect((await attempt(freshAddress(), user.username, 'wrong password')).status).toBe(401);
     expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(202);
     expect((await attempt(freshAddress(), user.username, 'wrong password')).status).toBe(401);
     expect((await attempt(freshAddress(), user.username, user.password)).status).toBe(429);
@@ -114,7 +117,9 @@ describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, d
   it('allows 100 attempts per client address, whatever the usernames, and refuses the 101st with Retry-After', async () => {
     const from = freshAddress();
     const wrong = `wrong password ${store} address`;
-    const answers = await Promise.all(Array.from({ length: 101 }, (_, i) => attempt(from, `someone-${store}-${i}`, wrong)));
+    const answers = await Promise.all(
+      Array.from({ length: 101 }, (_, i) => attempt(from, `someone-${store}-${i}`, wrong)),
+    );
     const refused = answers.filter((r) => r.status === 429);
     expect(answers.filter((r) => r.status === 401)).toHaveLength(100);
     expect(refused).toHaveLength(1);
@@ -132,7 +137,12 @@ describe('login rate limits shared by two instances on one database', () => {
   beforeAll(async () => {
     a = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2', TRUST_PROXY: 'loopback' });
     // The second instance uses the first one's database and data folder.
-    b = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: '2', TRUST_PROXY: 'loopback', DATA_DIR: a.config.DATA_DIR, DATABASE_URL: a.config.DATABASE_URL });
+    b = await startTestServer({
+      LOGIN_MAX_FAILURES_PER_USER: '2',
+      TRUST_PROXY: 'loopback',
+      DATA_DIR: a.config.DATA_DIR,
+      DATABASE_URL: a.config.DATABASE_URL,
+    });
   });
   afterAll(async () => {
     await b.close();
@@ -142,7 +152,11 @@ describe('login rate limits shared by two instances on one database', () => {
   it('counts failures made through either instance', async () => {
     const from = freshAddress();
     const post = (url: string, password: string) =>
-      api(url).post('/api/v1/auth/login', { username: ADMIN.username, password }, { headers: { 'x-forwarded-for': from } });
+      api(url).post(
+        '/api/v1/auth/login',
+        { username: ADMIN.username, password },
+        { headers: { 'x-forwarded-for': from } },
+      );
     expect((await post(a.url, 'wrong password')).status).toBe(401);
     expect((await post(b.url, 'wrong password')).status).toBe(401);
     expect((await post(a.url, ADMIN.password)).status).toBe(429);

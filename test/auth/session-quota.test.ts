@@ -13,7 +13,9 @@ let audit: OpenStream;
 beforeAll(async () => {
   server = await startTestServer({ MAX_SESSIONS_PER_USER: String(QUOTA) });
   adminToken = (await login(server.url, ADMIN)).access_token;
-  audit = await openStream(`${server.url}/api/v1/events?scope=all`, { token: (await login(server.url, ADMIN)).access_token });
+  audit = await openStream(`${server.url}/api/v1/events?scope=all`, {
+    token: (await login(server.url, ADMIN)).access_token,
+  });
   expect(audit.status).toBe(200);
 });
 afterAll(async () => {
@@ -21,20 +23,25 @@ afterAll(async () => {
   await server?.close();
 });
 
-const revokedEvent = async (sessionId: string) => (await audit.waitFor((f) => f.event === 'session.revoked' && f.data.session_id === sessionId))[0];
+const revokedEvent = async (sessionId: string) =>
+  (await audit.waitFor((f) => f.event === 'session.revoked' && f.data.session_id === sessionId))[0];
 
 it('revokes the oldest session when a login goes past the quota, and only that one', async () => {
   const http = api(server.url);
   const user = await createUserAndLogin(server.url, adminToken, 'many devices', 'many devices password');
   const first = user.tokens;
   const logins = [];
-  for (let i = 0; i < QUOTA; i++) logins.push(await login(server.url, { username: 'many devices', password: 'many devices password' }));
+  for (let i = 0; i < QUOTA; i++)
+    logins.push(await login(server.url, { username: 'many devices', password: 'many devices password' }));
 
   // The first session is past the quota: revoked, and its tokens refused everywhere.
   expect((await revokedEvent(first.session_id)).data).toMatchObject({ reason: 'session_limit', user_id: user.id });
   expect((await http.get('/api/v1/auth/session', { token: first.access_token })).status).toBe(401);
   expect((await http.post('/api/v1/auth/refresh', { refresh_token: first.refresh_token })).status).toBe(401);
-  expect((await http.post('/api/v1/tts/voices', { name: 'past the quota', base_voice: 'f3' }, { token: first.access_token })).status).toBe(401);
+  expect(
+    (await http.post('/api/v1/tts/voices', { name: 'past the quota', base_voice: 'f3' }, { token: first.access_token }))
+      .status,
+  ).toBe(401);
 
   // The newest QUOTA live on.
   const newest = logins[logins.length - 1];

@@ -34,9 +34,17 @@ it('does not take a remembered token for one whose text differs, nor for another
   const [header, payload, signature] = token.split('.');
   const tampered = `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BA' : 'AA'}`;
   await expect(verifier.verifyRequest(bearer(tampered))).rejects.toMatchObject({ code: 'unauthorized' });
-  const other = jwt.sign({ sid: claims.sessionId, typ: 'access', roles: ['admin'] }, crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, {
-    algorithm: 'RS256', issuer: 'test-issuer', subject: claims.userId, jwtid: 'x', expiresIn: 60,
-  });
+  const other = jwt.sign(
+    { sid: claims.sessionId, typ: 'access', roles: ['admin'] },
+    crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+    {
+      algorithm: 'RS256',
+      issuer: 'test-issuer',
+      subject: claims.userId,
+      jwtid: 'x',
+      expiresIn: 60,
+    },
+  );
   await expect(verifier.verifyRequest(bearer(other))).rejects.toMatchObject({ code: 'unauthorized' });
   // An access token is not a refresh token, remembered or not.
   await expect(verifier.verifyRequest(bearer(token), 'refresh')).rejects.toMatchObject({ code: 'unauthorized' });
@@ -55,7 +63,10 @@ it('answers a remembered token from memory until the instant it expires', async 
 
 it('refuses with a message that says what is wrong', async () => {
   const verifier = new TokenVerifier(keys, 'test-issuer');
-  await expect(verifier.verifyRequest(bearer('not.a.token'))).rejects.toMatchObject({ code: 'unauthorized', message: 'The token is missing, invalid or expired.' });
+  await expect(verifier.verifyRequest(bearer('not.a.token'))).rejects.toMatchObject({
+    code: 'unauthorized',
+    message: 'The token is missing, invalid or expired.',
+  });
 });
 
 it('remembers at most tokensKept tokens, forgetting the oldest first', async () => {
@@ -73,7 +84,13 @@ it('remembers at most tokensKept tokens, forgetting the oldest first', async () 
 
 describe('the principal a token names', () => {
   const sign = (payload: Record<string, unknown>, expiresIn = 60) =>
-    jwt.sign({ sid: claims.sessionId, ...payload }, keys.privateKey!, { algorithm: 'RS256', issuer: 'test-issuer', subject: claims.userId, jwtid: crypto.randomUUID(), expiresIn });
+    jwt.sign({ sid: claims.sessionId, ...payload }, keys.privateKey!, {
+      algorithm: 'RS256',
+      issuer: 'test-issuer',
+      subject: claims.userId,
+      jwtid: crypto.randomUUID(),
+      expiresIn,
+    });
 
   it("a stream ticket's principal lasts as long as the access token that asked for it (sxp), not the ticket", async () => {
     const verifier = new TokenVerifier(keys, 'test-issuer');
@@ -81,14 +98,20 @@ describe('the principal a token names', () => {
     const principal = await verifier.verifyToken(sign({ typ: 'stream', sxp }, 30), 'stream');
     expect(principal.expiresAt.getTime()).toBe(sxp * 1000);
     // Without sxp a stream ticket is refused; an access token's principal ends with the token.
-    await expect(verifier.verifyToken(sign({ typ: 'stream' }, 30), 'stream')).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(verifier.verifyToken(sign({ typ: 'stream' }, 30), 'stream')).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
     const access = sign({ typ: 'access' }, 60);
-    expect((await verifier.verifyToken(access, 'access')).expiresAt.getTime()).toBe((jwt.decode(access) as { exp: number }).exp * 1000);
+    expect((await verifier.verifyToken(access, 'access')).expiresAt.getTime()).toBe(
+      (jwt.decode(access) as { exp: number }).exp * 1000,
+    );
   });
 
   it('keeps only string roles, and none when the claim is missing or not a list', async () => {
     const verifier = new TokenVerifier(keys, 'test-issuer');
-    expect((await verifier.verifyToken(sign({ typ: 'access', roles: ['admin', 5, null, 'x'] }), 'access')).roles).toEqual(['admin', 'x']);
+    expect(
+      (await verifier.verifyToken(sign({ typ: 'access', roles: ['admin', 5, null, 'x'] }), 'access')).roles,
+    ).toEqual(['admin', 'x']);
     expect((await verifier.verifyToken(sign({ typ: 'access' }), 'access')).roles).toEqual([]);
     expect((await verifier.verifyToken(sign({ typ: 'access', roles: 'admin' }), 'access')).roles).toEqual([]);
   });

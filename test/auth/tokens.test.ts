@@ -40,8 +40,12 @@ describe('tokens that GET /api/v1/auth/session refuses', () => {
     const { exp: _exp, iat: _iat, ...rest } = claims;
     const key = serverPrivateKey(server.config.dataDir);
     // Signed with the server's own key: only the expiry is wrong.
-    await expectUnauthorized(signWith(key, { ...rest, iat: Math.floor(Date.now() / 1000) - 7200 }, { expiresIn: -3600 }));
-    expect((await http.get('/api/v1/auth/session', { token: signWith(key, { ...rest }, { expiresIn: 60 }) })).status).toBe(200);
+    await expectUnauthorized(
+      signWith(key, { ...rest, iat: Math.floor(Date.now() / 1000) - 7200 }, { expiresIn: -3600 }),
+    );
+    expect(
+      (await http.get('/api/v1/auth/session', { token: signWith(key, { ...rest }, { expiresIn: 60 }) })).status,
+    ).toBe(200);
   });
 
   it('a refresh token where an access token is required, and the reverse', async () => {
@@ -91,8 +95,12 @@ describe('refresh and logout', () => {
 
   it("another user's session, a malformed id and an unknown id", async () => {
     const tokens = await login();
-    expect((await http.get('/api/v1/auth/session/not-a-uuid', { token: tokens.access_token })).body.error).toBe('validation_error');
-    const unknown = await http.get('/api/v1/auth/session/00000000-0000-4000-8000-000000000000', { token: tokens.access_token });
+    expect((await http.get('/api/v1/auth/session/not-a-uuid', { token: tokens.access_token })).body.error).toBe(
+      'validation_error',
+    );
+    const unknown = await http.get('/api/v1/auth/session/00000000-0000-4000-8000-000000000000', {
+      token: tokens.access_token,
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('not_found');
 
@@ -101,7 +109,9 @@ describe('refresh and logout', () => {
     const foreign = await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: tokens.access_token });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual(unknown.body);
-    expect((await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: other.token })).status).toBe(200);
+    expect((await http.get(`/api/v1/auth/session/${other.tokens.session_id}`, { token: other.token })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -109,11 +119,19 @@ describe('a subgraph that cannot read the auth database (tts)', () => {
   // It learns of a revocation from the session.revoked event, relayed within EVENT_POLL_MS:
   // wait for the refusal itself, not for a time.
   const ttsRefuses = (token: string) =>
-    until(async () => {
-      const rest = await http.get('/api/v1/tts/voices', { token });
-      const gql = await http.graphql('{ voices { items { id } } }', {}, token);
-      return rest.status === 401 && rest.body.error === 'unauthorized' && gql.body.errors?.[0]?.extensions?.code === 'unauthorized';
-    }, 'the tts subgraph to refuse the token', 10_000);
+    until(
+      async () => {
+        const rest = await http.get('/api/v1/tts/voices', { token });
+        const gql = await http.graphql('{ voices { items { id } } }', {}, token);
+        return (
+          rest.status === 401 &&
+          rest.body.error === 'unauthorized' &&
+          gql.body.errors?.[0]?.extensions?.code === 'unauthorized'
+        );
+      },
+      'the tts subgraph to refuse the token',
+      10_000,
+    );
 
   it('refuses the tokens of a session that was logged out', async () => {
     const tokens = await login();
@@ -128,7 +146,15 @@ describe('a subgraph that cannot read the auth database (tts)', () => {
     const first = await login();
     const refreshed = await http.post('/api/v1/auth/refresh', { refresh_token: first.refresh_token });
     expect(refreshed.status).toBe(202);
-    expect((await http.post('/api/v1/tts/voices', { name: `before reuse ${Date.now()}`, base_voice: 'f1' }, { token: refreshed.body.access_token })).status).toBe(202);
+    expect(
+      (
+        await http.post(
+          '/api/v1/tts/voices',
+          { name: `before reuse ${Date.now()}`, base_voice: 'f1' },
+          { token: refreshed.body.access_token },
+        )
+      ).status,
+    ).toBe(202);
     expect((await http.post('/api/v1/auth/refresh', { refresh_token: first.refresh_token })).status).toBe(401);
     await ttsRefuses(refreshed.body.access_token);
     await ttsRefuses(first.access_token);

@@ -21,9 +21,16 @@ describe('a login with an emoji in the username', () => {
   });
 
   it('is counted under its own name: another emoji is not locked with it', async () => {
-    for (let i = 0; i < 3; i++) expect((await http.post('/api/v1/auth/login', { username: 'lock 🐙', password: 'not the password' })).status).toBe(401);
-    expect((await http.post('/api/v1/auth/login', { username: 'lock 🐙', password: 'not the password' })).status).toBe(429);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await http.post('/api/v1/auth/login', { username: 'lock 🐙', password: 'not the password' })).status,
+      ).toBe(401);
+    expect((await http.post('/api/v1/auth/login', { username: 'lock 🐙', password: 'not the password' })).status).toBe(
+      429,
+    );
     // A collation that folds every emoji to one weight (utf8mb4_unicode_ci) would lock this one too.
-    expect((await http.post('/api/v1/auth/login', { username: 'lock 🦑', password: 'not the password' })).status).toBe(401);
+    expect((await http.post('/api/v1/auth/login', { username: 'lock 🦑', password: 'not the password' })).status).toBe(
+      401,
+    );
   });
 });

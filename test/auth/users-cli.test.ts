@@ -17,10 +17,15 @@ let adminToken: string;
 let audit: OpenStream;
 
 beforeAll(async () => {
-  server = await startTestServer({ LOGIN_MAX_FAILURES_PER_USER: String(MAX_FAILURES), LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' });
+  server = await startTestServer({
+    LOGIN_MAX_FAILURES_PER_USER: String(MAX_FAILURES),
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000',
+  });
   http = api(server.url);
   adminToken = (await login(server.url, ADMIN)).access_token;
-  audit = await openStream(`${server.url}/api/v1/events?scope=all`, { token: (await login(server.url, ADMIN)).access_token });
+  audit = await openStream(`${server.url}/api/v1/events?scope=all`, {
+    token: (await login(server.url, ADMIN)).access_token,
+  });
 });
 afterAll(async () => {
   audit?.close();
@@ -28,7 +33,10 @@ afterAll(async () => {
 });
 
 const cliEnv = () => ({
-  ...process.env, DATA_DIR: server.config.dataDir, DATABASE_URL: server.config.DATABASE_URL, LOG_LEVEL: 'silent',
+  ...process.env,
+  DATA_DIR: server.config.dataDir,
+  DATABASE_URL: server.config.DATABASE_URL,
+  LOG_LEVEL: 'silent',
   LOGIN_MAX_FAILURES_PER_USER: String(MAX_FAILURES),
 });
 
@@ -36,7 +44,11 @@ const cliEnv = () => ({
  * Runs the CLI and waits for it without blocking this process: the server under test runs here,
  * and a frozen event loop could hold a database lock the CLI waits for.
  */
-function run(args: string[], stdin = '', env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  stdin = '',
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, args, { env: { ...cliEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -48,7 +60,8 @@ function run(args: string[], stdin = '', env: Record<string, string> = {}): Prom
 
 const users = (args: string[], stdin = '', env: Record<string, string> = {}) => run([CLI, ...args], stdin, env);
 
-const createVoice = (token: string, name: string) => http.post('/api/v1/tts/voices', { name, base_voice: 'f3' }, { token });
+const createVoice = (token: string, name: string) =>
+  http.post('/api/v1/tts/voices', { name, base_voice: 'f3' }, { token });
 
 describe('npm run users -- add', () => {
   it('adds a user whose password comes from standard input; the user can log in', async () => {
@@ -95,16 +108,22 @@ describe('npm run users -- add', () => {
     expect(strict.status).toBe(1);
     expect(strict.stderr).toMatch(/strength 3 of 4, at least 4 needed/);
     expect((await users(['add', 'lenient'], 'password123\n', { PASSWORD_MIN_SCORE: '0' })).status).toBe(0);
-    expect((await users(['add', 'strict'], 'x'.repeat(8), { PASSWORD_MIN_SCORE: '9' })).stderr).toMatch(/PASSWORD_MIN_SCORE/);
+    expect((await users(['add', 'strict'], 'x'.repeat(8), { PASSWORD_MIN_SCORE: '9' })).stderr).toMatch(
+      /PASSWORD_MIN_SCORE/,
+    );
   });
 
   it('asks twice without echoing when the password is typed at a terminal', async () => {
     // `script` gives the CLI a pseudo-terminal; what it prints is what a person would see.
-    const child = spawn('script', ['-qfec', `${process.execPath} ${CLI} add typist`, '/dev/null'], { env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', `${process.execPath} ${CLI} add typist`, '/dev/null'], {
+      env: cliEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     const seen = (text: string) =>
       new Promise<void>((resolve) => {
-        const check = () => (screen.includes(text) ? resolve() : child.stdout.once('data', (d) => ((screen += d), check())));
+        const check = () =>
+          screen.includes(text) ? resolve() : child.stdout.once('data', (d) => ((screen += d), check()));
         check();
       });
     await seen('Password: ');
@@ -123,11 +142,24 @@ describe('npm run users -- list', () => {
   it('prints every user as a JSON line, or those whose name starts with a prefix', async () => {
     const all = await users(['list']);
     expect(all.status).toBe(0);
-    const rows = all.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows.map((r) => r.username)).toEqual(expect.arrayContaining(['admin', 'ada', 'root2']));
-    expect(rows.find((r) => r.username === 'root2')).toMatchObject({ roles: ['admin'], disabled: false, version: 1, last_login_at: expect.any(String) });
+    expect(rows.find((r) => r.username === 'root2')).toMatchObject({
+      roles: ['admin'],
+      disabled: false,
+      version: 1,
+      last_login_at: expect.any(String),
+    });
     const some = await users(['list', 'RO']);
-    expect(some.stdout.trim().split('\n').map((l) => JSON.parse(l).username)).toEqual(['root2']);
+    expect(
+      some.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).username),
+    ).toEqual(['root2']);
   });
 });
 
@@ -137,11 +169,20 @@ describe('npm run users -- disable / enable / unlock / passwd / remove', () => {
     const off = await users(['disable', 'CLI Disabled']);
     expect(off.status).toBe(0);
     expect(JSON.parse(off.stdout)).toMatchObject({ id: user.id, disabled: true, version: 2 });
-    expect((await audit.waitFor((f) => f.event === 'user.disabled' && f.data.user_id === user.id))[0].data.by).toBe('cli');
-    await audit.waitFor((f) => f.event === 'session.revoked' && f.data.session_id === user.tokens.session_id && f.data.reason === 'user_disabled');
+    expect((await audit.waitFor((f) => f.event === 'user.disabled' && f.data.user_id === user.id))[0].data.by).toBe(
+      'cli',
+    );
+    await audit.waitFor(
+      (f) =>
+        f.event === 'session.revoked' &&
+        f.data.session_id === user.tokens.session_id &&
+        f.data.reason === 'user_disabled',
+    );
     expect((await http.get('/api/v1/auth/session', { token: user.token })).status).toBe(401);
     expect((await createVoice(user.token, 'refused')).status).toBe(401);
-    expect((await http.post('/api/v1/auth/login', { username: 'cli disabled', password: 'cli disabled password' })).status).toBe(401);
+    expect(
+      (await http.post('/api/v1/auth/login', { username: 'cli disabled', password: 'cli disabled password' })).status,
+    ).toBe(401);
 
     expect((await users(['enable', 'cli disabled'])).status).toBe(0);
     await audit.waitFor((f) => f.event === 'user.enabled' && f.data.user_id === user.id);
@@ -150,8 +191,11 @@ describe('npm run users -- disable / enable / unlock / passwd / remove', () => {
 
   it('unlock clears the failed-login counts', async () => {
     const user = await createUserAndLogin(server.url, adminToken, 'cli locked', 'cli locked password');
-    for (let i = 0; i < MAX_FAILURES; i++) await http.post('/api/v1/auth/login', { username: 'cli locked', password: `wrong guess ${i}` });
-    expect((await http.post('/api/v1/auth/login', { username: 'cli locked', password: 'cli locked password' })).status).toBe(429);
+    for (let i = 0; i < MAX_FAILURES; i++)
+      await http.post('/api/v1/auth/login', { username: 'cli locked', password: `wrong guess ${i}` });
+    expect(
+      (await http.post('/api/v1/auth/login', { username: 'cli locked', password: 'cli locked password' })).status,
+    ).toBe(429);
     expect((await users(['unlock', 'cli locked'])).status).toBe(0);
     await audit.waitFor((f) => f.event === 'user.unlocked' && f.data.user_id === user.id);
     await login(server.url, { username: 'cli locked', password: 'cli locked password' });
@@ -163,9 +207,16 @@ describe('npm run users -- disable / enable / unlock / passwd / remove', () => {
     expect(weak.status).toBe(1);
     expect(weak.stderr).toMatch(/too easy to guess/);
     expect((await users(['passwd', 'cli passwd'], 'the operator chose this one\n')).status).toBe(0);
-    await audit.waitFor((f) => f.event === 'session.revoked' && f.data.session_id === user.tokens.session_id && f.data.reason === 'password_changed');
+    await audit.waitFor(
+      (f) =>
+        f.event === 'session.revoked' &&
+        f.data.session_id === user.tokens.session_id &&
+        f.data.reason === 'password_changed',
+    );
     expect((await createVoice(user.token, 'old session')).status).toBe(401);
-    expect((await http.post('/api/v1/auth/login', { username: 'cli passwd', password: 'cli passwd password' })).status).toBe(401);
+    expect(
+      (await http.post('/api/v1/auth/login', { username: 'cli passwd', password: 'cli passwd password' })).status,
+    ).toBe(401);
     await login(server.url, { username: 'cli passwd', password: 'the operator chose this one' });
   });
 
@@ -174,7 +225,9 @@ describe('npm run users -- disable / enable / unlock / passwd / remove', () => {
     const removed = await users(['remove', 'cli removed']);
     expect(removed.status).toBe(0);
     expect(JSON.parse(removed.stdout)).toEqual({ id: user.id, username: 'cli removed', removed: true });
-    expect((await audit.waitFor((f) => f.event === 'user.deleted' && f.data.user_id === user.id))[0].data).toMatchObject({ by: 'cli', username: 'cli removed' });
+    expect(
+      (await audit.waitFor((f) => f.event === 'user.deleted' && f.data.user_id === user.id))[0].data,
+    ).toMatchObject({ by: 'cli', username: 'cli removed' });
     await audit.waitFor((f) => f.event === 'session.revoked' && f.data.session_id === user.tokens.session_id);
     expect((await createVoice(user.token, 'gone')).status).toBe(401);
     expect((await http.get(`/api/v1/admin/users/${user.id}`, { token: adminToken })).status).toBe(404);
@@ -203,6 +256,8 @@ describe('npm run users', () => {
     expect(res.status).toBe(0);
     expect(JSON.parse(res.stdout).username).toBe('ada');
     expect(fs.statSync(CLI).mtimeMs).toBe(built);
-    expect(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.users).toBe('node scripts/built.js bin/users.js');
+    expect(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.users).toBe(
+      'node scripts/built.js bin/users.js',
+    );
   });
 });

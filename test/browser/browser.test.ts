@@ -55,7 +55,15 @@ beforeAll(async () => {
   server = await startTestServer({ CORS_ORIGINS: `http://localhost:${pagePort}`, GRAPHQL_EXPLORER: 'true' });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -79,7 +87,10 @@ describe('a browser app on an allowed origin', () => {
   it('logs in with fetch, follows its events with EventSource and a ticket, and calls GraphQL', async () => {
     const { page } = await recordingPage();
     await page.goto(`http://localhost:${pagePort}/`);
-    const result = await page.evaluate(([url, u, p]) => (globalThis as any).run(url, u, p), [server.url, ADMIN.username, ADMIN.password]);
+    const result = await page.evaluate(
+      ([url, u, p]) => (globalThis as any).run(url, u, p),
+      [server.url, ADMIN.username, ADMIN.password],
+    );
     expect(result.loginLocation).toMatch(/^\/api\/v1\/auth\/session\//);
     expect(result.requestId).toMatch(/\S/);
     expect(result.expiresIn).toBe(30);
@@ -93,9 +104,13 @@ describe('a browser app on an allowed origin', () => {
   it('the same page on an origin not in CORS_ORIGINS is refused by the browser', async () => {
     const { page } = await recordingPage();
     await page.goto(`http://127.0.0.1:${pagePort}/`);
-    expect(await page.evaluate((url) => (globalThis as any).tryFetch(url), `${server.url}/api/v1/health/live`)).toBe('refused');
+    expect(await page.evaluate((url) => (globalThis as any).tryFetch(url), `${server.url}/api/v1/health/live`)).toBe(
+      'refused',
+    );
     await page.goto(`http://localhost:${pagePort}/`);
-    expect(await page.evaluate((url) => (globalThis as any).tryFetch(url), `${server.url}/api/v1/health/live`)).toBe('answered');
+    expect(await page.evaluate((url) => (globalThis as any).tryFetch(url), `${server.url}/api/v1/health/live`)).toBe(
+      'answered',
+    );
     await page.close();
   });
 });
@@ -106,19 +121,31 @@ describe('the GraphQL explorer', () => {
     const { page, requests, errors } = await recordingPage();
     const query = 'subscription Watch { events(types: ["voice.created"]) { type resourceId data } }';
     const headers = JSON.stringify({ Authorization: `Bearer ${admin.access_token}` });
-    const schemaLoaded = page.waitForResponse((r) => r.url() === `${server.url}/graphql` && r.request().method() === 'POST');
+    const schemaLoaded = page.waitForResponse(
+      (r) => r.url() === `${server.url}/graphql` && r.request().method() === 'POST',
+    );
     await page.goto(`${server.url}/graphql?query=${encodeURIComponent(query)}&headers=${encodeURIComponent(headers)}`);
     expect((await schemaLoaded).status()).toBe(200);
     const streamOpened = page.waitForResponse((r) => r.url() === `${server.url}/graphql/stream`);
     await page.click('.graphiql-execute-button');
     expect((await streamOpened).status()).toBe(200);
-    const created = await api(server.url).post('/api/v1/tts/voices', { name: 'Seen in GraphiQL', base_voice: 'f2' }, { token: admin.access_token });
-    await page.waitForFunction((id) => (globalThis as any).document.querySelector('.graphiql-response')?.textContent?.includes(id), created.body.id, { timeout: 20_000 });
+    const created = await api(server.url).post(
+      '/api/v1/tts/voices',
+      { name: 'Seen in GraphiQL', base_voice: 'f2' },
+      { token: admin.access_token },
+    );
+    await page.waitForFunction(
+      (id) => (globalThis as any).document.querySelector('.graphiql-response')?.textContent?.includes(id),
+      created.body.id,
+      { timeout: 20_000 },
+    );
     const shown = await page.textContent('.graphiql-response');
     expect(shown).toContain('Seen in GraphiQL');
 
     const origin = new URL(server.url).origin;
-    const offHost = requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'));
+    const offHost = requests.filter(
+      (url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'),
+    );
     expect(offHost).toEqual([]);
     expect(requests.some((url) => url.includes('/graphql/explorer/graphiql.js'))).toBe(true);
     expect(errors.filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);

@@ -15,7 +15,13 @@ const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 
 onMysql('distributed mode as separate processes', () => {
   // Many logins from one address: lift the per-address limit, which has its own tests.
-  const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000' };
+  const env = {
+    ...isolatedEnv(),
+    LOG_LEVEL: 'info',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000',
+  };
   let layout: DistributedLayout;
   let events: OpenStream | undefined;
 
@@ -43,7 +49,11 @@ onMysql('distributed mode as separate processes', () => {
     expect(traced.headers.get('x-request-id')).toBe(requestId);
     const logged = (p: ServiceProcess) => p.logs.some((l) => JSON.stringify(l).includes(requestId));
     // Each process writes its line after answering: waited for, not slept for.
-    await until(() => logged(facades[1]) && gateways.some(logged) && subgraphs.some(logged), 'the request id in the facade, gateway and subgraph logs', 10_000).catch(() => undefined);
+    await until(
+      () => logged(facades[1]) && gateways.some(logged) && subgraphs.some(logged),
+      'the request id in the facade, gateway and subgraph logs',
+      10_000,
+    ).catch(() => undefined);
     expect(logged(facades[1])).toBe(true);
     expect(gateways.some(logged)).toBe(true);
     expect(subgraphs.some(logged)).toBe(true);
@@ -59,11 +69,19 @@ onMysql('distributed mode as separate processes', () => {
       const session = await via(i).post('/api/v1/auth/login', ADMIN);
       expect(session.status).toBe(202);
       sessions.push(session.body.session_id);
-      expect((await via(i + 1).get(`/api/v1/auth/session/${session.body.session_id}`, { token: session.body.access_token })).status).toBe(200);
-      const voice = await via(i).post('/api/v1/tts/voices', { name: `e2e ${crypto.randomUUID()}`, base_voice: 'f3' }, { token });
+      expect(
+        (await via(i + 1).get(`/api/v1/auth/session/${session.body.session_id}`, { token: session.body.access_token }))
+          .status,
+      ).toBe(200);
+      const voice = await via(i).post(
+        '/api/v1/tts/voices',
+        { name: `e2e ${crypto.randomUUID()}`, base_voice: 'f3' },
+        { token },
+      );
       expect(voice.status).toBe(202);
       expect((await via(i + 1).get(`/api/v1/tts/voices/${voice.body.id}`, { token })).body.version).toBe(1);
-      if (deleteIt) expect((await via(i + 1).delete(`/api/v1/tts/voices/${voice.body.id}?version=1`, { token })).status).toBe(202);
+      if (deleteIt)
+        expect((await via(i + 1).delete(`/api/v1/tts/voices/${voice.body.id}?version=1`, { token })).status).toBe(202);
       else voices.push(voice.body.id);
       return voice.body.id as string;
     };
@@ -77,10 +95,16 @@ onMysql('distributed mode as separate processes', () => {
     // Speech: requested through one facade, rendered by the worker process (the tts subgraph
     // runs with SYNTHESIS_CONCURRENCY=0), downloaded in a
     // byte range through the other facade (pieces over the gateway's HTTP hop).
-    const synthesis = await via(0).post('/api/v1/tts/syntheses', { text: 'Rendered by a worker of its own.', base_voice: 'f2' }, { token });
+    const synthesis = await via(0).post(
+      '/api/v1/tts/syntheses',
+      { text: 'Rendered by a worker of its own.', base_voice: 'f2' },
+      { token },
+    );
     expect(synthesis.status).toBe(202);
     await events.waitFor((f) => f.event === 'synthesis.succeeded' && f.data.id === synthesis.body.id, 1, 20_000);
-    const audio = await fetch(`${facades[1].url}/api/v1/tts/syntheses/${synthesis.body.id}/audio`, { headers: { authorization: `Bearer ${token}`, range: 'bytes=0-11' } });
+    const audio = await fetch(`${facades[1].url}/api/v1/tts/syntheses/${synthesis.body.id}/audio`, {
+      headers: { authorization: `Bearer ${token}`, range: 'bytes=0-11' },
+    });
     expect(audio.status).toBe(206);
     expect(Buffer.from(await audio.arrayBuffer()).toString('latin1')).toMatch(/^RIFF....WAVE$/s);
 
@@ -89,8 +113,15 @@ onMysql('distributed mode as separate processes', () => {
     // first bytes come while the synthesis runs. Hanging up cancels it, and the worker stops.
     const abort = new AbortController();
     const speech = await fetch(`${facades[1].url}/v1/audio/speech`, {
-      method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ model: 'tts-1', voice: 'alloy', response_format: 'pcm', input: 'A long text, streamed from another process while it renders. '.repeat(150) }),
+      method: 'POST',
+      signal: abort.signal,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        model: 'tts-1',
+        voice: 'alloy',
+        response_format: 'pcm',
+        input: 'A long text, streamed from another process while it renders. '.repeat(150),
+      }),
     });
     expect(speech.status).toBe(200);
     const speechId = speech.headers.get('x-synthesis-id')!;
@@ -98,8 +129,10 @@ onMysql('distributed mode as separate processes', () => {
     expect((await via(0).get(`/api/v1/tts/syntheses/${speechId}`, { token })).body.state).toBe('running');
     abort.abort();
     await events.waitFor((f) => f.event === 'synthesis.canceled' && f.data.id === speechId, 1, 20_000);
-    const stopped = () => layout.workers[0].logs.some((l) => l.synthesisId === speechId && /rendering stopped/.test(String(l.msg)));
-    for (const deadline = Date.now() + 20_000; !stopped() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    const stopped = () =>
+      layout.workers[0].logs.some((l) => l.synthesisId === speechId && /rendering stopped/.test(String(l.msg)));
+    for (const deadline = Date.now() + 20_000; !stopped() && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 50));
     expect(stopped()).toBe(true);
 
     // Traffic through both facades while gateway 1 and facade 1 die without warning. A
@@ -115,7 +148,9 @@ onMysql('distributed mode as separate processes', () => {
       for (let n = 0; !stop; n++) {
         const sentAt = Date.now();
         // Not `instanceof Error`: fetch's errors come from outside jest's sandbox, whose Error differs.
-        const res = await api(target).post('/api/v1/tts/voices', { name: `kill ${facade} ${n}`, base_voice: 'm3' }, { token }).catch((err: unknown) => ({ failed: String(err) }));
+        const res = await api(target)
+          .post('/api/v1/tts/voices', { name: `kill ${facade} ${n}`, base_voice: 'm3' }, { token })
+          .catch((err: unknown) => ({ failed: String(err) }));
         if ('failed' in res) {
           if (facade === 0) return; // its process is gone
           survivorErrors.push(res.failed); // the facade that lives must keep answering
@@ -168,7 +203,8 @@ onMysql('distributed mode as separate processes', () => {
     // Each acknowledged voice has exactly one voice.created: the same event appended twice would
     // have two positions and show here twice.
     const createdCount = new Map<string, number>();
-    for (const f of [...before, ...after]) if (f.event === 'voice.created') createdCount.set(f.data.id, (createdCount.get(f.data.id) ?? 0) + 1);
+    for (const f of [...before, ...after])
+      if (f.event === 'voice.created') createdCount.set(f.data.id, (createdCount.get(f.data.id) ?? 0) + 1);
     for (const id of [...deleted, ...voices]) expect([id, createdCount.get(id)]).toEqual([id, 1]);
     expect([...createdCount.values()].every((c) => c === 1)).toBe(true);
     expect((await via(0).get('/health/ready')).status).toBe(200);

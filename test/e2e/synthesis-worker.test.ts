@@ -22,7 +22,11 @@ onMysql('synthesis worker processes', () => {
   let db: DataSource;
 
   beforeAll(async () => {
-    db = await openDatabase(config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
+    db = await openDatabase(config, {
+      name: 'tts',
+      entities: ttsSubgraph.entities,
+      migrations: ttsSubgraph.migrations,
+    });
   });
   afterAll(async () => {
     await db?.destroy();
@@ -42,9 +46,26 @@ onMysql('synthesis worker processes', () => {
     const text = 'This sentence is long enough to keep a worker busy for a while. '.repeat(150).slice(0, 9_000);
     const id = uuidv7();
     await db.manager.insert(Synthesis, {
-      id, ownerId: uuidv7(), state: SynthesisState.QUEUED, voiceId: null, baseVoice: 'm1', voiceBlend: null, language: 'en-us', speed: 0.5,
-      text, characters: text.length, durationMs: null, error: null, attempts: 0, workerId: null, leaseUntil: null,
-      audioKey: null, audioBytes: null, createdAt: new Date(), startedAt: null, finishedAt: null,
+      id,
+      ownerId: uuidv7(),
+      state: SynthesisState.QUEUED,
+      voiceId: null,
+      baseVoice: 'm1',
+      voiceBlend: null,
+      language: 'en-us',
+      speed: 0.5,
+      text,
+      characters: text.length,
+      durationMs: null,
+      error: null,
+      attempts: 0,
+      workerId: null,
+      leaseUntil: null,
+      audioKey: null,
+      audioBytes: null,
+      createdAt: new Date(),
+      startedAt: null,
+      finishedAt: null,
     });
 
     const first = await startProcess('worker 1', 'worker.js', ['tts'], env);
@@ -66,10 +87,20 @@ onMysql('synthesis worker processes', () => {
       const log = await EventLog.open(config);
       try {
         await until(async () => (await log.read(0, 1000)).some((e) => e.resourceId === id), 10_000);
-        await until(async () => (await log.read(0, 1000)).some((e) => e.resourceId === id && e.type === 'synthesis.succeeded'), 10_000);
+        await until(
+          async () => (await log.read(0, 1000)).some((e) => e.resourceId === id && e.type === 'synthesis.succeeded'),
+          10_000,
+        );
         // One start per take (the killed worker's and the second's), one outcome.
-        expect((await log.read(0, 1000)).filter((e) => e.resourceId === id).map((e) => [e.type, JSON.parse(e.payload).attempt ?? null]))
-          .toEqual([['synthesis.started', 1], ['synthesis.started', 2], ['synthesis.succeeded', null]]);
+        expect(
+          (await log.read(0, 1000))
+            .filter((e) => e.resourceId === id)
+            .map((e) => [e.type, JSON.parse(e.payload).attempt ?? null]),
+        ).toEqual([
+          ['synthesis.started', 1],
+          ['synthesis.started', 2],
+          ['synthesis.succeeded', null],
+        ]);
       } finally {
         await log.close();
       }

@@ -44,8 +44,14 @@ function otlpReceiver() {
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
               spans.push({
-                service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind,
-                attributes: attrs(s.attributes), links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
+                service,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                name: s.name,
+                kind: s.kind,
+                attributes: attrs(s.attributes),
+                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId })),
               });
             }
           }
@@ -57,7 +63,12 @@ function otlpReceiver() {
   return { server, spans };
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined, explain: () => unknown = () => '', ms = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined,
+  explain: () => unknown = () => '',
+  ms = 30_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const found = probe();
@@ -97,22 +108,42 @@ onMysql('traces across facade → gateway → subgraph', () => {
     // The caller starts the trace, so its id is known here.
     const traceId = crypto.randomBytes(16).toString('hex');
     const traceparent = `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-01`;
-    const created = await api(layout.facades[0].url).post('/api/v1/tts/voices', { name: 'Traced', base_voice: 'f3' }, { token, headers: { traceparent } });
+    const created = await api(layout.facades[0].url).post(
+      '/api/v1/tts/voices',
+      { name: 'Traced', base_voice: 'f3' },
+      { token, headers: { traceparent } },
+    );
     expect(created.status).toBe(202);
 
     const services = ['facade', 'gateway', 'subgraph-tts'];
     // Spans arrive as they end (a server span after its children): wait for the whole trace.
     const complete = (inTrace: typeof receiver.spans) => {
       const ids = new Set(inTrace.map((s) => s.spanId));
-      const sql = inTrace.some((s) => s.service === 'subgraph-tts' && (s.attributes['db.system'] === 'mysql' || s.attributes['db.system.name'] === 'mysql'));
+      const sql = inTrace.some(
+        (s) =>
+          s.service === 'subgraph-tts' &&
+          (s.attributes['db.system'] === 'mysql' || s.attributes['db.system.name'] === 'mysql'),
+      );
       // Exactly one span's parent is outside the trace: the facade's server span, child of the caller.
       const roots = inTrace.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
-      return sql && services.every((name) => inTrace.some((s) => s.service === name && s.kind === 2)) && roots.length === 1 && roots[0].service === 'facade';
+      return (
+        sql &&
+        services.every((name) => inTrace.some((s) => s.service === name && s.kind === 2)) &&
+        roots.length === 1 &&
+        roots[0].service === 'facade'
+      );
     };
-    const trace = await waitFor('the whole trace, from every hop', () => {
-      const inTrace = receiver.spans.filter((s) => s.traceId === traceId);
-      return complete(inTrace) ? inTrace : undefined;
-    }, () => receiver.spans.filter((s) => s.traceId === traceId).map((s) => `${s.service} ${s.kind} ${s.name} ${s.spanId} <- ${s.parentSpanId}`));
+    const trace = await waitFor(
+      'the whole trace, from every hop',
+      () => {
+        const inTrace = receiver.spans.filter((s) => s.traceId === traceId);
+        return complete(inTrace) ? inTrace : undefined;
+      },
+      () =>
+        receiver.spans
+          .filter((s) => s.traceId === traceId)
+          .map((s) => `${s.service} ${s.kind} ${s.name} ${s.spanId} <- ${s.parentSpanId}`),
+    );
     const ids = new Set(trace.map((s) => s.spanId));
     // Each hop's server span is a child of the previous hop's client span.
     const serverSpan = (service: string) => trace.find((s) => s.service === service && s.kind === 2 /* SERVER */)!;
@@ -121,7 +152,9 @@ onMysql('traces across facade → gateway → subgraph', () => {
     expect(trace.find((s) => s.spanId === serverSpan('subgraph-tts').parentSpanId)!.service).toBe('gateway');
 
     // The request's log lines carry the trace.
-    const logged = await waitFor('a facade log line with the trace id', () => layout.facades[0].logs.find((l) => l.trace_id === traceId));
+    const logged = await waitFor('a facade log line with the trace id', () =>
+      layout.facades[0].logs.find((l) => l.trace_id === traceId),
+    );
     expect(logged.span_id).toMatch(/^[0-9a-f]{16}$/);
   });
 
@@ -129,11 +162,20 @@ onMysql('traces across facade → gateway → subgraph', () => {
     const { access_token: token } = await login(layout.facades[0].url, ADMIN);
     const traceId = crypto.randomBytes(16).toString('hex');
     const traceparent = `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-00`; // "do not sample"
-    const created = await api(layout.facades[0].url).post('/api/v1/tts/voices', { name: 'Unsampled?', base_voice: 'f3' }, { token, headers: { traceparent } });
+    const created = await api(layout.facades[0].url).post(
+      '/api/v1/tts/voices',
+      { name: 'Unsampled?', base_voice: 'f3' },
+      { token, headers: { traceparent } },
+    );
     expect(created.status).toBe(202);
     // TRACE_SAMPLE_RATIO is 1 and the test is trusted by no one: every hop exports, under the caller's id.
-    await waitFor('the facade, gateway and subgraph spans of the trace', () =>
-      ['facade', 'gateway', 'subgraph-tts'].every((service) => receiver.spans.some((s) => s.traceId === traceId && s.service === service && s.kind === 2)) || undefined);
+    await waitFor(
+      'the facade, gateway and subgraph spans of the trace',
+      () =>
+        ['facade', 'gateway', 'subgraph-tts'].every((service) =>
+          receiver.spans.some((s) => s.traceId === traceId && s.service === service && s.kind === 2),
+        ) || undefined,
+    );
     const facadeSpan = receiver.spans.find((s) => s.traceId === traceId && s.service === 'facade' && s.kind === 2)!;
     expect(facadeSpan.attributes[TRUSTED_PARENT_ATTRIBUTE]).toBe(false);
   });
@@ -142,30 +184,56 @@ onMysql('traces across facade → gateway → subgraph', () => {
     const { access_token: token } = await login(layout.facades[0].url, ADMIN);
     const traceId = crypto.randomBytes(16).toString('hex');
     const traceparent = `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-01`;
-    const queued = await api(layout.facades[0].url).post('/api/v1/tts/syntheses', { text: 'Traced speech.', base_voice: 'f3' }, { token, headers: { traceparent } });
+    const queued = await api(layout.facades[0].url).post(
+      '/api/v1/tts/syntheses',
+      { text: 'Traced speech.', base_voice: 'f3' },
+      { token, headers: { traceparent } },
+    );
     expect(queued.status).toBe(202);
-    const render = await waitFor('the worker\'s render span', () =>
-      receiver.spans.find((s) => s.name === 'synthesis.render' && s.attributes['synthesis.id'] === queued.body.id));
+    const render = await waitFor("the worker's render span", () =>
+      receiver.spans.find((s) => s.name === 'synthesis.render' && s.attributes['synthesis.id'] === queued.body.id),
+    );
     expect(render.service).toBe('worker');
     expect(render.traceId).not.toBe(traceId);
     expect(render.links.map((l) => l.traceId)).toContain(traceId);
   });
 });
 
-describe("whose traceparent decides sampling", () => {
-  const request = (remoteAddress: string) => ({ socket: { remoteAddress } }) as unknown as import('node:http').IncomingMessage;
+describe('whose traceparent decides sampling', () => {
+  const request = (remoteAddress: string) =>
+    ({ socket: { remoteAddress } }) as unknown as import('node:http').IncomingMessage;
   const remote = (flags: TraceFlags) =>
-    trace.setSpanContext(ROOT_CONTEXT, { traceId: crypto.randomBytes(16).toString('hex'), spanId: crypto.randomBytes(8).toString('hex'), traceFlags: flags, isRemote: true });
+    trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: crypto.randomBytes(16).toString('hex'),
+      spanId: crypto.randomBytes(8).toString('hex'),
+      traceFlags: flags,
+      isRemote: true,
+    });
   const decide = (ratio: number, flags: TraceFlags, trusted: boolean) =>
-    callerSampler(ratio).shouldSample(remote(flags), crypto.randomBytes(16).toString('hex'), 'GET', SpanKind.SERVER, { [TRUSTED_PARENT_ATTRIBUTE]: trusted }, []).decision;
+    callerSampler(ratio).shouldSample(
+      remote(flags),
+      crypto.randomBytes(16).toString('hex'),
+      'GET',
+      SpanKind.SERVER,
+      { [TRUSTED_PARENT_ATTRIBUTE]: trusted },
+      [],
+    ).decision;
 
   it('trusts the callers of TRACE_TRUST_PARENT only', () => {
     const loopback = traceParentTrust(['loopback']);
-    expect([loopback(request('127.0.0.1')), loopback(request('::ffff:127.0.0.1')), loopback(request('::1'))]).toEqual([true, true, true]);
+    expect([loopback(request('127.0.0.1')), loopback(request('::ffff:127.0.0.1')), loopback(request('::1'))]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(loopback(request('10.0.0.1'))).toBe(false);
     expect(traceParentTrust([])(request('127.0.0.1'))).toBe(false);
     const subnet = traceParentTrust(['10.0.0.0/8', 'fd00::1']);
-    expect([subnet(request('10.20.30.40')), subnet(request('fd00::1')), subnet(request('11.0.0.1'))]).toEqual([true, true, false]);
+    expect([subnet(request('10.20.30.40')), subnet(request('fd00::1')), subnet(request('11.0.0.1'))]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(() => loadConfig({ TRACE_TRUST_PARENT: 'everyone' })).toThrow(/TRACE_TRUST_PARENT/);
   });
 

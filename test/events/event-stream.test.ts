@@ -19,14 +19,26 @@ afterAll(async () => {
 });
 
 const outboxRow = (userId: string, n: number): OutboxEvent =>
-  Object.assign(new OutboxEvent(), { seq: n, eventId: crypto.randomUUID(), type: 'test.happened', userId, resourceId: `r${n}`, payload: JSON.stringify({ n }), occurredAt: new Date() });
+  Object.assign(new OutboxEvent(), {
+    seq: n,
+    eventId: crypto.randomUUID(),
+    type: 'test.happened',
+    userId,
+    resourceId: `r${n}`,
+    payload: JSON.stringify({ n }),
+    occurredAt: new Date(),
+  });
 
 describe('EventLog', () => {
   it('appends each event once, numbering them without gaps, even when offered again or concurrently', async () => {
     const user = crypto.randomUUID();
     const batch = Array.from({ length: 20 }, (_, i) => outboxRow(user, i));
     const before = (await log.position()).lastSeq;
-    const counts = await Promise.all([log.append('a', batch.slice(0, 10)), log.append('b', batch.slice(10)), log.append('a', batch.slice(0, 10))]);
+    const counts = await Promise.all([
+      log.append('a', batch.slice(0, 10)),
+      log.append('b', batch.slice(10)),
+      log.append('a', batch.slice(0, 10)),
+    ]);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(20);
     const rows = await log.read(before, 100, user);
     expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => before + 1 + i));
@@ -44,7 +56,10 @@ describe('EventStream', () => {
       const first = events.next(); // starts the subscription; nothing is read after this
       await log.append('t', [outboxRow(user, 0)]);
       expect((await first).value.resourceId).toBe('r0');
-      const appended = await log.append('t', Array.from({ length: 50 }, (_, i) => outboxRow(user, i + 1)));
+      const appended = await log.append(
+        't',
+        Array.from({ length: 50 }, (_, i) => outboxRow(user, i + 1)),
+      );
       // Waits for the poll to have read all 50 (its head), not for a time.
       const { lastSeq } = await log.position();
       await until(() => (stream as unknown as { head: number }).head >= lastSeq, 'the poll to read the 50 events');
@@ -69,7 +84,10 @@ describe('EventStream', () => {
       const resumed = stream.subscribe({ userId: user, after });
       const live = stream.subscribe({ userId: user });
       const liveFirst = live.next();
-      await log.append('t', [0, 1, 2].map((n) => outboxRow(user, n)));
+      await log.append(
+        't',
+        [0, 1, 2].map((n) => outboxRow(user, n)),
+      );
       // The poll that gave `live` these events queued them for `resumed` too.
       expect((await liveFirst).value.resourceId).toBe('r0');
       expect((await live.next()).value.resourceId).toBe('r1');
@@ -117,7 +135,7 @@ describe('EventStream', () => {
     }
   });
 
-  it('replays from the position asked for, only the subscriber\'s events and types, and ends after endAfter', async () => {
+  it("replays from the position asked for, only the subscriber's events and types, and ends after endAfter", async () => {
     const stream = new EventStream(log, { pollMs: 10, bufferSize: 100 });
     await stream.start();
     try {
@@ -126,7 +144,12 @@ describe('EventStream', () => {
       const rows = [0, 1, 2, 3].map((n) => outboxRow(user, n));
       rows[1].type = 'test.other';
       await log.append('t', [rows[0], outboxRow(crypto.randomUUID(), 9), ...rows.slice(1)]);
-      const fromSecond = stream.subscribe({ userId: user, after: after + 1, types: ['test.happened'], endAfter: (e) => e.resourceId === 'r2' });
+      const fromSecond = stream.subscribe({
+        userId: user,
+        after: after + 1,
+        types: ['test.happened'],
+        endAfter: (e) => e.resourceId === 'r2',
+      });
       const got = [];
       for await (const e of fromSecond) got.push([e.resourceId, e.seq, e.data]);
       // r0 is at after+1 (skipped by the position), r9 is another user's, r1 another type; r3 after the end.
@@ -161,9 +184,17 @@ describe('EventStream, resuming', () => {
       const user = crypto.randomUUID();
       const after = (await log.position()).lastSeq;
       const count = 1001;
-      await log.append('backlog', Array.from({ length: count }, (_, n) => outboxRow(user, n)));
+      await log.append(
+        'backlog',
+        Array.from({ length: count }, (_, n) => outboxRow(user, n)),
+      );
       const got: number[] = [];
-      for await (const e of stream.subscribe({ userId: user, after, endAfter: (e) => e.resourceId === `r${count - 1}` })) got.push(e.seq);
+      for await (const e of stream.subscribe({
+        userId: user,
+        after,
+        endAfter: (e) => e.resourceId === `r${count - 1}`,
+      }))
+        got.push(e.seq);
       expect(got).toEqual(Array.from({ length: count }, (_, n) => after + 1 + n));
     } finally {
       await stream.stop();

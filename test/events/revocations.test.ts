@@ -26,7 +26,13 @@ afterAll(async () => {
 
 const event = (type: string, resourceId: string): OutboxEvent =>
   Object.assign(new OutboxEvent(), {
-    seq: 1, eventId: crypto.randomUUID(), type, userId: crypto.randomUUID(), resourceId, payload: '{}', occurredAt: new Date(),
+    seq: 1,
+    eventId: crypto.randomUUID(),
+    type,
+    userId: crypto.randomUUID(),
+    resourceId,
+    payload: '{}',
+    occurredAt: new Date(),
   });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,7 +55,11 @@ describe('session revocations from the event log', () => {
     const live = crypto.randomUUID();
     const revoked = Array.from({ length: 1205 }, () => crypto.randomUUID());
     expect(await reader.sessionRevoked(live)).toBe(false);
-    await writer.append('auth', [event('session.created', live), ...revoked.map((id) => event('session.revoked', id)), event('voice.deleted', live)]);
+    await writer.append('auth', [
+      event('session.created', live),
+      ...revoked.map((id) => event('session.revoked', id)),
+      event('voice.deleted', live),
+    ]);
     await sleep(POLL_MS + 10);
     expect(await reader.sessionRevoked(revoked[0])).toBe(true);
     expect(await reader.sessionRevoked(revoked[1204])).toBe(true);
@@ -77,7 +87,10 @@ describe('session revocations from the event log', () => {
   it('are not read by a process that starts once every token of the session has expired', async () => {
     const old = crypto.randomUUID();
     const recent = crypto.randomUUID();
-    await writer.append('auth', [revokedAt(old, new Date(Date.now() - keepMs - 60_000)), revokedAt(recent, new Date(Date.now() - keepMs + 60_000))]);
+    await writer.append('auth', [
+      revokedAt(old, new Date(Date.now() - keepMs - 60_000)),
+      revokedAt(recent, new Date(Date.now() - keepMs + 60_000)),
+    ]);
     const late = await EventLog.open({ ...config, MIGRATIONS_RUN: false });
     try {
       expect(await late.sessionRevoked(recent)).toBe(true);

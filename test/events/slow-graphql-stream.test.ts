@@ -17,8 +17,16 @@ import { TokenSigner, TokenVerifier } from '../../lib/tokens';
 it('cuts off a /graphql/stream reader that stops reading, without piling results up', async () => {
   const config = loadConfig({ LOG_LEVEL: 'silent', EVENT_HEARTBEAT_SECONDS: '1' });
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const keys = { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(), kid: 'k' };
-  const token = new TokenSigner(keys, config.JWT_ISSUER).sign({ userId: 'u', sessionId: 's', roles: [] }, 'access', 600).token;
+  const keys = {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    kid: 'k',
+  };
+  const token = new TokenSigner(keys, config.JWT_ISSUER).sign(
+    { userId: 'u', sessionId: 's', roles: [] },
+    'access',
+    600,
+  ).token;
 
   let pulled = 0;
   let ended!: () => void;
@@ -27,7 +35,15 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
     try {
       for (let seq = 1; ; seq++) {
         pulled++;
-        yield { seq, eventId: `e${seq}`, type: 'test.big', userId: 'u', resourceId: 'r', occurredAt: new Date(), data: { blob: 'x'.repeat(1 << 20) } };
+        yield {
+          seq,
+          eventId: `e${seq}`,
+          type: 'test.big',
+          userId: 'u',
+          resourceId: 'r',
+          occurredAt: new Date(),
+          data: { blob: 'x'.repeat(1 << 20) },
+        };
       }
     } finally {
       ended();
@@ -35,7 +51,13 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
   }
   const stream = { checkResumable: async () => undefined, subscribe: () => events() } as unknown as EventStream;
   const log = { sessionRevoked: async () => false } as unknown as EventLog;
-  const service = await createEventsService({ config, log, stream, verifier: new TokenVerifier(keys, config.JWT_ISSUER), logger: createLogger(config) });
+  const service = await createEventsService({
+    config,
+    log,
+    stream,
+    verifier: new TokenVerifier(keys, config.JWT_ISSUER),
+    logger: createLogger(config),
+  });
   const app = express();
   app.use(service.router);
   const server = await listen(app, 0, '127.0.0.1');

@@ -69,7 +69,10 @@ describe('GET /api/v1/events?ticket=…', () => {
     expect(again.status).toBe(401);
     expect(again.body).toEqual({ error: 'unauthorized', message: expect.stringMatching(/used/) });
     expect(again.headers.get('www-authenticate')).toBe('Bearer');
-    const viaGraphql = await fetch(`${server.url}/graphql/stream?ticket=${ticket}&query=${encodeURIComponent(EVENTS_SUBSCRIPTION)}`, { headers: { accept: 'text/event-stream' } });
+    const viaGraphql = await fetch(
+      `${server.url}/graphql/stream?ticket=${ticket}&query=${encodeURIComponent(EVENTS_SUBSCRIPTION)}`,
+      { headers: { accept: 'text/event-stream' } },
+    );
     expect(viaGraphql.status).toBe(401);
     await viaGraphql.body?.cancel();
 
@@ -98,8 +101,16 @@ describe('GET /api/v1/events?ticket=…', () => {
     const claims = decode(admin.access_token);
     const key = serverPrivateKey(server.config.dataDir);
     const base = { sub: claims.sub, sid: claims.sid, roles: claims.roles, typ: 'stream', sxp: claims.exp };
-    const expired = signWith(key, { ...base, iat: Math.floor(Date.now() / 1000) - 60 }, { expiresIn: 30, issuer: server.config.JWT_ISSUER, jwtid: 'a' });
-    const noSessionExpiry = signWith(key, { ...base, sxp: undefined }, { expiresIn: 30, issuer: server.config.JWT_ISSUER, jwtid: 'b' });
+    const expired = signWith(
+      key,
+      { ...base, iat: Math.floor(Date.now() / 1000) - 60 },
+      { expiresIn: 30, issuer: server.config.JWT_ISSUER, jwtid: 'a' },
+    );
+    const noSessionExpiry = signWith(
+      key,
+      { ...base, sxp: undefined },
+      { expiresIn: 30, issuer: server.config.JWT_ISSUER, jwtid: 'b' },
+    );
     const accessAsTicket = admin.access_token;
     for (const ticket of [expired, noSessionExpiry, accessAsTicket]) {
       const res = await open(`/api/v1/events?ticket=${ticket}`);
@@ -113,11 +124,17 @@ describe('GET /api/v1/events?ticket=…', () => {
 });
 
 describe('GET /graphql/stream?ticket=…', () => {
-  it('runs the events subscription for the ticket\'s owner, as an EventSource would (GET, no header)', async () => {
+  it("runs the events subscription for the ticket's owner, as an EventSource would (GET, no header)", async () => {
     const user = await createUserAndLogin(server.url, admin.access_token, 'graphql-ticket');
-    const s = await open(`/graphql/stream?ticket=${await ticketFor(user.token)}&query=${encodeURIComponent(EVENTS_SUBSCRIPTION)}`);
+    const s = await open(
+      `/graphql/stream?ticket=${await ticketFor(user.token)}&query=${encodeURIComponent(EVENTS_SUBSCRIPTION)}`,
+    );
     expect(s.status).toBe(200);
-    const created = await http.post('/api/v1/tts/voices', { name: 'Over GraphQL', base_voice: 'f1' }, { token: user.token });
+    const created = await http.post(
+      '/api/v1/tts/voices',
+      { name: 'Over GraphQL', base_voice: 'f1' },
+      { token: user.token },
+    );
     const [next] = await s.waitFor((f) => f.event === 'next' && f.data.data.events.type === 'voice.created');
     expect(next.data.data.events).toMatchObject({ resourceId: created.body.id, userId: user.id });
   });

@@ -36,16 +36,31 @@ describe('GET /api/v1/events', () => {
 
     const tokens = await login(server.url, { username: user.username, password: user.password });
     const refreshed = await http.post('/api/v1/auth/refresh', { refresh_token: tokens.refresh_token });
-    const created = await http.post('/api/v1/tts/voices', { name: 'Streamed', base_voice: 'f1' }, { token: user.token });
+    const created = await http.post(
+      '/api/v1/tts/voices',
+      { name: 'Streamed', base_voice: 'f1' },
+      { token: user.token },
+    );
     await http.post('/api/v1/tts/voices', { name: 'Not yours', base_voice: 'f1' }, { token: other.token });
     await http.delete(`/api/v1/tts/voices/${created.body.id}?version=1`, { token: user.token });
     await http.post('/api/v1/auth/logout', undefined, { token: refreshed.body.access_token });
 
     const [sessionCreated] = await s.waitFor(ofType('session.created'));
-    expect(sessionCreated.data).toMatchObject({ type: 'session.created', id: tokens.session_id, occurred_at: expect.stringMatching(ISO_DATE), user_id: user.id });
+    expect(sessionCreated.data).toMatchObject({
+      type: 'session.created',
+      id: tokens.session_id,
+      occurred_at: expect.stringMatching(ISO_DATE),
+      user_id: user.id,
+    });
     await s.waitFor(ofType('session.refreshed'));
     const [voiceCreated] = await s.waitFor(ofType('voice.created'));
-    expect(voiceCreated.data).toMatchObject({ id: created.body.id, name: 'Streamed', base_voice: 'f1', version: 1, event_id: expect.stringMatching(UUID) });
+    expect(voiceCreated.data).toMatchObject({
+      id: created.body.id,
+      name: 'Streamed',
+      base_voice: 'f1',
+      version: 1,
+      event_id: expect.stringMatching(UUID),
+    });
     const [voiceDeleted] = await s.waitFor(ofType('voice.deleted'));
     expect(voiceDeleted.data).toMatchObject({ id: created.body.id, version: 1 });
     const [revoked] = await s.waitFor(ofType('session.revoked'));
@@ -74,7 +89,8 @@ describe('GET /api/v1/events', () => {
     first.close();
 
     const missed = [];
-    for (const name of ['missed 1', 'missed 2', 'missed 3']) missed.push((await http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token })).body.id);
+    for (const name of ['missed 1', 'missed 2', 'missed 3'])
+      missed.push((await http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token })).body.id);
     // More voices are written while the stream resumes: the hand-off from the replay to live
     // events happens under concurrent writes.
     const create = (name: string) => http.post('/api/v1/tts/voices', { name, base_voice: 'f2' }, { token: user.token });
@@ -104,7 +120,12 @@ describe('GET /api/v1/events', () => {
     expect(got.slice(0, 3)).toEqual(['missed 1', 'missed 2', 'missed 3']);
     expect(got.slice(3, -1)).toEqual(during); // one writer: in order
     expect(got.slice(-1)).toEqual(['sentinel']);
-    expect(resumed.frames.filter(ofType('voice.created')).slice(0, 3).map((f) => f.data.id)).toEqual(missed);
+    expect(
+      resumed.frames
+        .filter(ofType('voice.created'))
+        .slice(0, 3)
+        .map((f) => f.data.id),
+    ).toEqual(missed);
 
     // The query parameter does the same as the header.
     const byQuery = await stream(user.token, `?last_event_id=${seen.id}&types=voice.created`);
@@ -118,8 +139,12 @@ describe('GET /api/v1/events', () => {
     expect(none.body.error).toBe('unauthorized');
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
     expect((await openStream(`${server.url}/api/v1/events`, { token: 'garbage' })).status).toBe(401);
-    expect((await openStream(`${server.url}/api/v1/events?last_event_id=abc`, { token: admin.access_token })).body.error).toBe('validation_error');
-    expect((await openStream(`${server.url}/api/v1/events`, { token: admin.access_token, lastEventId: 'x' })).status).toBe(400);
+    expect(
+      (await openStream(`${server.url}/api/v1/events?last_event_id=abc`, { token: admin.access_token })).body.error,
+    ).toBe('validation_error');
+    expect(
+      (await openStream(`${server.url}/api/v1/events`, { token: admin.access_token, lastEventId: 'x' })).status,
+    ).toBe(400);
     const user = await createUserAndLogin(server.url, admin.access_token, 'curious');
     const forbidden = await openStream(`${server.url}/api/v1/events?scope=all`, { token: user.token });
     expect(forbidden.status).toBe(403);
@@ -165,15 +190,24 @@ describe('subscription over GraphQL-over-SSE at /graphql/stream', () => {
   it('streams events(after, types) results and refuses a request without a token', async () => {
     const user = await createUserAndLogin(server.url, admin.access_token, 'gqlstreamer');
     const abort = new AbortController();
-    const query = 'subscription ($types: [String!]) { events(types: $types) { seq type resourceId userId occurredAt data } }';
+    const query =
+      'subscription ($types: [String!]) { events(types: $types) { seq type resourceId userId occurredAt data } }';
     const res = await fetch(`${server.url}/graphql/stream`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${user.token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${user.token}`,
+      },
       body: JSON.stringify({ query, variables: { types: ['voice.created'] } }),
       signal: abort.signal,
     });
     expect(res.status).toBe(200);
-    const created = await http.post('/api/v1/tts/voices', { name: 'over graphql', base_voice: 'm2' }, { token: user.token });
+    const created = await http.post(
+      '/api/v1/tts/voices',
+      { name: 'over graphql', base_voice: 'm2' },
+      { token: user.token },
+    );
     let text = '';
     const decoder = new TextDecoder();
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -182,10 +216,17 @@ describe('subscription over GraphQL-over-SSE at /graphql/stream', () => {
     }
     abort.abort();
     const next = JSON.parse(/event: next\ndata: (.*)/.exec(text)![1]);
-    expect(next.data.events).toMatchObject({ type: 'voice.created', resourceId: created.body.id, userId: user.id, data: { name: 'over graphql' } });
+    expect(next.data.events).toMatchObject({
+      type: 'voice.created',
+      resourceId: created.body.id,
+      userId: user.id,
+      data: { name: 'over graphql' },
+    });
 
     const refused = await fetch(`${server.url}/graphql/stream`, {
-      method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query }),
     });
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as any).errors[0].extensions.code).toBe('unauthorized');
@@ -201,7 +242,11 @@ describe('subscription over GraphQL-over-SSE at /graphql/stream', () => {
       const viaFirst = await stream(user.token);
       const viaSecond = await stream(user.token, '', undefined, second.url);
       await http.post('/api/v1/tts/voices', { name: 'written on one', base_voice: 'f1' }, { token: user.token });
-      await api(second.url).post('/api/v1/tts/voices', { name: 'written on two', base_voice: 'f1' }, { token: user.token });
+      await api(second.url).post(
+        '/api/v1/tts/voices',
+        { name: 'written on two', base_voice: 'f1' },
+        { token: user.token },
+      );
       for (const s of [viaFirst, viaSecond]) {
         const frames = await s.waitFor(ofType('voice.created'), 2);
         expect(frames.map((f) => f.data.name).sort()).toEqual(['written on one', 'written on two']);

@@ -18,20 +18,39 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([server?.close(), plain?.close()]));
 
-const preflight = (url: string, path: string, origin: string, method = 'POST', headers = 'authorization,content-type') =>
-  request(url, 'OPTIONS', path, { headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+const preflight = (
+  url: string,
+  path: string,
+  origin: string,
+  method = 'POST',
+  headers = 'authorization,content-type',
+) =>
+  request(url, 'OPTIONS', path, {
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+  });
 
 describe('CORS', () => {
-  it.each(['/api/v1/auth/login', '/api/v1/events', '/graphql', '/graphql/stream'])('a preflight from an allowed origin to %s is allowed, and cached', async (path) => {
-    const res = await preflight(server.url, path, ALLOWED, 'POST', 'authorization,content-type,last-event-id,x-request-id');
-    expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-origin')).toBe(ALLOWED);
-    expect(res.headers.get('access-control-allow-methods')).toEqual(expect.stringContaining('POST'));
-    const allowed = res.headers.get('access-control-allow-headers')!.toLowerCase().split(',');
-    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'last-event-id', 'x-request-id']));
-    expect(res.headers.get('access-control-max-age')).toBe('321');
-    expect(res.headers.get('access-control-allow-credentials')).toBeNull();
-  });
+  it.each(['/api/v1/auth/login', '/api/v1/events', '/graphql', '/graphql/stream'])(
+    'a preflight from an allowed origin to %s is allowed, and cached',
+    async (path) => {
+      const res = await preflight(
+        server.url,
+        path,
+        ALLOWED,
+        'POST',
+        'authorization,content-type,last-event-id,x-request-id',
+      );
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe(ALLOWED);
+      expect(res.headers.get('access-control-allow-methods')).toEqual(expect.stringContaining('POST'));
+      const allowed = res.headers.get('access-control-allow-headers')!.toLowerCase().split(',');
+      expect(allowed).toEqual(
+        expect.arrayContaining(['authorization', 'content-type', 'last-event-id', 'x-request-id']),
+      );
+      expect(res.headers.get('access-control-max-age')).toBe('321');
+      expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+    },
+  );
 
   it('an answer to an allowed origin names it and exposes Location, Retry-After and X-Request-Id', async () => {
     const res = await request(server.url, 'POST', '/api/v1/auth/login', {
@@ -65,12 +84,15 @@ describe('CORS', () => {
   it('CORS_ORIGINS must be origins', () => {
     expect(() => loadConfig({ CORS_ORIGINS: 'app.example.test' })).toThrow(/CORS_ORIGINS/);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.test/path' })).toThrow(/CORS_ORIGINS/);
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.test, http://b.test:8080' }).CORS_ORIGINS).toEqual(['https://a.test', 'http://b.test:8080']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.test, http://b.test:8080' }).CORS_ORIGINS).toEqual([
+      'https://a.test',
+      'http://b.test:8080',
+    ]);
   });
 });
 
 describe('security headers', () => {
-  it('a Content-Security-Policy that allows this origin only, and helmet\'s other headers', async () => {
+  it("a Content-Security-Policy that allows this origin only, and helmet's other headers", async () => {
     const res = await request(plain.url, 'GET', '/api/v1/docs');
     const csp = res.headers.get('content-security-policy')!;
     expect(csp).toContain("default-src 'self'");
@@ -87,27 +109,43 @@ describe('security headers', () => {
     const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(assets.length).toBeGreaterThan(0);
     for (const asset of assets) expect((await request(plain.url, 'GET', asset)).status).toBe(200);
-    for (const other of ['package.json', 'index.html', 'swagger-ui-bundle.js.map', 'swagger-ui.js', '../package.json']) {
+    for (const other of [
+      'package.json',
+      'index.html',
+      'swagger-ui-bundle.js.map',
+      'swagger-ui.js',
+      '../package.json',
+    ]) {
       expect((await request(plain.url, 'GET', `/api/v1/docs/assets/${other}`)).status).toBe(404);
     }
   });
 });
 
 describe('index pages', () => {
-  it.each(['/', '/api/v1'])('%s answers JSON links to the docs, the OpenAPI document, GraphQL and health', async (path) => {
-    const res = await request(plain.url, 'GET', path);
-    expect(res.status).toBe(200);
-    expect(res.body.links).toEqual(expect.objectContaining({
-      docs: '/api/v1/docs', openapi: '/api/v1/openapi.json', graphql: '/graphql', health_ready: '/health/ready',
-    }));
-    for (const href of Object.values(res.body.links as Record<string, string>)) {
-      if (href.endsWith('/events') || href.endsWith('/stream') || href === '/graphql') continue; // need a token or a POST
-      expect((await request(plain.url, 'GET', href)).status).toBe(200);
-    }
-  });
+  it.each(['/', '/api/v1'])(
+    '%s answers JSON links to the docs, the OpenAPI document, GraphQL and health',
+    async (path) => {
+      const res = await request(plain.url, 'GET', path);
+      expect(res.status).toBe(200);
+      expect(res.body.links).toEqual(
+        expect.objectContaining({
+          docs: '/api/v1/docs',
+          openapi: '/api/v1/openapi.json',
+          graphql: '/graphql',
+          health_ready: '/health/ready',
+        }),
+      );
+      for (const href of Object.values(res.body.links as Record<string, string>)) {
+        if (href.endsWith('/events') || href.endsWith('/stream') || href === '/graphql') continue; // need a token or a POST
+        expect((await request(plain.url, 'GET', href)).status).toBe(200);
+      }
+    },
+  );
 
   it('a browser gets the same links as HTML', async () => {
-    const res = await request(plain.url, 'GET', '/', { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const res = await request(plain.url, 'GET', '/', {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.text).toContain('href="/api/v1/docs"');
   });

@@ -13,7 +13,12 @@ it('ignores X-Forwarded-For from a peer TRUST_PROXY does not trust: the per-addr
   const server = await startTestServer({ TRUST_PROXY: '203.0.113.1', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '3' });
   try {
     const http = api(server.url);
-    const attempt = (ip: string) => http.post('/api/v1/auth/login', { username: `nobody-${ip}`, password: 'wrong password' }, { headers: { 'x-forwarded-for': ip } });
+    const attempt = (ip: string) =>
+      http.post(
+        '/api/v1/auth/login',
+        { username: `nobody-${ip}`, password: 'wrong password' },
+        { headers: { 'x-forwarded-for': ip } },
+      );
     for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) expect((await attempt(ip)).status).toBe(401);
     // A fourth "address" is still the same peer: over its limit.
     const fourth = await attempt('198.51.100.4');
@@ -28,12 +33,19 @@ it('trusts no one by default: X-Forwarded-For from loopback is ignored, the per-
   const server = await startTestServer({ LOGIN_MAX_ATTEMPTS_PER_CLIENT: '2' });
   try {
     const http = api(server.url);
-    const attempt = (ip: string) => http.post('/api/v1/auth/login', { username: `nobody-${ip}`, password: 'wrong password' }, { headers: { 'x-forwarded-for': ip } });
+    const attempt = (ip: string) =>
+      http.post(
+        '/api/v1/auth/login',
+        { username: `nobody-${ip}`, password: 'wrong password' },
+        { headers: { 'x-forwarded-for': ip } },
+      );
     expect((await attempt('198.51.100.1')).status).toBe(401);
     expect((await attempt('198.51.100.2')).status).toBe(401);
     expect((await attempt('198.51.100.3')).status).toBe(429);
     // The right password from a fourth "address" is still the same peer: over its limit.
-    expect((await http.post('/api/v1/auth/login', ADMIN, { headers: { 'x-forwarded-for': '198.51.100.4' } })).status).toBe(429);
+    expect(
+      (await http.post('/api/v1/auth/login', ADMIN, { headers: { 'x-forwarded-for': '198.51.100.4' } })).status,
+    ).toBe(429);
   } finally {
     await server.close();
   }
@@ -71,7 +83,12 @@ describe('with TRUST_PROXY=loopback', () => {
 
 it('keeps a generated key pair across a restart: a token issued before it still works', async () => {
   const config = loadConfig({
-    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, ...isolatedEnv(),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    ...isolatedEnv(),
   });
   try {
     const first = await startServer(config);

@@ -37,14 +37,22 @@ const LOGIN = Buffer.from(JSON.stringify(ADMIN));
 const json = { 'content-type': 'application/json' };
 
 describe('malformed percent-encoding in a path', () => {
-  it.each(['%zz', '%E0%A4%A', '%', '%C0%AF', '%FF', 'abc%2', '%ED%A0%80'])('DELETE /api/v1/tts/voices/%s?version=1 is a validation_error', async (segment) => {
-    const res = await request(server.url, 'DELETE', `/api/v1/tts/voices/${segment}?version=1`, { token });
-    expectError(res, 400, 'validation_error');
-    expect(res.body.details).toEqual({ path: [expect.any(String)] });
-  });
+  it.each(['%zz', '%E0%A4%A', '%', '%C0%AF', '%FF', 'abc%2', '%ED%A0%80'])(
+    'DELETE /api/v1/tts/voices/%s?version=1 is a validation_error',
+    async (segment) => {
+      const res = await request(server.url, 'DELETE', `/api/v1/tts/voices/${segment}?version=1`, { token });
+      expectError(res, 400, 'validation_error');
+      expect(res.body.details).toEqual({ path: [expect.any(String)] });
+    },
+  );
 
   it('is a validation_error on every route with a path parameter, with or without a token', async () => {
-    for (const path of ['/api/v1/tts/voices/%zz', '/api/v1/tts/syntheses/%zz', '/api/v1/tts/syntheses/%zz/audio', '/api/v1/auth/session/%zz']) {
+    for (const path of [
+      '/api/v1/tts/voices/%zz',
+      '/api/v1/tts/syntheses/%zz',
+      '/api/v1/tts/syntheses/%zz/audio',
+      '/api/v1/auth/session/%zz',
+    ]) {
       expectError(await request(server.url, 'GET', path, { token }), 400, 'validation_error');
       const anonymous = await request(server.url, 'GET', path);
       expect(anonymous.status).toBeGreaterThanOrEqual(400);
@@ -64,21 +72,30 @@ describe('malformed percent-encoding in a path', () => {
 });
 
 describe('Content-Encoding', () => {
-  it.each(['gzip', 'br', 'deflate'])('%s with a body that is not compressed is unsupported_media_type', async (encoding) => {
-    const res = await send('/api/v1/auth/login', LOGIN, { ...json, 'content-encoding': encoding });
-    expectError(res, 415, 'unsupported_media_type');
-    expect(res.body.message).toContain(encoding);
-    expect(res.body.details).toHaveProperty('content_encoding');
-  });
+  it.each(['gzip', 'br', 'deflate'])(
+    '%s with a body that is not compressed is unsupported_media_type',
+    async (encoding) => {
+      const res = await send('/api/v1/auth/login', LOGIN, { ...json, 'content-encoding': encoding });
+      expectError(res, 415, 'unsupported_media_type');
+      expect(res.body.message).toContain(encoding);
+      expect(res.body.details).toHaveProperty('content_encoding');
+    },
+  );
 
-  it.each(['zstd', 'compress', 'bogus', 'gzip, br'])('an encoding it cannot decode (%s) is unsupported_media_type', async (encoding) => {
-    const res = await send('/api/v1/auth/login', LOGIN, { ...json, 'content-encoding': encoding });
-    expectError(res, 415, 'unsupported_media_type');
-    expect(res.body.details).toHaveProperty('content_encoding');
-  });
+  it.each(['zstd', 'compress', 'bogus', 'gzip, br'])(
+    'an encoding it cannot decode (%s) is unsupported_media_type',
+    async (encoding) => {
+      const res = await send('/api/v1/auth/login', LOGIN, { ...json, 'content-encoding': encoding });
+      expectError(res, 415, 'unsupported_media_type');
+      expect(res.body.details).toHaveProperty('content_encoding');
+    },
+  );
 
   it('a truncated gzip body is unsupported_media_type', async () => {
-    const res = await send('/api/v1/auth/login', gzipSync(LOGIN).subarray(0, 12), { ...json, 'content-encoding': 'gzip' });
+    const res = await send('/api/v1/auth/login', gzipSync(LOGIN).subarray(0, 12), {
+      ...json,
+      'content-encoding': 'gzip',
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), message: expect.any(String) }));
@@ -121,7 +138,10 @@ describe('requests that are not HTTP', () => {
     const answer = await raw(bytes);
     const last = answer.lastIndexOf('HTTP/1.1 ');
     expect(answer.slice(last)).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4))).toEqual({ error: 'validation_error', message: expect.any(String) });
+    expect(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4))).toEqual({
+      error: 'validation_error',
+      message: expect.any(String),
+    });
   });
 });
 
@@ -154,11 +174,17 @@ describe('answers that carry tokens', () => {
         }
       }
     }
-    expect(tokenAnswers.sort()).toEqual(['post /api/v1/auth/login 202', 'post /api/v1/auth/refresh 202', 'post /api/v1/auth/stream-ticket 202']);
+    expect(tokenAnswers.sort()).toEqual([
+      'post /api/v1/auth/login 202',
+      'post /api/v1/auth/refresh 202',
+      'post /api/v1/auth/stream-ticket 202',
+    ]);
   });
 
   it('GraphQL answers carry it too', async () => {
-    const res = await api(server.url).graphql(`mutation { login(username: "${ADMIN.username}", password: "${ADMIN.password}") { sessionId } }`);
+    const res = await api(server.url).graphql(
+      `mutation { login(username: "${ADMIN.username}", password: "${ADMIN.password}") { sessionId } }`,
+    );
     expect(res.body.data.login.sessionId).toEqual(expect.any(String));
     expect(res.headers.get('cache-control')).toBe('no-store');
   });

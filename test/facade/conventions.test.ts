@@ -21,12 +21,18 @@ const expectError = (res: { status: number; body: any; headers: Headers }, statu
 
 describe('conventions', () => {
   it('malformed JSON is a validation_error', async () => {
-    const res = await request(server.url, 'POST', '/api/v1/auth/login', { raw: '{"username": "a",', headers: { 'content-type': 'application/json' } });
+    const res = await request(server.url, 'POST', '/api/v1/auth/login', {
+      raw: '{"username": "a",',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, 'validation_error');
   });
 
   it('a body that is not JSON is unsupported_media_type', async () => {
-    const res = await request(server.url, 'POST', '/api/v1/auth/login', { raw: 'username=a&password=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await request(server.url, 'POST', '/api/v1/auth/login', {
+      raw: 'username=a&password=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectError(res, 415, 'unsupported_media_type');
   });
 
@@ -62,7 +68,11 @@ describe('conventions', () => {
       expect((await http.get(`${prefix}/health/live`)).body).toEqual({ status: 'ok' });
       const ready = await http.get(`${prefix}/health/ready`);
       expect(ready.status).toBe(200);
-      expect(ready.body).toEqual({ status: 'ready', checks: expect.objectContaining({ database: 'up', auth: 'up' }), details: expect.any(Object) });
+      expect(ready.body).toEqual({
+        status: 'ready',
+        checks: expect.objectContaining({ database: 'up', auth: 'up' }),
+        details: expect.any(Object),
+      });
     }
   });
 
@@ -71,12 +81,21 @@ describe('conventions', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toMatch(/^3\.0\./);
     expect(doc.body.paths['/api/v1/auth/login'].post.responses).toEqual(
-      expect.objectContaining({ '202': expect.anything(), '400': expect.anything(), '401': expect.anything(), '429': expect.anything() }),
+      expect.objectContaining({
+        '202': expect.anything(),
+        '400': expect.anything(),
+        '401': expect.anything(),
+        '429': expect.anything(),
+      }),
     );
     const voices = doc.body.paths['/api/v1/tts/voices/{voiceId}'];
     expect(Object.keys(voices.delete.responses).sort()).toEqual(['202', '400', '401', '404', '409', '500', '503']);
-    expect(voices.delete.parameters).toContainEqual(expect.objectContaining({ name: 'version', in: 'query', required: true }));
-    expect(doc.body.paths['/api/v1/tts/voices'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateVoiceRequest' });
+    expect(voices.delete.parameters).toContainEqual(
+      expect.objectContaining({ name: 'version', in: 'query', required: true }),
+    );
+    expect(doc.body.paths['/api/v1/tts/voices'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CreateVoiceRequest',
+    });
     const events = doc.body.paths['/api/v1/events'].get;
     expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
     expect(events.parameters).toContainEqual(expect.objectContaining({ name: 'Last-Event-ID', in: 'header' }));
@@ -94,7 +113,16 @@ describe('conventions', () => {
     const res = await http.get('/.well-known/jwks.json');
     expect(res.body.keys).toHaveLength(1);
     const [jwk] = res.body.keys;
-    expect(jwk).toEqual(expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String), n: expect.any(String), e: 'AQAB' }));
+    expect(jwk).toEqual(
+      expect.objectContaining({
+        kty: 'RSA',
+        alg: 'RS256',
+        use: 'sig',
+        kid: expect.any(String),
+        n: expect.any(String),
+        e: 'AQAB',
+      }),
+    );
     expect(jwk).not.toHaveProperty('d'); // no private part
 
     // As a service outside this codebase would: pick the key by the token's kid, verify with it.
@@ -103,10 +131,15 @@ describe('conventions', () => {
     const header = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
     expect(header).toEqual({ alg: 'RS256', typ: 'JWT', kid: jwk.kid });
     const key = crypto.createPublicKey({ key: jwk, format: 'jwk' });
-    const claims = jwt.verify(token, key, { algorithms: ['RS256'], issuer: server.config.JWT_ISSUER }) as jwt.JwtPayload;
+    const claims = jwt.verify(token, key, {
+      algorithms: ['RS256'],
+      issuer: server.config.JWT_ISSUER,
+    }) as jwt.JwtPayload;
     expect(claims).toMatchObject({ sid: login.body.session_id, typ: 'access' });
     // And it is this server's key: a token signed by another key does not verify with it.
     const other = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-    expect(() => jwt.verify(jwt.sign({ sub: 'x' }, other, { algorithm: 'RS256' }), key, { algorithms: ['RS256'] })).toThrow('invalid signature');
+    expect(() =>
+      jwt.verify(jwt.sign({ sub: 'x' }, other, { algorithm: 'RS256' }), key, { algorithms: ['RS256'] }),
+    ).toThrow('invalid signature');
   });
 });

@@ -12,8 +12,18 @@ import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 
 type Schema = Record<string, any>;
-interface Parameter { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: Schema }
-interface Operation { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, any>; security?: object[] }
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required?: boolean;
+  schema: Schema;
+}
+interface Operation {
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, any>;
+  security?: object[];
+}
 
 let server: TestServer;
 let doc: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
@@ -24,7 +34,7 @@ const known: Record<string, string[]> = {}; // ids of real resources, to reach 2
 /** A seeded generator, so that a failure can be replayed (SEED is printed with it). */
 const SEED = Number(process.env.CONFORMANCE_SEED ?? Date.now() % 100000);
 let state = SEED;
-const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
 const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
 const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 
@@ -35,10 +45,15 @@ const compiled = new Map<Schema, ValidateFunction>();
 /** The document's validity, as the document states it (x-catalog included). */
 function documentSays(schema: Schema, value: unknown): boolean {
   let validate = compiled.get(schema);
-  if (!validate) compiled.set(schema, (validate = ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"doc#/components')))));
+  if (!validate)
+    compiled.set(
+      schema,
+      (validate = ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"doc#/components')))),
+    );
   return validate(value) && catalogsAgree(schema, value);
 }
-const resolve = (schema: Schema): Schema => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
+const resolve = (schema: Schema): Schema =>
+  schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema;
 
 function catalogsAgree(schema: Schema, value: any): boolean {
   schema = resolve(schema);
@@ -66,7 +81,9 @@ function generate(schema: Schema): any {
     case 'integer':
       return int(schema.minimum ?? 0, Math.min(schema.maximum ?? 1000, (schema.minimum ?? 0) + 1000));
     case 'number':
-      return Math.round((schema.minimum ?? 0) + random() * ((schema.maximum ?? 100) - (schema.minimum ?? 0)) * 100) / 100;
+      return (
+        Math.round((schema.minimum ?? 0) + random() * ((schema.maximum ?? 100) - (schema.minimum ?? 0)) * 100) / 100
+      );
     case 'boolean':
       return random() < 0.5;
     case 'object': {
@@ -86,7 +103,8 @@ function generate(schema: Schema): any {
       const max = Math.min(schema.maxLength ?? 60, 10_000);
       // Lengths at and near the documented bounds as often as short ones: that is where documents and servers disagree.
       const r = random();
-      const length = r < 0.3 ? max : r < 0.45 ? Math.max(min, max - int(0, 2)) : r < 0.55 ? min : int(min, Math.min(max, min + 40));
+      const length =
+        r < 0.3 ? max : r < 0.45 ? Math.max(min, max - int(0, 2)) : r < 0.55 ? min : int(min, Math.min(max, min + 40));
       if (schema.pattern && schema.pattern !== '\\S') {
         const r = new RandExp(schema.pattern);
         r.max = 8;
@@ -106,8 +124,11 @@ function breakings(schema: Schema, value: any): any[] {
   schema = resolve(schema);
   const out: any[] = [];
   if (schema.type === 'object' && value && typeof value === 'object') {
-    for (const name of schema.required ?? []) out.push(Object.fromEntries(Object.entries(value).filter(([k]) => k !== name)));
-    for (const [name, s] of Object.entries(schema.properties ?? {})) for (const bad of breakings(s as Schema, value[name] ?? generate(s as Schema))) out.push({ ...value, [name]: bad });
+    for (const name of schema.required ?? [])
+      out.push(Object.fromEntries(Object.entries(value).filter(([k]) => k !== name)));
+    for (const [name, s] of Object.entries(schema.properties ?? {}))
+      for (const bad of breakings(s as Schema, value[name] ?? generate(s as Schema)))
+        out.push({ ...value, [name]: bad });
     return out;
   }
   if (schema.type === 'string') {
@@ -129,7 +150,8 @@ function strict(schema: Schema): Schema {
   if (Array.isArray(schema)) return schema.map(strict);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Schema = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'example' ? v : strict(v)]));
-  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (out.type === 'object' && out.properties && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   return out;
 }
 
@@ -137,11 +159,22 @@ const responseValidators = new Map<string, ValidateFunction>();
 function responseValidator(schema: Schema): ValidateFunction {
   const text = JSON.stringify(schema);
   let validate = responseValidators.get(text);
-  if (!validate) responseValidators.set(text, (validate = ajv.compile(strict(JSON.parse(text.replace(/"#\/components/g, '"strict#/components'))))));
+  if (!validate)
+    responseValidators.set(
+      text,
+      (validate = ajv.compile(strict(JSON.parse(text.replace(/"#\/components/g, '"strict#/components'))))),
+    );
   return validate;
 }
 
-interface Sent { method: string; path: string; query: Record<string, string>; headers: Record<string, string>; body?: unknown; valid: boolean }
+interface Sent {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body?: unknown;
+  valid: boolean;
+}
 
 async function send(op: Operation, sent: Sent, bearer: string | undefined) {
   const qs = new URLSearchParams(sent.query).toString();
@@ -150,27 +183,47 @@ async function send(op: Operation, sent: Sent, bearer: string | undefined) {
   if (op.responses['200']?.content?.['text/event-stream']) {
     // A stream: its status and type tell; then let go of it.
     const abort = new AbortController();
-    const res = await fetch(`${server.url}${url}`, { method: sent.method, headers: { ...headers, accept: 'text/event-stream' }, signal: abort.signal });
+    const res = await fetch(`${server.url}${url}`, {
+      method: sent.method,
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
     const body = res.headers.get('content-type')?.startsWith('application/json') ? await res.json() : undefined;
     abort.abort();
     return { status: res.status, headers: res.headers, body, text: '' };
   }
   if (sent.body === undefined) return request(server.url, sent.method, url, { headers });
-  return request(server.url, sent.method, url, { headers: { ...headers, 'content-type': 'application/json' }, raw: JSON.stringify(sent.body) });
+  return request(server.url, sent.method, url, {
+    headers: { ...headers, 'content-type': 'application/json' },
+    raw: JSON.stringify(sent.body),
+  });
 }
 
 beforeAll(async () => {
   // No rendering (queued jobs are enough), and room for many login attempts from one address.
-  server = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000', LOGIN_MAX_FAILURES_PER_USER: '100000' });
+  server = await startTestServer({
+    SYNTHESIS_CONCURRENCY: '0',
+    LOGIN_MAX_ATTEMPTS_PER_CLIENT: '100000',
+    LOGIN_MAX_FAILURES_PER_USER: '100000',
+  });
   const http = api(server.url);
   doc = (await http.get('/api/v1/openapi.json')).body;
   ajv.addSchema({ $id: 'doc', components: doc.components });
-  ajv.addSchema({ $id: 'strict', components: strict(JSON.parse(JSON.stringify(doc.components).replace(/"#\/components/g, '"strict#/components'))) });
+  ajv.addSchema({
+    $id: 'strict',
+    components: strict(JSON.parse(JSON.stringify(doc.components).replace(/"#\/components/g, '"strict#/components'))),
+  });
   const admin = await login(server.url, ADMIN);
   const user = await createUserAndLogin(server.url, admin.access_token, 'conformance');
   token = user.token;
-  const voices = (await http.get('/api/v1/tts/base-voices', { token })).body.items as { name: string; languages: string[] }[];
-  catalogs = { 'items[].name': voices.map((v) => v.name), 'items[].languages[]': [...new Set(voices.flatMap((v) => v.languages))] };
+  const voices = (await http.get('/api/v1/tts/base-voices', { token })).body.items as {
+    name: string;
+    languages: string[];
+  }[];
+  catalogs = {
+    'items[].name': voices.map((v) => v.name),
+    'items[].languages[]': [...new Set(voices.flatMap((v) => v.languages))],
+  };
   const voice = await http.post('/api/v1/tts/voices', { name: 'Known', base_voice: 'f1' }, { token });
   const synthesis = await http.post('/api/v1/tts/syntheses', { text: 'Known.', voice_id: voice.body.id }, { token });
   // Not the session's own id: a generated DELETE of it would end the session the test runs with.
@@ -203,31 +256,44 @@ it('every answer is documented, every documented-valid request is accepted, ever
         // `?version=` or `If-Match`, not both (the document cannot say so); the ticket is an alternative to the token.
         if (query.version && headers['If-Match']) delete headers['If-Match'];
         const versioned = op.parameters?.some((p) => p.name === 'If-Match');
-        if (versioned && !query.version && !headers['If-Match']) query.version = String(generate(op.parameters!.find((p) => p.name === 'version')!.schema));
+        if (versioned && !query.version && !headers['If-Match'])
+          query.version = String(generate(op.parameters!.find((p) => p.name === 'version')!.schema));
         delete query.ticket;
         const body = bodySchema ? generate(bodySchema) : undefined;
-        const valid = (op.parameters ?? []).every((p) => {
-          const v = p.in === 'query' ? query[p.name] : p.in === 'header' ? headers[p.name] : 'x';
-          return p.in === 'path' || v === undefined || documentSays(p.schema, p.schema.type === 'integer' ? Number(v) : v);
-        }) && (!bodySchema || documentSays(bodySchema, body));
+        const valid =
+          (op.parameters ?? []).every((p) => {
+            const v = p.in === 'query' ? query[p.name] : p.in === 'header' ? headers[p.name] : 'x';
+            return (
+              p.in === 'path' || v === undefined || documentSays(p.schema, p.schema.type === 'integer' ? Number(v) : v)
+            );
+          }) &&
+          (!bodySchema || documentSays(bodySchema, body));
         cases.push({ method: method.toUpperCase(), path, query, headers, body, valid });
-        if (bodySchema && i < 3) for (const bad of breakings(bodySchema, body)) {
-          if (!documentSays(bodySchema, bad)) cases.push({ method: method.toUpperCase(), path, query, headers, body: bad, valid: false });
-        }
+        if (bodySchema && i < 3)
+          for (const bad of breakings(bodySchema, body)) {
+            if (!documentSays(bodySchema, bad))
+              cases.push({ method: method.toUpperCase(), path, query, headers, body: bad, valid: false });
+          }
       }
       for (const sent of cases) {
         // Logging out ends the session: a session of its own for that.
-        const bearer = template.endsWith('/auth/logout') ? (await login(server.url, { username: 'conformance', password: 'a long enough password' })).access_token : token;
+        const bearer = template.endsWith('/auth/logout')
+          ? (await login(server.url, { username: 'conformance', password: 'a long enough password' })).access_token
+          : token;
         const res = await send(op, sent, bearer);
         count++;
         const where = `${sent.method} ${sent.path} ${JSON.stringify(sent.query)} ${JSON.stringify(sent.headers)} ${JSON.stringify(sent.body)?.slice(0, 200)}`;
         const documented = op.responses[String(res.status)];
         if (!documented) problems.push(`undocumented ${res.status} for ${where}: ${res.text.slice(0, 200)}`);
-        if (sent.valid && [400, 413, 415].includes(res.status)) problems.push(`valid request refused (${res.status} ${res.text.slice(0, 300)}): ${where}`);
+        if (sent.valid && [400, 413, 415].includes(res.status))
+          problems.push(`valid request refused (${res.status} ${res.text.slice(0, 300)}): ${where}`);
         const schema = documented?.content?.['application/json']?.schema;
         if (schema && res.body !== undefined) {
           const validate = responseValidator(schema);
-          if (!validate(res.body)) problems.push(`${res.status} body does not match the document (${ajv.errorsText(validate.errors)}): ${JSON.stringify(res.body).slice(0, 300)} for ${where}`);
+          if (!validate(res.body))
+            problems.push(
+              `${res.status} body does not match the document (${ajv.errorsText(validate.errors)}): ${JSON.stringify(res.body).slice(0, 300)} for ${where}`,
+            );
         }
       }
     }
@@ -252,7 +318,10 @@ describe('what the document says, the server does', () => {
     const parameter = doc.paths['/api/v1/events'].get.parameters!.find((p) => p.name === 'Last-Event-ID')!;
     expect(parameter.schema.pattern).toBe('^(\\d{1,15})?$');
     const abort = new AbortController();
-    const empty = await fetch(`${server.url}/api/v1/events`, { headers: { authorization: `Bearer ${token}`, 'last-event-id': '' }, signal: abort.signal });
+    const empty = await fetch(`${server.url}/api/v1/events`, {
+      headers: { authorization: `Bearer ${token}`, 'last-event-id': '' },
+      signal: abort.signal,
+    });
     expect(empty.status).toBe(200);
     abort.abort();
   });
@@ -271,18 +340,32 @@ describe('what the document says, the server does', () => {
     for (const name of ['LoginRequest', 'RefreshRequest', 'CreateVoiceRequest', 'SynthesisRequest']) {
       expect(doc.components.schemas[name].additionalProperties).not.toBe(false);
     }
-    const res = await http().post('/api/v1/tts/voices', { name: 'Extra', base_voice: 'f1', favourite_colour: 'blue' }, { token });
+    const res = await http().post(
+      '/api/v1/tts/voices',
+      { name: 'Extra', base_voice: 'f1', favourite_colour: 'blue' },
+      { token },
+    );
     expect(res.status).toBe(202);
   });
 
-  it('the limits the server enforces are the document\'s', async () => {
+  it("the limits the server enforces are the document's", async () => {
     const { LoginRequest, CreateVoiceRequest } = doc.components.schemas;
     // Lengths after trimming: 64 (100) characters however much white space surrounds them, and not one more.
     const fits = (schema: Schema, length: number) => documentSays(schema, ` \t${'é'.repeat(length)}  `);
-    expect([fits(LoginRequest.properties.username, 64), fits(LoginRequest.properties.username, 65)]).toEqual([true, false]);
-    expect([fits(CreateVoiceRequest.properties.name, 100), fits(CreateVoiceRequest.properties.name, 101)]).toEqual([true, false]);
+    expect([fits(LoginRequest.properties.username, 64), fits(LoginRequest.properties.username, 65)]).toEqual([
+      true,
+      false,
+    ]);
+    expect([fits(CreateVoiceRequest.properties.name, 100), fits(CreateVoiceRequest.properties.name, 101)]).toEqual([
+      true,
+      false,
+    ]);
     expect(documentSays(CreateVoiceRequest.properties.name, '   ')).toBe(false);
-    const padded = await http().post('/api/v1/tts/voices', { name: `  ${'p'.repeat(100)}  `, base_voice: 'f1' }, { token });
+    const padded = await http().post(
+      '/api/v1/tts/voices',
+      { name: `  ${'p'.repeat(100)}  `, base_voice: 'f1' },
+      { token },
+    );
     expect(padded.status).toBe(202);
     expect(CreateVoiceRequest.properties.base_voice['x-catalog'].href).toBe('/api/v1/tts/base-voices');
     const tooLong = await http().post('/api/v1/tts/voices', { name: 'n'.repeat(101), base_voice: 'f1' }, { token });

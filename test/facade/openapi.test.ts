@@ -19,11 +19,14 @@ import { compileValidator } from '../../rest-facade/validation';
 import { api } from '../helpers/http';
 import { startTestServer, TestServer } from '../helpers/server';
 
-const documentWith = (env: Record<string, string> = {}) => openApiDocument(routes, loadConfig(env), openAiSpeechOpenApi);
+const documentWith = (env: Record<string, string> = {}) =>
+  openApiDocument(routes, loadConfig(env), openAiSpeechOpenApi);
 const doc = documentWith();
 
 const operations = (d: OpenApiDocument) =>
-  Object.entries(d.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, method, op })));
+  Object.entries(d.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, method, op })),
+  );
 
 const resolve = (schema: JsonSchema): JsonSchema =>
   typeof schema.$ref === 'string' ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema;
@@ -35,7 +38,8 @@ function defaultsIn(schema: unknown, at: string): string[] {
   const s = resolve(schema as JsonSchema);
   return Object.entries(s).flatMap(([key, value]) => {
     if (key === 'default') return [at];
-    if (key === 'properties') return Object.entries(value as object).flatMap(([name, p]) => defaultsIn(p, `${at}.${name}`));
+    if (key === 'properties')
+      return Object.entries(value as object).flatMap(([name, p]) => defaultsIn(p, `${at}.${name}`));
     return typeof value === 'object' ? defaultsIn(value, `${at}/${key}`) : [];
   });
 }
@@ -53,20 +57,30 @@ describe('the OpenAPI document', () => {
     expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
     // Generated SDKs name their methods after these: renaming one breaks its callers.
     expect(Object.fromEntries(ids)).toMatchObject({
-      'POST /api/v1/tts/voices': 'createVoice', 'GET /api/v1/tts/voices': 'listVoices', 'GET /api/v1/tts/voices/{voiceId}': 'getVoice',
-      'PATCH /api/v1/tts/voices/{voiceId}': 'updateVoice', 'DELETE /api/v1/tts/voices/{voiceId}': 'deleteVoice',
-      'POST /api/v1/auth/login': 'login', 'GET /api/v1/events': 'streamEvents', 'POST /v1/audio/speech': 'createSpeech',
-      'GET /health/live': 'getLiveness', 'GET /api/v1/health/live': 'getLivenessUnderApi',
+      'POST /api/v1/tts/voices': 'createVoice',
+      'GET /api/v1/tts/voices': 'listVoices',
+      'GET /api/v1/tts/voices/{voiceId}': 'getVoice',
+      'PATCH /api/v1/tts/voices/{voiceId}': 'updateVoice',
+      'DELETE /api/v1/tts/voices/{voiceId}': 'deleteVoice',
+      'POST /api/v1/auth/login': 'login',
+      'GET /api/v1/events': 'streamEvents',
+      'POST /v1/audio/speech': 'createSpeech',
+      'GET /health/live': 'getLiveness',
+      'GET /api/v1/health/live': 'getLivenessUnderApi',
     });
   });
 
   it('declares no default in PATCH bodies, nor in any request body (generated clients would always send it)', () => {
     const bodies = operations(doc).filter(({ op }) => op.requestBody);
     expect(bodies.map(({ method }) => method)).toContain('patch');
-    const found = bodies.flatMap(({ where, op }) => defaultsIn(op.requestBody!.content['application/json'].schema, where));
+    const found = bodies.flatMap(({ where, op }) =>
+      defaultsIn(op.requestBody!.content['application/json'].schema, where),
+    );
     expect(found).toEqual([]);
     // The check finds one where there is one.
-    expect(defaultsIn({ type: 'object', properties: { speed: { type: 'number', default: 1 } } }, 'PATCH x')).toEqual(['PATCH x.speed']);
+    expect(defaultsIn({ type: 'object', properties: { speed: { type: 'number', default: 1 } } }, 'PATCH x')).toEqual([
+      'PATCH x.speed',
+    ]);
   });
 
   it('states the limits of the configuration it is served with', () => {
@@ -76,8 +90,14 @@ describe('the OpenAPI document', () => {
     expect(text(doc)).not.toContain('{{config:');
 
     const other = documentWith({
-      SYNTHESIS_QUEUE_PER_USER: '7', STREAM_TICKET_TTL_SECONDS: '45', BODY_LIMIT_BYTES: String(1 << 20), EVENT_RETENTION_SECONDS: String(2 * 86_400),
-      ACCESS_TOKEN_TTL_SECONDS: '1800', GRAPHQL_MAX_DEPTH: '9', LOGIN_MAX_FAILURES_PER_USER: '4', EVENT_STREAMS_PER_USER: '3',
+      SYNTHESIS_QUEUE_PER_USER: '7',
+      STREAM_TICKET_TTL_SECONDS: '45',
+      BODY_LIMIT_BYTES: String(1 << 20),
+      EVENT_RETENTION_SECONDS: String(2 * 86_400),
+      ACCESS_TOKEN_TTL_SECONDS: '1800',
+      GRAPHQL_MAX_DEPTH: '9',
+      LOGIN_MAX_FAILURES_PER_USER: '4',
+      EVENT_STREAMS_PER_USER: '3',
     });
     expect(synthesize(other)).toContain('At most 7 of your syntheses');
     expect(other.paths['/api/v1/auth/stream-ticket'].post.description).toContain('valid for 45 s');
@@ -85,12 +105,20 @@ describe('the OpenAPI document', () => {
     expect(other.paths['/api/v1/events'].get.description).toMatch(/2 days.*At most 3 streams/);
     expect(other.info.description).toMatch(/1 MiB.*depth 9/);
     const tokens = other.components.schemas.TokenSet.properties as Record<string, JsonSchema>;
-    expect([tokens.access_token.description, tokens.expires_in.example]).toEqual(['JWT access token, valid for 30 minutes', 1800]);
+    expect([tokens.access_token.description, tokens.expires_in.example]).toEqual([
+      'JWT access token, valid for 30 minutes',
+      1800,
+    ]);
     expect(text(other)).not.toContain('{{config:');
   });
 
   it('writes configured values in words a reader expects', () => {
-    const config = loadConfig({ EVENT_RETENTION_SECONDS: String(7 * 86_400), BODY_LIMIT_BYTES: String(256 * 1024), GRAPHQL_MAX_TOKENS: '10000', SYNTHESIS_MAX_AUDIO_SECONDS: '90' });
+    const config = loadConfig({
+      EVENT_RETENTION_SECONDS: String(7 * 86_400),
+      BODY_LIMIT_BYTES: String(256 * 1024),
+      GRAPHQL_MAX_TOKENS: '10000',
+      SYNTHESIS_MAX_AUDIO_SECONDS: '90',
+    });
     const fill = (text: string) => fillConfigured(text, config);
     expect(fill(`kept ${configured('EVENT_RETENTION_SECONDS', 'duration')}`)).toBe('kept 7 days');
     expect(fill(configured('BODY_LIMIT_BYTES', 'bytes'))).toBe('256 KiB');
@@ -101,21 +129,38 @@ describe('the OpenAPI document', () => {
 
   it('states lengths after trimming as the server checks them', () => {
     const validate = compileValidator(routes.find((r) => r.operationId === 'login')!);
-    const problems = (username: string) => validate({ params: {}, query: {}, body: { username, password: 'long enough' } });
+    const problems = (username: string) =>
+      validate({ params: {}, query: {}, body: { username, password: 'long enough' } });
     expect(problems(`  ${'u'.repeat(64)} \n`)).toBeNull();
     expect(problems(` ${'u'.repeat(65)} `)).toEqual({ username: [expect.stringMatching(/64/)] });
-    const pattern = new RegExp(((doc.components.schemas.LoginRequest.properties as Record<string, JsonSchema>).username.pattern as string), 'u');
-    expect([pattern.test(`  ${'u'.repeat(64)} \n`), pattern.test(` ${'u'.repeat(65)} `), pattern.test('   '), pattern.test('a')]).toEqual([true, false, false, true]);
+    const pattern = new RegExp(
+      (doc.components.schemas.LoginRequest.properties as Record<string, JsonSchema>).username.pattern as string,
+      'u',
+    );
+    expect([
+      pattern.test(`  ${'u'.repeat(64)} \n`),
+      pattern.test(` ${'u'.repeat(65)} `),
+      pattern.test('   '),
+      pattern.test('a'),
+    ]).toEqual([true, false, false, true]);
   });
 
   it('pages every list the same way: one page query, one page schema', () => {
     expect(MAX_PAGE_SIZE).toBe(GRAPHQL_MAX_PAGE_SIZE);
     const lists = routes.filter((r) => (r.response.properties as Record<string, unknown> | undefined)?.next_cursor);
-    expect(lists.map((r) => r.operationId).sort()).toEqual(['listSessions', 'listSyntheses', 'listUsers', 'listVoices']);
+    expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'listSessions',
+      'listSyntheses',
+      'listUsers',
+      'listVoices',
+    ]);
     for (const route of lists) {
       const properties = route.query!.schema.properties as Record<string, JsonSchema>;
-      expect([route.operationId, properties.limit, properties.cursor]).toEqual([route.operationId, ...Object.values(PAGE_QUERY.schema.properties as object)]);
-      const item = ((route.response.properties as Record<string, JsonSchema>).items.items) as JsonSchema;
+      expect([route.operationId, properties.limit, properties.cursor]).toEqual([
+        route.operationId,
+        ...Object.values(PAGE_QUERY.schema.properties as object),
+      ]);
+      const item = (route.response.properties as Record<string, JsonSchema>).items.items as JsonSchema;
       expect(route.response).toEqual(pageSchema(item));
     }
   });
@@ -137,8 +182,13 @@ describe("every route's GraphQL operation", () => {
   const problems = (query: string) => validate(schema, parse(query)).map((e) => e.message);
 
   it('is valid against the composed schema: fields, arguments and variable types', () => {
-    const operationsOf = (route: RouteSpec) => [graphqlOperation(route).query, ...(route.download ? [route.download.chunk] : [])];
-    const invalid = routes.flatMap((route) => operationsOf(route).map((query) => [route.operationId, query, problems(query)] as const)).filter(([, , p]) => p.length);
+    const operationsOf = (route: RouteSpec) => [
+      graphqlOperation(route).query,
+      ...(route.download ? [route.download.chunk] : []),
+    ];
+    const invalid = routes
+      .flatMap((route) => operationsOf(route).map((query) => [route.operationId, query, problems(query)] as const))
+      .filter(([, , p]) => p.length);
     expect(invalid).toEqual([]);
   });
 

@@ -40,7 +40,13 @@ onMysql('readiness follows the database', () => {
 
     proxy.restore();
     // Ready again as soon as the pool reconnects: waited for, not slept through in steps.
-    expect(await until(async () => ((await http.get('/health/ready')).status === 200 ? 200 : undefined), 'readiness 200 after the database returned', 20_000)).toBe(200);
+    expect(
+      await until(
+        async () => ((await http.get('/health/ready')).status === 200 ? 200 : undefined),
+        'readiness 200 after the database returned',
+        20_000,
+      ),
+    ).toBe(200);
     expect((await http.post('/api/v1/auth/login', { username: 'nobody', password: 'whatever pw' })).status).toBe(401);
   }, 30_000);
 });

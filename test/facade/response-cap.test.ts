@@ -15,7 +15,10 @@ it('a REST answer over the cap is a 400 validation_error naming the limit; one u
   const { access_token: token } = await login(server.url, ADMIN);
   const big = await http.get('/api/v1/tts/base-voices', { token });
   expect(big.status).toBe(400);
-  expect(big.body).toMatchObject({ error: 'validation_error', details: { limit: 'GRAPHQL_MAX_RESPONSE_BYTES', max: 16 * 1024 } });
+  expect(big.body).toMatchObject({
+    error: 'validation_error',
+    details: { limit: 'GRAPHQL_MAX_RESPONSE_BYTES', max: 16 * 1024 },
+  });
   const small = await http.get('/api/v1/auth/session', { token });
   expect(small.status).toBe(200);
 });

@@ -14,12 +14,16 @@ it('closes at once past a connection that never sent a request, and lets an in-f
   let release!: () => void;
   let arrived!: () => void;
   const inFlight = new Promise<void>((resolve) => (arrived = resolve));
-  const server = await listen((req, res) => {
-    if (req.url === '/slow') {
-      release = () => res.end('done');
-      arrived();
-    } else res.end('ok');
-  }, 0, '127.0.0.1');
+  const server = await listen(
+    (req, res) => {
+      if (req.url === '/slow') {
+        release = () => res.end('done');
+        arrived();
+      } else res.end('ok');
+    },
+    0,
+    '127.0.0.1',
+  );
   const silent = await connect(server.url); // opened ahead, as HTTP clients do
   const slow = fetch(`${server.url}/slow`).then((r) => r.text());
   await inFlight; // the request is in the server's hands before it closes

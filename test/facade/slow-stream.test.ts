@@ -18,7 +18,19 @@ it('cuts off a reader that stops reading, without piling results up', async () =
     try {
       for (let seq = 1; ; seq++) {
         pulled++;
-        yield { data: { result: { seq: String(seq), type: 'test.big', id: 'r', occurred_at: new Date().toISOString(), event_id: 'e', user_id: 'u', data: { blob: 'x'.repeat(1 << 20) } } } };
+        yield {
+          data: {
+            result: {
+              seq: String(seq),
+              type: 'test.big',
+              id: 'r',
+              occurred_at: new Date().toISOString(),
+              event_id: 'e',
+              user_id: 'u',
+              data: { blob: 'x'.repeat(1 << 20) },
+            },
+          },
+        };
       }
     } finally {
       ended();
@@ -66,17 +78,29 @@ describe('speech answers to a reader that stops reading', () => {
 
   async function facade(onQuery: (query: string) => void) {
     const config = loadConfig({ LOG_LEVEL: 'silent', SPEECH_WRITE_TIMEOUT_SECONDS: '1' });
-    const execute = async ({ query, variables }: { query: string; variables?: Record<string, unknown> }): Promise<GraphQLResult> => {
+    const execute = async ({
+      query,
+      variables,
+    }: {
+      query: string;
+      variables?: Record<string, unknown>;
+    }): Promise<GraphQLResult> => {
       onQuery(query);
       const offset = Number(variables?.offset ?? 0);
       const piece = offset === 0 ? Buffer.concat([WAV_HEAD, PIECE]) : PIECE;
       if (query.includes('synthesizeSpeech')) return { data: { result: { id: 's1' } } };
       if (query.includes('cancelSynthesis')) return { data: { result: { outcome: 'canceled' } } };
-      if (query.includes('synthesisStream')) return { data: { result: { state: 'RUNNING', error: null, chunk: piece.toString('base64'), end: false } } };
-      if (query.includes('chunk(')) return { data: { result: { chunk: piece.subarray(0, Number(variables?.length)).toString('base64') } } };
+      if (query.includes('synthesisStream'))
+        return { data: { result: { state: 'RUNNING', error: null, chunk: piece.toString('base64'), end: false } } };
+      if (query.includes('chunk('))
+        return { data: { result: { chunk: piece.subarray(0, Number(variables?.length)).toString('base64') } } };
       return { data: { result: { content_type: 'audio/wav', bytes: 1024 ** 3, etag: '"a"' } } }; // the download's metadata: 1 GiB
     };
-    const app = createFacadeApp({ config, logger: createLogger(config), graphql: { execute, checks: async () => ({}), subscribe: async () => ({}) } });
+    const app = createFacadeApp({
+      config,
+      logger: createLogger(config),
+      graphql: { execute, checks: async () => ({}), subscribe: async () => ({}) },
+    });
     return listen(app, 0, '127.0.0.1');
   }
 
@@ -88,7 +112,10 @@ describe('speech answers to a reader that stops reading', () => {
     socket.pause(); // and never read
     socket.write(request);
     const started = Date.now();
-    const connections = () => new Promise<number>((resolve, reject) => server.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    const connections = () =>
+      new Promise<number>((resolve, reject) =>
+        server.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+      );
     while ((await connections()) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
     socket.destroy();
     return Date.now() - started;
@@ -99,7 +126,10 @@ describe('speech answers to a reader that stops reading', () => {
     const server = await facade((q) => queries.push(q));
     try {
       const body = JSON.stringify({ model: 'tts-1', input: 'Hello.', voice: 'f3' });
-      const elapsed = await stalledReader(server, `POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const elapsed = await stalledReader(
+        server,
+        `POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       expect(elapsed).toBeLessThan(30_000); // the deadline is 1 s; without one, never
       // It stopped fetching audio once the reader stalled, and canceled the render.
       expect(queries.filter((q) => q.includes('synthesisStream')).length).toBeLessThan(64);
@@ -113,7 +143,10 @@ describe('speech answers to a reader that stops reading', () => {
     const queries: string[] = [];
     const server = await facade((q) => queries.push(q));
     try {
-      const elapsed = await stalledReader(server, `GET /api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      const elapsed = await stalledReader(
+        server,
+        `GET /api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      );
       expect(elapsed).toBeLessThan(30_000); // the deadline is 1 s; without one, never
       expect(queries.filter((q) => q.includes('chunk(')).length).toBeLessThan(64);
     } finally {

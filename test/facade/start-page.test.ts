@@ -7,11 +7,17 @@ import { createFacadeApp } from '../../rest-facade/app';
 
 it('links nothing that answers 404 on a facade of its own', async () => {
   const config = loadConfig({ LOG_LEVEL: 'silent', GATEWAY_URL: 'http://127.0.0.1:9' });
-  const app = createFacadeApp({ config, logger: createLogger(config), graphql: { execute: async () => ({}), checks: async () => ({}), subscribe: async () => ({}) } });
+  const app = createFacadeApp({
+    config,
+    logger: createLogger(config),
+    graphql: { execute: async () => ({}), checks: async () => ({}), subscribe: async () => ({}) },
+  });
   const server = await listen(app, 0, '127.0.0.1');
   try {
     for (const page of ['/', '/api/v1']) {
-      const { links } = (await (await fetch(`${server.url}${page}`, { headers: { accept: 'application/json' } })).json()) as { links: Record<string, string> };
+      const { links } = (await (
+        await fetch(`${server.url}${page}`, { headers: { accept: 'application/json' } })
+      ).json()) as { links: Record<string, string> };
       expect(Object.keys(links)).toEqual(expect.arrayContaining(['docs', 'openapi', 'events', 'health_live']));
       expect(Object.keys(links)).not.toEqual(expect.arrayContaining(['graphql']));
       for (const href of Object.values(links)) {

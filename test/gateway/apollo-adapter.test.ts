@@ -6,7 +6,12 @@
 import { LocalGraphQLDataSource } from '@apollo/gateway';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { getOperationAST, GraphQLSchema, parse } from 'graphql';
-import { apolloGateway, ExecutorRequestContext, executeOnGateway, executorRequestContext } from '../../gateway/apollo-adapter';
+import {
+  apolloGateway,
+  ExecutorRequestContext,
+  executeOnGateway,
+  executorRequestContext,
+} from '../../gateway/apollo-adapter';
 import { composeSupergraph } from '../../gateway/compose';
 import type { GatewayContext } from '../../gateway/data-sources';
 import { createLogger } from '../../lib/logger';
@@ -18,7 +23,9 @@ const typeDefs = parse(`
 `);
 const subgraph = buildSubgraphSchema({
   typeDefs,
-  resolvers: { Query: { ping: () => 'pong', item: (_: unknown, { id }: { id: string }) => ({ id, name: `item ${id}` }) } },
+  resolvers: {
+    Query: { ping: () => 'pong', item: (_: unknown, { id }: { id: string }) => ({ id, name: `item ${id}` }) },
+  },
 });
 const logger = createLogger({ LOG_LEVEL: 'silent' });
 const context: GatewayContext = { requestId: 'r1', clientIp: '127.0.0.1', logger };
@@ -41,7 +48,11 @@ describe("the Apollo adapter's hold on Apollo's gateway", () => {
   /** Runs `query` as the direct path does, recording which fields of the request context are read. */
   async function run(query: string) {
     const document = parse(query);
-    const built = executorRequestContext({ request: { query, variables: {} }, document, operation: getOperationAST(document)!, context }, apiSchema, logger);
+    const built = executorRequestContext(
+      { request: { query, variables: {} }, document, operation: getOperationAST(document)!, context },
+      apiSchema,
+      logger,
+    );
     const watched = new Proxy(built, {
       get(target, key, receiver) {
         read.add(key);
@@ -71,7 +82,11 @@ describe("the Apollo adapter's hold on Apollo's gateway", () => {
     // Parsed again, as the document cache would not: keyed by the operation node, so the same node.
     const document = parse(query);
     const operation = getOperationAST(document)!;
-    const requestContext = executorRequestContext({ request: { query, variables: {} }, document, operation, context }, apiSchema, logger);
+    const requestContext = executorRequestContext(
+      { request: { query, variables: {} }, document, operation, context },
+      apiSchema,
+      logger,
+    );
     const executor: typeof gateway.executor = (rc) => (executed++, gateway.executor(rc));
     await executeOnGateway(executor, requestContext, plans); // a new node: the executor plans it, the hook records it
     expect(executed).toBe(2);

@@ -10,14 +10,17 @@ const CLI = path.join(__dirname, '../../dist/bin/compose.js');
 const once = TEST_DB === 'sqlite' ? describe : describe.skip;
 
 function compose(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8' });
+  return spawnSync(process.execPath, [CLI, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+  });
 }
 
 once('npm run compose', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'compose-test-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("writes the supergraph SDL with every subgraph of the build", () => {
+  it('writes the supergraph SDL with every subgraph of the build', () => {
     const out = path.join(dir, 'supergraph.graphql');
     const res = compose([], { SUPERGRAPH_PATH: out });
     expect(res.stderr).toBe('');
@@ -30,10 +33,13 @@ once('npm run compose', () => {
 
   it('composes a compatible partner subgraph given as an SDL file', () => {
     const partner = path.join(dir, 'reviews.graphql');
-    fs.writeFileSync(partner, `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+    fs.writeFileSync(
+      partner,
+      `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
       type User @key(fields: "id", resolvable: false) { id: ID! }
       type Review { id: ID! author: User! stars: Int! }
-      type Query { reviews: [Review!]! }`);
+      type Query { reviews: [Review!]! }`,
+    );
     const res = compose(['--check', '--with', `reviews=${partner}`]);
     expect(res.status).toBe(0);
     expect(res.stdout).toMatch(/compose/);
@@ -41,9 +47,12 @@ once('npm run compose', () => {
 
   it('fails on a conflicting field type, naming both subgraphs and the field', () => {
     const partner = path.join(dir, 'karma.graphql');
-    fs.writeFileSync(partner, `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+    fs.writeFileSync(
+      partner,
+      `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
       type User @key(fields: "id") { id: ID! username: Int karma: Int }
-      type Query { topUsers: [User!]! }`);
+      type Query { topUsers: [User!]! }`,
+    );
     const res = compose(['--check', '--with', `karma=${partner}`]);
     expect(res.status).toBe(1);
     expect(res.stderr).toMatch(/do not compose/);

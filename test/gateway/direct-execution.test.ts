@@ -15,10 +15,16 @@ import { loadKeys } from '../../lib/tokens';
 import { selectSubgraphs } from '../../subgraphs';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 
-const LOGIN = 'mutation Login($username: String!, $password: String!) { login(username: $username, password: $password) { accessToken } }';
+const LOGIN =
+  'mutation Login($username: String!, $password: String!) { login(username: $username, password: $password) { accessToken } }';
 
 describe('with the real gateway and the auth subgraph in-process', () => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, ...isolatedEnv() });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    ...isolatedEnv(),
+  });
   let log: EventLog;
   let auth: RunningSubgraph;
   let gateway: Gateway;
@@ -37,7 +43,8 @@ describe('with the real gateway and the auth subgraph in-process', () => {
     await cleanupDatabases(config);
   });
 
-  const run = (variables: Record<string, unknown>) => gateway.execute({ query: LOGIN, variables, headers: {}, clientIp: '127.0.0.1' });
+  const run = (variables: Record<string, unknown>) =>
+    gateway.execute({ query: LOGIN, variables, headers: {}, clientIp: '127.0.0.1' });
 
   it('a variable of the wrong type is a validation_error naming the variable, as over HTTP', async () => {
     const result = await run({ username: 5, password: ADMIN.password });
@@ -48,7 +55,10 @@ describe('with the real gateway and the auth subgraph in-process', () => {
 
   it('a missing required variable is a validation_error too', async () => {
     const result = await run({ username: ADMIN.username });
-    expect(result.errors![0]).toMatchObject({ extensions: { code: 'validation_error' }, message: expect.stringContaining('$password') });
+    expect(result.errors![0]).toMatchObject({
+      extensions: { code: 'validation_error' },
+      message: expect.stringContaining('$password'),
+    });
   });
 
   it('well-typed variables run the operation', async () => {
@@ -62,19 +72,32 @@ describe('failures inside the executor', () => {
   const apiSchema: GraphQLSchema = buildSchema('type Query { ping: String }');
   /** A gateway whose executor does what the test says; everything else is the real direct path. */
   function withExecutor(executor: () => Promise<unknown>) {
-    const gateway = { onSchemaLoadOrUpdate: (listener: (s: { apiSchema: GraphQLSchema }) => void) => listener({ apiSchema }), executor };
-    const direct = directExecution(gateway as unknown as ApolloGateway, { logger: createLogger({ LOG_LEVEL: 'silent' }), metrics: true, maxResponseBytes: 1 << 20 });
-    const context: GatewayContext = { requestId: 'r1', clientIp: '127.0.0.1', logger: createLogger({ LOG_LEVEL: 'silent' }) };
+    const gateway = {
+      onSchemaLoadOrUpdate: (listener: (s: { apiSchema: GraphQLSchema }) => void) => listener({ apiSchema }),
+      executor,
+    };
+    const direct = directExecution(gateway as unknown as ApolloGateway, {
+      logger: createLogger({ LOG_LEVEL: 'silent' }),
+      metrics: true,
+      maxResponseBytes: 1 << 20,
+    });
+    const context: GatewayContext = {
+      requestId: 'r1',
+      clientIp: '127.0.0.1',
+      logger: createLogger({ LOG_LEVEL: 'silent' }),
+    };
     return direct.execute('{ ping }', undefined, context);
   }
 
   it('a throw from the executor (query planning) is an internal_error of the operation, not a rejection', async () => {
-    const result = await withExecutor(async () => { throw new Error('planner exploded'); });
+    const result = await withExecutor(async () => {
+      throw new Error('planner exploded');
+    });
     expect(result).toEqual({ errors: [expect.objectContaining({ extensions: { code: 'internal_error' } })] });
     expect(JSON.stringify(result)).not.toContain('planner exploded'); // internal details stay in the log
   });
 
-  it('a plain Error among the executor\'s errors (a data source\'s throw) is an internal_error too', async () => {
+  it("a plain Error among the executor's errors (a data source's throw) is an internal_error too", async () => {
     const result = await withExecutor(async () => ({ data: null, errors: [new Error('socket hang up')] }));
     expect(result.errors).toEqual([expect.objectContaining({ extensions: { code: 'internal_error' } })]);
   });

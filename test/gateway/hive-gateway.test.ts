@@ -15,7 +15,12 @@ import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server
 const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 
 onMysql('Hive Gateway over the same subgraphs', () => {
-  const env = { ...isolatedEnv(), LOG_LEVEL: 'silent', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password };
+  const env = {
+    ...isolatedEnv(),
+    LOG_LEVEL: 'silent',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+  };
   let layout: DistributedLayout;
   let hive: ServiceProcess;
 
@@ -24,7 +29,9 @@ onMysql('Hive Gateway over the same subgraphs', () => {
     layout = await startDistributed(env, { gateways: 1, facades: 0 });
     const urls = layout.subgraphs.map((s) => `${s.name.replace(/^subgraph /, '')}=${s.url}/graphql`).join(',');
     hive = await startProcess('hive gateway', '../bench/hive-gateway.js', [], {
-      ...env, SUPERGRAPH_PATH: path.join(env.DATA_DIR, 'supergraph.graphql'), SUBGRAPH_URLS: urls,
+      ...env,
+      SUPERGRAPH_PATH: path.join(env.DATA_DIR, 'supergraph.graphql'),
+      SUBGRAPH_URLS: urls,
     });
   }, 600_000);
 
@@ -37,9 +44,16 @@ onMysql('Hive Gateway over the same subgraphs', () => {
   it('answers a query across auth and tts as the project gateway does', async () => {
     const ours = api(layout.gateways[0].url);
     const theirs = api(hive.url);
-    const login = await ours.graphql('mutation($u: String!, $p: String!) { login(username: $u, password: $p) { accessToken } }', { u: ADMIN.username, p: ADMIN.password });
+    const login = await ours.graphql(
+      'mutation($u: String!, $p: String!) { login(username: $u, password: $p) { accessToken } }',
+      { u: ADMIN.username, p: ADMIN.password },
+    );
     const token = login.body.data.login.accessToken as string;
-    const created = await theirs.graphql('mutation { createVoice(name: "Hive", baseVoice: "f3") { id name } }', {}, token);
+    const created = await theirs.graphql(
+      'mutation { createVoice(name: "Hive", baseVoice: "f3") { id name } }',
+      {},
+      token,
+    );
     expect(created.body.errors).toBeUndefined();
 
     // Voice (tts) → owner (auth, an entity reference) → session (auth): a plan with two subgraph fetches.
@@ -50,7 +64,12 @@ onMysql('Hive Gateway over the same subgraphs', () => {
     expect(b.status).toBe(200);
     expect(a.body.errors).toBeUndefined();
     expect(a.body.data.voices.items).toEqual([
-      { id: created.body.data.createVoice.id, name: 'Hive', baseVoice: 'f3', owner: { id: expect.any(String), username: ADMIN.username, roles: ['admin'] } },
+      {
+        id: created.body.data.createVoice.id,
+        name: 'Hive',
+        baseVoice: 'f3',
+        owner: { id: expect.any(String), username: ADMIN.username, roles: ['admin'] },
+      },
     ]);
     expect(b.body).toEqual(a.body);
   });
@@ -60,7 +79,11 @@ onMysql('Hive Gateway over the same subgraphs', () => {
     const anonymous = await theirs.graphql('{ currentSession { id } }');
     expect(anonymous.body.data).toBeNull();
     expect(anonymous.body.errors[0].extensions.code).toBe('unauthorized');
-    const forged = await theirs.graphql('{ voices(first: 1) { items { id } } }', {}, 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.');
+    const forged = await theirs.graphql(
+      '{ voices(first: 1) { items { id } } }',
+      {},
+      'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+    );
     expect(forged.body.errors[0].extensions.code).toBe('unauthorized');
   });
 });

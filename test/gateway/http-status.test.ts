@@ -17,7 +17,9 @@ describe('GraphQL over HTTP', () => {
   it('passes the graphql-http audit, MUSTs and SHOULDs', async () => {
     const results = await auditServer({ url: `${server.url}/graphql` });
     // `notice`s are MAYs: GETs need Apollo's CSRF header (apollo-require-preflight), which the audit does not send.
-    const notOk = results.filter((r) => r.status === 'warn' || r.status === 'error').map((r) => `${r.status}: ${r.name}${'reason' in r ? ` (${r.reason})` : ''}`);
+    const notOk = results
+      .filter((r) => r.status === 'warn' || r.status === 'error')
+      .map((r) => `${r.status}: ${r.name}${'reason' in r ? ` (${r.reason})` : ''}`);
     expect(notOk).toEqual([]);
     expect(results.length).toBeGreaterThan(30);
   });
@@ -29,7 +31,12 @@ describe('GraphQL over HTTP', () => {
     const legacy = await invalid('application/json');
     expect(legacy.status).toBe(200);
     expect(legacy.body.errors[0].extensions.code).toBe('validation_error');
-    for (const accept of ['application/graphql-response+json', 'application/graphql-response+json, application/json;q=0.9', '*/*', undefined]) {
+    for (const accept of [
+      'application/graphql-response+json',
+      'application/graphql-response+json, application/json;q=0.9',
+      '*/*',
+      undefined,
+    ]) {
       const res = await invalid(accept);
       expect(res.status).toBe(400);
       expect(res.body.errors[0].extensions.code).toBe('validation_error');

@@ -14,7 +14,10 @@ const once = TEST_DB === 'sqlite' ? describe : describe.skip;
 /** The project's sources, without what is built, installed or stored. */
 function copyProject(into: string) {
   const skip = new Set(['node_modules', 'dist', 'data', '.git', 'coverage']);
-  fs.cpSync(ROOT, into, { recursive: true, filter: (src) => !skip.has(path.basename(src)) || path.dirname(src) !== ROOT });
+  fs.cpSync(ROOT, into, {
+    recursive: true,
+    filter: (src) => !skip.has(path.basename(src)) || path.dirname(src) !== ROOT,
+  });
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(into, 'node_modules'));
 }
 
@@ -47,9 +50,15 @@ once('npm run new-subgraph', () => {
   }, 180_000);
 
   it('refuses names that would not make a database or a GraphQL type', () => {
-    for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)]) expect(() => skeletonNames(bad)).toThrow(/not a subgraph name/);
+    for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)])
+      expect(() => skeletonNames(bad)).toThrow(/not a subgraph name/);
     expect(skeletonNames('reviews')).toMatchObject({ entity: 'Review', camel: 'review', table: 'reviews' });
-    expect(skeletonNames('shop', 'OrderLine')).toMatchObject({ entity: 'OrderLine', kebab: 'order-line', snake: 'order_line', table: 'order_lines' });
+    expect(skeletonNames('shop', 'OrderLine')).toMatchObject({
+      entity: 'OrderLine',
+      kebab: 'order-line',
+      snake: 'order_line',
+      table: 'order_lines',
+    });
   });
 
   it('copies every template with its names replaced, the module in subgraphs/<name>/ and its test in test/<name>/', () => {

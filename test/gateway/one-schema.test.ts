@@ -29,10 +29,14 @@ describe('one schema at /graphql', () => {
     const events = schema.subscriptionType.fields.find((f: any) => f.name === 'events');
     expect(events.args.map((a: any) => a.name).sort()).toEqual(['after', 'scope', 'types']);
     expect(events.type.ofType.name).toBe('Event');
-    expect(event.fields.map((f: any) => f.name)).toEqual(expect.arrayContaining(['seq', 'type', 'resourceId', 'occurredAt', 'data']));
+    expect(event.fields.map((f: any) => f.name)).toEqual(
+      expect.arrayContaining(['seq', 'type', 'resourceId', 'occurredAt', 'data']),
+    );
     expect(scope.enumValues.map((v: any) => v.name)).toEqual(['own', 'all']);
     // The supergraph's own fields are still there.
-    expect(schema.queryType.fields.map((f: any) => f.name)).toEqual(expect.arrayContaining(['me', 'voices', 'eventStreamPosition']));
+    expect(schema.queryType.fields.map((f: any) => f.name)).toEqual(
+      expect.arrayContaining(['me', 'voices', 'eventStreamPosition']),
+    );
   });
 
   it('eventStreamPosition is answered at /graphql and at /graphql/stream, for a caller with a token', async () => {
@@ -40,7 +44,8 @@ describe('one schema at /graphql', () => {
     const viaGateway = await http.graphql('query Where { eventStreamPosition }', {}, token);
     expect(viaGateway.body.data.eventStreamPosition).toMatch(/^\d+$/);
     const viaStream = await fetch(`${server.url}/graphql/stream`, {
-      method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: '{ eventStreamPosition }' }),
     });
     expect(await viaStream.text()).toMatch(/event: next\ndata: {"data":{"eventStreamPosition":"\d+"}}/);
@@ -52,7 +57,10 @@ describe('one schema at /graphql', () => {
     const sub = await http.graphql('subscription { events { type } }', {}, token);
     expect(sub.status).toBeGreaterThanOrEqual(400);
     expect(sub.status).toBeLessThan(500);
-    expect(sub.body.errors[0]).toMatchObject({ message: expect.stringContaining('/graphql/stream'), extensions: { code: 'validation_error' } });
+    expect(sub.body.errors[0]).toMatchObject({
+      message: expect.stringContaining('/graphql/stream'),
+      extensions: { code: 'validation_error' },
+    });
     const mixed = await http.graphql('{ eventStreamPosition me { id } }', {}, token);
     expect(mixed.body.errors[0].message).toMatch(/operation of its own/);
   });
@@ -65,7 +73,9 @@ describe('GRAPHQL_EXPLORER', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('/graphql/explorer/graphiql.js');
     expect(page.text).not.toMatch(/https?:\/\//);
-    const viaGet = await request(server.url, 'GET', `/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
+    const viaGet = await request(server.url, 'GET', `/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { accept: 'application/json', 'apollo-require-preflight': 'true' },
+    });
     expect(viaGet.body).toEqual({ data: { __typename: 'Query' } });
   });
 

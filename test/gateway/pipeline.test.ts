@@ -12,12 +12,20 @@ import { login, request } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 
 const SECRET = 'a-hop-secret-of-at-least-thirty-two-characters';
-const base = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password };
+const base = {
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'silent',
+  AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+  AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+};
 // The smallest answer cap, so that an introspection answer passes it.
-const config = (extra: Record<string, string> = {}) => loadConfig({ ...base, ...isolatedEnv(), GRAPHQL_MAX_RESPONSE_BYTES: String(16 * 1024), ...extra });
+const config = (extra: Record<string, string> = {}) =>
+  loadConfig({ ...base, ...isolatedEnv(), GRAPHQL_MAX_RESPONSE_BYTES: String(16 * 1024), ...extra });
 
 const nested = (depth: number): string => (depth === 0 ? 'x' : `a { ${nested(depth - 1)} }`);
-const aliases = (n: number, field: string) => Array.from({ length: n }, (_, i) => `a${i.toString(36)}:${field}`).join(' ');
+const aliases = (n: number, field: string) =>
+  Array.from({ length: n }, (_, i) => `a${i.toString(36)}:${field}`).join(' ');
 /** Fragments that spread the next one 25 times: 25^3 fields once expanded, in a few hundred characters. */
 const fragmentBomb = () =>
   `query { ...F0 } ${Array.from({ length: 3 }, (_, i) => `fragment F${i} on Query { ${`...F${i + 1} `.repeat(25)}}`).join(' ')} fragment F3 on Query { __typename }`;
@@ -28,18 +36,33 @@ const OFFENDING: { name: string; body: { query: string; operationName?: string }
   { name: 'too deep', body: { query: `{ ${nested(13)} }` }, message: /GRAPHQL_MAX_DEPTH/ },
   { name: 'too many aliases', body: { query: `{ ${aliases(31, 'x')} }` }, message: /GRAPHQL_MAX_ALIASES/ },
   { name: 'too costly', body: { query: fragmentBomb() }, message: /GRAPHQL_MAX_COST/ },
-  { name: 'over the answer-size cap', body: { query: `{ ${aliases(20, INTROSPECTION)} }` }, message: /GRAPHQL_MAX_RESPONSE_BYTES/ },
-  { name: 'an unknown operation name', body: { query: 'query A { __typename }', operationName: 'B' }, message: /no operation named "B"/ },
+  {
+    name: 'over the answer-size cap',
+    body: { query: `{ ${aliases(20, INTROSPECTION)} }` },
+    message: /GRAPHQL_MAX_RESPONSE_BYTES/,
+  },
+  {
+    name: 'an unknown operation name',
+    body: { query: 'query A { __typename }', operationName: 'B' },
+    message: /no operation named "B"/,
+  },
 ];
 
-type Answer = { status?: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } };
+type Answer = {
+  status?: number;
+  body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+};
 
 let gateway: Gateway;
 let token: string;
 let server: Awaited<ReturnType<typeof startServer>>;
 let subgraph: Awaited<ReturnType<typeof startSubgraphServer>>;
 let production: Awaited<ReturnType<typeof startSubgraphServer>>;
-const configs = { server: config(), subgraph: config(), production: config({ NODE_ENV: 'production', SUBGRAPH_SECRET: SECRET }) };
+const configs = {
+  server: config(),
+  subgraph: config(),
+  production: config({ NODE_ENV: 'production', SUBGRAPH_SECRET: SECRET }),
+};
 
 beforeAll(async () => {
   server = await startServer(configs.server, { mount: (_app, internals) => (gateway = internals.gateway) });
@@ -56,9 +79,12 @@ afterAll(async () => {
 
 const ENTRY_POINTS: Record<string, (body: { query: string; operationName?: string }) => Promise<Answer>> = {
   '/graphql': (body) => request(server.url, 'POST', '/graphql', { body }),
-  'the direct path (gateway.execute)': async (body) => ({ body: (await gateway.execute({ ...body, headers: {}, clientIp: '127.0.0.1' })) as Answer['body'] }),
+  'the direct path (gateway.execute)': async (body) => ({
+    body: (await gateway.execute({ ...body, headers: {}, clientIp: '127.0.0.1' })) as Answer['body'],
+  }),
   // Every operation there needs a caller.
-  '/graphql/stream': (body) => request(server.url, 'POST', '/graphql/stream', { body, token, headers: { accept: 'text/event-stream' } }),
+  '/graphql/stream': (body) =>
+    request(server.url, 'POST', '/graphql/stream', { body, token, headers: { accept: 'text/event-stream' } }),
   "a subgraph process's /graphql": (body) => request(subgraph.url, 'POST', '/graphql', { body }),
 };
 
@@ -67,13 +93,20 @@ describe.each(Object.entries(ENTRY_POINTS))('%s', (_entry, send) => {
     const answer = await send(body);
     if (answer.status !== undefined) expect(answer.status).toBe(400);
     expect(answer.body.data ?? undefined).toBeUndefined();
-    expect(answer.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code: 'validation_error' }) })]);
+    expect(answer.body.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(message),
+        extensions: expect.objectContaining({ code: 'validation_error' }),
+      }),
+    ]);
   });
 });
 
 describe('a subgraph endpoint (issue 29)', () => {
   it('refuses 12,000 aliases of _service { sdl } without a token, as a JSON error', async () => {
-    const res = await request(subgraph.url, 'POST', '/graphql', { body: { query: `{ ${aliases(12_000, '_service{sdl}')} }` } });
+    const res = await request(subgraph.url, 'POST', '/graphql', {
+      body: { query: `{ ${aliases(12_000, '_service{sdl}')} }` },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     expect(res.body.errors[0].extensions.code).toBe('validation_error');
@@ -91,7 +124,10 @@ describe('a subgraph endpoint (issue 29)', () => {
 
   it('answers an _entities representation without its key with validation_error', async () => {
     const res = await request(subgraph.url, 'POST', '/graphql', {
-      body: { query: 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { id } } }', variables: { r: [{ __typename: 'User' }] } },
+      body: {
+        query: 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { id } } }',
+        variables: { r: [{ __typename: 'User' }] },
+      },
     });
     expect(res.body.errors[0].extensions.code).toBe('validation_error');
     expect(res.body.errors[0].message).toMatch(/needs its key \(id\)/);
@@ -101,15 +137,24 @@ describe('a subgraph endpoint (issue 29)', () => {
     const without = await request(production.url, 'POST', '/graphql', { body: { query: '{ _service { sdl } }' } });
     expect(without.status).toBe(401);
     expect(without.body.errors[0].extensions.code).toBe('unauthorized');
-    const wrong = await request(production.url, 'POST', '/graphql', { body: { query: '{ _service { sdl } }' }, headers: { 'x-hop-secret': `${SECRET}x` } });
+    const wrong = await request(production.url, 'POST', '/graphql', {
+      body: { query: '{ _service { sdl } }' },
+      headers: { 'x-hop-secret': `${SECRET}x` },
+    });
     expect(wrong.status).toBe(401);
-    const withSecret = await request(production.url, 'POST', '/graphql', { body: { query: '{ _service { sdl } }' }, headers: { 'x-hop-secret': SECRET } });
+    const withSecret = await request(production.url, 'POST', '/graphql', {
+      body: { query: '{ _service { sdl } }' },
+      headers: { 'x-hop-secret': SECRET },
+    });
     expect(withSecret.status).toBe(200);
     expect(withSecret.body.data._service.sdl).toContain('currentSession');
   });
 
-  it('in production applies the limits to the secret\'s holders too', async () => {
-    const res = await request(production.url, 'POST', '/graphql', { body: { query: `{ ${aliases(31, 'x')} }` }, headers: { 'x-hop-secret': SECRET } });
+  it("in production applies the limits to the secret's holders too", async () => {
+    const res = await request(production.url, 'POST', '/graphql', {
+      body: { query: `{ ${aliases(31, 'x')} }` },
+      headers: { 'x-hop-secret': SECRET },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].message).toMatch(/GRAPHQL_MAX_ALIASES/);
   });
@@ -117,7 +162,9 @@ describe('a subgraph endpoint (issue 29)', () => {
 
 describe('/graphql/stream serves distinct connections only (issue 29 item 11)', () => {
   it('a POST without Accept: text/event-stream is told what to send', async () => {
-    const res = await request(server.url, 'POST', '/graphql/stream', { body: { query: 'subscription { events { type } }' } });
+    const res = await request(server.url, 'POST', '/graphql/stream', {
+      body: { query: 'subscription { events { type } }' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe('validation_error');
     expect(res.body.errors[0].message).toMatch(/Accept: text\/event-stream/);
@@ -138,12 +185,16 @@ describe('the client address between processes (contract: "Client addresses")', 
 
   it('is believed with the hop secret, when it is an address', () => {
     expect(clientAddress(req({ 'x-client-address': '203.0.113.7', 'x-hop-secret': SECRET }), hop)).toBe('203.0.113.7');
-    expect(clientAddress(req({ 'x-client-address': '<script>alert(1)</script>', 'x-hop-secret': SECRET }), hop)).toBe('127.0.0.1');
+    expect(clientAddress(req({ 'x-client-address': '<script>alert(1)</script>', 'x-hop-secret': SECRET }), hop)).toBe(
+      '127.0.0.1',
+    );
   });
 
   it('is not believed without the secret, with a wrong one, or when no secret is configured', () => {
     expect(clientAddress(req({ 'x-client-address': '203.0.113.7' }), hop)).toBe('127.0.0.1');
     expect(clientAddress(req({ 'x-client-address': '203.0.113.7', 'x-hop-secret': 'guess' }), hop)).toBe('127.0.0.1');
-    expect(clientAddress(req({ 'x-client-address': '203.0.113.7', 'x-hop-secret': SECRET }), new HopSecret(undefined))).toBe('127.0.0.1');
+    expect(
+      clientAddress(req({ 'x-client-address': '203.0.113.7', 'x-hop-secret': SECRET }), new HopSecret(undefined)),
+    ).toBe('127.0.0.1');
   });
 });

@@ -16,7 +16,12 @@ import { loadKeys } from '../../lib/tokens';
 import { selectSubgraphs } from '../../subgraphs';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 describe('plans of one fetch from one subgraph: sent to it as planned, past the executor', () => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, ...isolatedEnv() });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    ...isolatedEnv(),
+  });
   const logger = createLogger(config);
   let log: EventLog;
   const subgraphs: RunningSubgraph[] = [];
@@ -28,10 +33,13 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
   beforeAll(async () => {
     const keys = loadKeys(config);
     log = await EventLog.open(config, logger);
-    for (const def of selectSubgraphs(['auth', 'tts'])) subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
+    for (const def of selectSubgraphs(['auth', 'tts']))
+      subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
     const plans = new SingleFetchPlans();
     gateway = new ApolloGateway({
-      supergraphSdl: composeSupergraph(subgraphs.map((s) => ({ name: s.name, url: `http://${s.name}.invalid`, sdl: printSubgraphSchema(s.schema) }))),
+      supergraphSdl: composeSupergraph(
+        subgraphs.map((s) => ({ name: s.name, url: `http://${s.name}.invalid`, sdl: printSubgraphSchema(s.schema) })),
+      ),
       buildService: ({ name }) => new InProcessDataSource(subgraphs.find((s) => s.name === name)!),
       experimental_didResolveQueryPlan: plans.record,
     });
@@ -40,7 +48,9 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
     await gateway.load();
     const executor = gateway.executor;
     gateway.executor = (requestContext) => (executed.push(requestContext.request.query!), executor(requestContext));
-    const login = await run('mutation { login(username: "admin", password: "' + ADMIN.password + '") { accessToken } }');
+    const login = await run(
+      'mutation { login(username: "admin", password: "' + ADMIN.password + '") { accessToken } }',
+    );
     token = (login.data as any).login.accessToken;
   });
   afterAll(async () => {
@@ -52,7 +62,11 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
   beforeEach(() => (executed = []));
 
   const run = (query: string, authorization?: string) =>
-    direct.execute(query, {}, { requestId: 'r1', clientIp: '127.0.0.1', authorization: authorization && `Bearer ${authorization}`, logger });
+    direct.execute(
+      query,
+      {},
+      { requestId: 'r1', clientIp: '127.0.0.1', authorization: authorization && `Bearer ${authorization}`, logger },
+    );
 
   it('runs the executor the first time only, and answers the same both ways', async () => {
     const query = 'query Mine { result: currentSession { session_id: id state } me { username roles } }';
@@ -77,14 +91,37 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
     const query = 'query V($id: ID!) { session(id: $id) { id } }';
     const variables = { id: '00000000-0000-0000-0000-000000000000' };
     const answers = [];
-    for (let i = 0; i < 2; i++) answers.push(await direct.execute(query, variables, { requestId: 'r1', clientIp: '127.0.0.1', authorization: `Bearer ${token}`, logger }));
-    expect(answers[0].errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'not_found' }) })]);
+    for (let i = 0; i < 2; i++)
+      answers.push(
+        await direct.execute(query, variables, {
+          requestId: 'r1',
+          clientIp: '127.0.0.1',
+          authorization: `Bearer ${token}`,
+          logger,
+        }),
+      );
+    expect(answers[0].errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'not_found' }) }),
+    ]);
     expect(answers[1]).toEqual(answers[0]);
     expect(executed).toEqual([query]);
     // A variable that does not fit is refused before any fetch, as the executor refuses it: no
     // data at all (over HTTP a 400), where a subgraph's refusal would come back with data: null.
-    const refused = await direct.execute(query, { id: ['not', 'an', 'id'] }, { requestId: 'r1', clientIp: '127.0.0.1', authorization: `Bearer ${token}`, logger });
-    expect(refused).toEqual({ data: undefined, errors: [expect.objectContaining({ message: expect.stringContaining('$id'), locations: expect.any(Array), extensions: { code: 'validation_error' } })] });
+    const refused = await direct.execute(
+      query,
+      { id: ['not', 'an', 'id'] },
+      { requestId: 'r1', clientIp: '127.0.0.1', authorization: `Bearer ${token}`, logger },
+    );
+    expect(refused).toEqual({
+      data: undefined,
+      errors: [
+        expect.objectContaining({
+          message: expect.stringContaining('$id'),
+          locations: expect.any(Array),
+          extensions: { code: 'validation_error' },
+        }),
+      ],
+    });
     expect(executed).toEqual([query]);
   });
 
@@ -101,7 +138,18 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
     }
     expect((await run(typename, token)).data).toEqual({ me: { __typename: 'User', username: 'admin' } });
     expect((await run(rootTypename, token)).data).toEqual({ __typename: 'Query', me: { username: 'admin' } });
-    expect(executed).toEqual([across, across, typename, typename, rootTypename, rootTypename, introspection, introspection, typename, rootTypename]);
+    expect(executed).toEqual([
+      across,
+      across,
+      typename,
+      typename,
+      rootTypename,
+      rootTypename,
+      introspection,
+      introspection,
+      typename,
+      rootTypename,
+    ]);
   });
 });
 
@@ -112,15 +160,28 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
 function fakeGateway(coreSupergraphSdl: string) {
   const apiSchema = buildSchema('type Query { ping: String }');
   const plans = new SingleFetchPlans();
-  const dataSource = { process: jest.fn(async () => ({ data: { ping: 'from the subgraph' }, errors: [{ message: 'partial', path: ['ping'], extensions: { code: 'not_found' } }] })) };
+  const dataSource = {
+    process: jest.fn(async () => ({
+      data: { ping: 'from the subgraph' },
+      errors: [{ message: 'partial', path: ['ping'], extensions: { code: 'not_found' } }],
+    })),
+  };
   const executor = jest.fn(async (requestContext: any) => {
-    const fetch = { kind: 'Fetch', serviceName: 'a', operation: '{ping}', operationName: undefined, operationKind: 'query' };
-    const node = requestContext.operation.name?.value === 'Across' ? { kind: 'Sequence', nodes: [fetch, fetch] } : fetch;
+    const fetch = {
+      kind: 'Fetch',
+      serviceName: 'a',
+      operation: '{ping}',
+      operationName: undefined,
+      operationKind: 'query',
+    };
+    const node =
+      requestContext.operation.name?.value === 'Across' ? { kind: 'Sequence', nodes: [fetch, fetch] } : fetch;
     plans.record({ queryPlan: { kind: 'QueryPlan', node }, serviceMap: { a: dataSource }, requestContext } as any);
     return { data: { ping: 'from the executor' } };
   });
   const gateway = {
-    onSchemaLoadOrUpdate: (listener: (s: { apiSchema: GraphQLSchema; coreSupergraphSdl: string }) => void) => listener({ apiSchema, coreSupergraphSdl }),
+    onSchemaLoadOrUpdate: (listener: (s: { apiSchema: GraphQLSchema; coreSupergraphSdl: string }) => void) =>
+      listener({ apiSchema, coreSupergraphSdl }),
     load: async () => ({ schema: apiSchema, executor }),
     stop: async () => undefined,
     executor,
@@ -131,10 +192,22 @@ function fakeGateway(coreSupergraphSdl: string) {
 
 describe('a supergraph with @inaccessible', () => {
   it('sends every operation through the executor (it removes inaccessible values from answers)', async () => {
-    const { gateway, plans, dataSource, executor } = fakeGateway('type Query { ping: String @join__field(graph: A) secret: String @inaccessible }');
-    const direct = directExecution(gateway as unknown as ApolloGateway, { logger: createLogger({ LOG_LEVEL: 'silent' }), metrics: false, maxResponseBytes: 1 << 20, plans });
-    const context: GatewayContext = { requestId: 'r1', clientIp: '127.0.0.1', logger: createLogger({ LOG_LEVEL: 'silent' }) };
-    for (let i = 0; i < 3; i++) expect(await direct.execute('{ ping }', undefined, context)).toEqual({ data: { ping: 'from the executor' } });
+    const { gateway, plans, dataSource, executor } = fakeGateway(
+      'type Query { ping: String @join__field(graph: A) secret: String @inaccessible }',
+    );
+    const direct = directExecution(gateway as unknown as ApolloGateway, {
+      logger: createLogger({ LOG_LEVEL: 'silent' }),
+      metrics: false,
+      maxResponseBytes: 1 << 20,
+      plans,
+    });
+    const context: GatewayContext = {
+      requestId: 'r1',
+      clientIp: '127.0.0.1',
+      logger: createLogger({ LOG_LEVEL: 'silent' }),
+    };
+    for (let i = 0; i < 3; i++)
+      expect(await direct.execute('{ ping }', undefined, context)).toEqual({ data: { ping: 'from the executor' } });
     expect(executor).toHaveBeenCalledTimes(3);
     expect(dataSource.process).not.toHaveBeenCalled();
   });
@@ -144,12 +217,19 @@ describe('for Apollo Server (/graphql)', () => {
   it("the gateway's executor sends a single fetch straight once it knows the plan, its errors as the executor makes them", async () => {
     const { gateway, dataSource, plans, executor } = fakeGateway('type Query { ping: String @join__field(graph: A) }');
     const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
-    const requestContext = { document: { kind: 'Document', definitions: [] }, operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } }, request: { query: '{ ping }' }, context: {} } as any;
+    const requestContext = {
+      document: { kind: 'Document', definitions: [] },
+      operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } },
+      request: { query: '{ ping }' },
+      context: {},
+    } as any;
     expect(await loaded.executor!(requestContext)).toEqual({ data: { ping: 'from the executor' } });
     const second = await loaded.executor!(requestContext);
     expect(second.data).toEqual({ ping: 'from the subgraph' });
     // A GraphQLError naming the subgraph, as Apollo Server takes errors from an executor.
-    expect(second.errors?.map((e) => e.toJSON())).toEqual([{ message: 'partial', path: ['ping'], extensions: { code: 'not_found', serviceName: 'a' } }]);
+    expect(second.errors?.map((e) => e.toJSON())).toEqual([
+      { message: 'partial', path: ['ping'], extensions: { code: 'not_found', serviceName: 'a' } },
+    ]);
     expect(executor).toHaveBeenCalledTimes(1);
     expect(dataSource.process).toHaveBeenCalledTimes(1);
   });
@@ -157,12 +237,24 @@ describe('for Apollo Server (/graphql)', () => {
   it('a fetch that throws (the subgraph unreachable) is an error of the operation, as from the executor', async () => {
     const { gateway, dataSource, plans } = fakeGateway('type Query { ping: String @join__field(graph: A) }');
     const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
-    const requestContext = { document: { kind: 'Document', definitions: [] }, operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } }, request: { query: '{ ping }' }, context: {} } as any;
+    const requestContext = {
+      document: { kind: 'Document', definitions: [] },
+      operation: { kind: 'OperationDefinition', selectionSet: { selections: [] } },
+      request: { query: '{ ping }' },
+      context: {},
+    } as any;
     await loaded.executor!(requestContext);
-    dataSource.process.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4001'), { code: 'ECONNREFUSED' }));
+    dataSource.process.mockRejectedValueOnce(
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4001'), { code: 'ECONNREFUSED' }),
+    );
     const answer = await loaded.executor!(requestContext);
     expect(answer.data).toBeNull();
-    expect(answer.errors?.map((e) => e.toJSON())).toEqual([{ message: 'connect ECONNREFUSED 127.0.0.1:4001', extensions: { code: 'DOWNSTREAM_SERVICE_ERROR', serviceName: 'a' } }]);
+    expect(answer.errors?.map((e) => e.toJSON())).toEqual([
+      {
+        message: 'connect ECONNREFUSED 127.0.0.1:4001',
+        extensions: { code: 'DOWNSTREAM_SERVICE_ERROR', serviceName: 'a' },
+      },
+    ]);
     expect((answer.errors![0] as GraphQLError).originalError).toMatchObject({ code: 'ECONNREFUSED' }); // the error mapping reads it: 503
   });
 
@@ -171,7 +263,8 @@ describe('for Apollo Server (/graphql)', () => {
     const loaded = await withSingleFetches(gateway as never, plans).load({} as never);
     const document = parse('query One { ping } query Across { ping }');
     const [one, across] = document.definitions;
-    const run = (operation: unknown) => loaded.executor!({ document, operation, request: { query: '…' }, context: {} } as any);
+    const run = (operation: unknown) =>
+      loaded.executor!({ document, operation, request: { query: '…' }, context: {} } as any);
     for (let i = 0; i < 2; i++) {
       expect((await run(across)).data).toEqual({ ping: 'from the executor' }); // its plan is not a single fetch
       expect((await run(one)).data).toEqual({ ping: i === 0 ? 'from the executor' : 'from the subgraph' });

@@ -12,17 +12,26 @@ export interface Wav {
 
 /** Parses a RIFF/WAVE file chunk by chunk; throws on anything malformed. */
 export function parseWav(bytes: Buffer): Wav {
-  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not RIFF/WAVE');
+  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE')
+    throw new Error('not RIFF/WAVE');
   const riffSize = bytes.readUInt32LE(4);
   let fmt: Omit<Wav, 'riffSize' | 'dataSize' | 'samples'> | undefined;
-  for (let at = 12; at + 8 <= bytes.length; ) {
+  for (let at = 12; at + 8 <= bytes.length;) {
     const id = bytes.toString('ascii', at, at + 4);
     const body = at + 8;
     // A streamed WAV's data size is 0xFFFFFFFF (length unknown when sent): the data runs to the end.
-    const size = id === 'data' && bytes.readUInt32LE(at + 4) === 0xffffffff ? (bytes.length - body) & ~1 : bytes.readUInt32LE(at + 4);
+    const size =
+      id === 'data' && bytes.readUInt32LE(at + 4) === 0xffffffff
+        ? (bytes.length - body) & ~1
+        : bytes.readUInt32LE(at + 4);
     if (body + size > bytes.length) throw new Error(`chunk ${id} runs past the end`);
     if (id === 'fmt ') {
-      fmt = { format: bytes.readUInt16LE(body), channels: bytes.readUInt16LE(body + 2), sampleRate: bytes.readUInt32LE(body + 4), bitsPerSample: bytes.readUInt16LE(body + 14) };
+      fmt = {
+        format: bytes.readUInt16LE(body),
+        channels: bytes.readUInt16LE(body + 2),
+        sampleRate: bytes.readUInt32LE(body + 4),
+        bitsPerSample: bytes.readUInt16LE(body + 14),
+      };
     } else if (id === 'data') {
       if (!fmt) throw new Error('data before fmt');
       const samples = new Int16Array(size / 2);
@@ -48,7 +57,8 @@ export function medianPitch(samples: Int16Array, sampleRate: number): number {
   const frame = Math.round(sampleRate * 0.04);
   const [minLag, maxLag] = [Math.floor(sampleRate / 400), Math.ceil(sampleRate / 60)];
   const loudness: number[] = [];
-  for (let at = 0; at + frame + maxLag < samples.length; at += frame) loudness.push(rms(samples.subarray(at, at + frame)));
+  for (let at = 0; at + frame + maxLag < samples.length; at += frame)
+    loudness.push(rms(samples.subarray(at, at + frame)));
   const floor = 0.3 * Math.max(...loudness);
   const pitches: number[] = [];
   for (let at = 0, f = 0; at + frame + maxLag < samples.length; at += frame, f++) {
@@ -67,7 +77,9 @@ export function medianPitch(samples: Int16Array, sampleRate: number): number {
     }
     const best = Math.max(...r);
     // The shortest period that correlates nearly as well: multiples of the period do too.
-    const i = r.findIndex((v, k) => v >= 0.9 * best && (k === 0 || v >= r[k - 1]) && (k === r.length - 1 || v >= r[k + 1]));
+    const i = r.findIndex(
+      (v, k) => v >= 0.9 * best && (k === 0 || v >= r[k - 1]) && (k === r.length - 1 || v >= r[k + 1]),
+    );
     if (best > 0.6 && i >= 0) pitches.push(sampleRate / (minLag + i));
   }
   if (!pitches.length) throw new Error('no voiced frames');

@@ -7,7 +7,10 @@ import { until } from './wait';
 export { EventLog };
 
 export const loggedFor = (log: EventLog, resourceId: string, type?: string): Promise<LoggedEvent[]> =>
-  log.dataSource.manager.find(LoggedEvent, { where: type ? { resourceId, type } : { resourceId }, order: { seq: 'ASC' } });
+  log.dataSource.manager.find(LoggedEvent, {
+    where: type ? { resourceId, type } : { resourceId },
+    order: { seq: 'ASC' },
+  });
 
 /**
  * Waits until `resourceId` has an event of `type` in the log. Relays append outbox rows in

@@ -33,7 +33,8 @@ export async function request<T = any>(
 export function api(baseUrl: string) {
   return {
     get: <T = any>(path: string, opts?: Parameters<typeof request>[3]) => request<T>(baseUrl, 'GET', path, opts),
-    post: <T = any>(path: string, body?: unknown, opts?: Parameters<typeof request>[3]) => request<T>(baseUrl, 'POST', path, { ...opts, body }),
+    post: <T = any>(path: string, body?: unknown, opts?: Parameters<typeof request>[3]) =>
+      request<T>(baseUrl, 'POST', path, { ...opts, body }),
     delete: <T = any>(path: string, opts?: Parameters<typeof request>[3]) => request<T>(baseUrl, 'DELETE', path, opts),
     graphql: <T = any>(query: string, variables?: Record<string, unknown>, token?: string) =>
       request<T>(baseUrl, 'POST', '/graphql', { body: { query, variables }, token }),
@@ -51,7 +52,12 @@ export async function login(baseUrl: string, credentials: { username: string; pa
 }
 
 /** Creates a user through the admin-only GraphQL mutation and logs them in. */
-export async function createUserAndLogin(baseUrl: string, adminToken: string, username: string, password = 'a long enough password') {
+export async function createUserAndLogin(
+  baseUrl: string,
+  adminToken: string,
+  username: string,
+  password = 'a long enough password',
+) {
   const res = await api(baseUrl).graphql(
     'mutation ($u: String!, $p: String!) { createUser(username: $u, password: $p) { id username } }',
     { u: username, p: password },

@@ -9,12 +9,17 @@ export interface MysqlTestServer {
   prefix: string;
 }
 
-export function mysqlTestServer(defaultPrefix: string, raw = process.env.MYSQL_TEST_URL || 'mysql://root@127.0.0.1:3306'): MysqlTestServer {
+export function mysqlTestServer(
+  defaultPrefix: string,
+  raw = process.env.MYSQL_TEST_URL || 'mysql://root@127.0.0.1:3306',
+): MysqlTestServer {
   const url = new URL(raw);
   const prefix = decodeURIComponent(url.pathname.replace(/^\//, '')) || defaultPrefix;
   // Room for `_<10 hex>_<subgraph>` within MySQL's 64 characters, and nothing to quote.
   if (url.protocol !== 'mysql:' || !/^[A-Za-z0-9_]{1,32}$/.test(prefix)) {
-    throw new Error(`MYSQL_TEST_URL must be mysql://user:password@host:port[/prefix] with a prefix of 1–32 letters, digits or _ (got ${raw.replace(/\/\/[^@]*@/, '//…@')})`);
+    throw new Error(
+      `MYSQL_TEST_URL must be mysql://user:password@host:port[/prefix] with a prefix of 1–32 letters, digits or _ (got ${raw.replace(/\/\/[^@]*@/, '//…@')})`,
+    );
   }
   url.pathname = '';
   return { server: url.toString().replace(/\/$/, ''), prefix };

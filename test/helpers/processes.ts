@@ -32,7 +32,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startProcess(name: string, script: string, args: string[], env: Record<string, string>, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
+export async function startProcess(
+  name: string,
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -62,12 +69,16 @@ export async function startProcess(name: string, script: string, args: string[],
 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready: ${stderr}`);
+    if (child.exitCode !== null)
+      throw new Error(`${name} exited with ${child.exitCode} before it was ready: ${stderr}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`${name} not ready in ${timeoutMs} ms: ${stderr}`);
     }
-    const live = await fetch(`${url}/health/live`).then((r) => r.ok, () => false);
+    const live = await fetch(`${url}/health/live`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (live) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -103,11 +114,17 @@ export interface DistributedLayout {
  * With `workers`, speech is rendered by that many `start:worker` processes instead of the tts
  * subgraph's own.
  */
-export async function startDistributed(given: Record<string, string>, counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 }): Promise<DistributedLayout> {
+export async function startDistributed(
+  given: Record<string, string>,
+  counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 },
+): Promise<DistributedLayout> {
   // The processes' shared hop secret, as a deployment sets it: the client address crosses hops only with it.
   const env: Record<string, string> = { SUBGRAPH_SECRET: crypto.randomBytes(24).toString('hex'), ...given };
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
-  const composed = spawnSync(process.execPath, [path.join(BIN, 'compose.js')], { env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
+  const composed = spawnSync(process.execPath, [path.join(BIN, 'compose.js')], {
+    env: { ...process.env, ...env, SUPERGRAPH_PATH: supergraph },
+    encoding: 'utf8',
+  });
   if (composed.status !== 0) throw new Error(composed.stderr);
   const names = /The subgraphs (.+?) compose/.exec(composed.stdout)![1].split(', ');
   const all: ServiceProcess[] = [];
@@ -115,18 +132,29 @@ export async function startDistributed(given: Record<string, string>, counts: { 
   try {
     const subgraphs: ServiceProcess[] = [];
     const rendering: Record<string, string> = counts.workers ? { SYNTHESIS_CONCURRENCY: '0' } : {};
-    for (const name of names) subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], { ...env, ...rendering }));
+    for (const name of names)
+      subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], { ...env, ...rendering }));
     all.push(...subgraphs);
-    const workers = await Promise.all(Array.from({ length: counts.workers ?? 0 }, (_, i) => startProcess(`worker ${i + 1}`, 'worker.js', [], env)));
+    const workers = await Promise.all(
+      Array.from({ length: counts.workers ?? 0 }, (_, i) => startProcess(`worker ${i + 1}`, 'worker.js', [], env)),
+    );
     all.push(...workers);
     const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
     const gateways = await Promise.all(
-      Array.from({ length: counts.gateways }, (_, i) => startProcess(`gateway ${i + 1}`, 'gateway.js', [], { ...env, SUBGRAPH_URLS: subgraphUrls, SUPERGRAPH_PATH: supergraph })),
+      Array.from({ length: counts.gateways }, (_, i) =>
+        startProcess(`gateway ${i + 1}`, 'gateway.js', [], {
+          ...env,
+          SUBGRAPH_URLS: subgraphUrls,
+          SUPERGRAPH_PATH: supergraph,
+        }),
+      ),
     );
     all.push(...gateways);
     const inTurnFrom = (i: number) => gateways.map((_, j) => gateways[(i + j) % gateways.length].url).join(',');
     const facades = await Promise.all(
-      Array.from({ length: counts.facades }, (_, i) => startProcess(`facade ${i + 1}`, 'facade.js', [], { ...env, GATEWAY_URL: inTurnFrom(i) })),
+      Array.from({ length: counts.facades }, (_, i) =>
+        startProcess(`facade ${i + 1}`, 'facade.js', [], { ...env, GATEWAY_URL: inTurnFrom(i) }),
+      ),
     );
     all.push(...facades);
     return { subgraphs, workers, gateways, facades, all, stop };

@@ -20,7 +20,10 @@ export interface OpenStream {
   close(): void;
 }
 
-export async function openStream(url: string, options: { token?: string; lastEventId?: string } = {}): Promise<OpenStream> {
+export async function openStream(
+  url: string,
+  options: { token?: string; lastEventId?: string } = {},
+): Promise<OpenStream> {
   const abort = new AbortController();
   const headers: Record<string, string> = { accept: 'text/event-stream' };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -30,7 +33,16 @@ export async function openStream(url: string, options: { token?: string; lastEve
   let raw = '';
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
     const body = await res.json();
-    return { status: res.status, headers: res.headers, body, frames, text: () => raw, waitFor: () => Promise.reject(new Error('no stream')), ended: Promise.resolve(), close() {} };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body,
+      frames,
+      text: () => raw,
+      waitFor: () => Promise.reject(new Error('no stream')),
+      ended: Promise.resolve(),
+      close() {},
+    };
   }
   const listeners = new Set<() => void>();
   const ended = (async () => {
@@ -75,7 +87,9 @@ export async function openStream(url: string, options: { token?: string; lastEve
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`timed out waiting for ${count} frame(s); got ${JSON.stringify(frames.map((f) => f.event))}`));
+          reject(
+            new Error(`timed out waiting for ${count} frame(s); got ${JSON.stringify(frames.map((f) => f.event))}`),
+          );
         }, timeoutMs);
         listeners.add(check);
         check();

@@ -16,7 +16,10 @@ export function signWith(key: string, claims: Record<string, unknown>, options: 
 }
 
 export function otherKey(): string {
-  return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return crypto
+    .generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
 }
 
 /** `alg: none`: the claims of a real token, no signature. */

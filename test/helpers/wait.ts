@@ -2,7 +2,12 @@
 // busy machine; one that polls the condition only takes as long as the condition needs.
 
 /** Resolves with the first truthy value of `probe`; rejects after `timeoutMs` naming `what`. */
-export async function until<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what = 'the condition', timeoutMs = 20_000, everyMs = 25): Promise<T> {
+export async function until<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what = 'the condition',
+  timeoutMs = 20_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -33,7 +33,7 @@ describe('DocumentCache', () => {
     expect(cache.get(invalid)).not.toBe(refusal);
   });
 
-  it('a document nested deeper than the parser\'s stack is a GraphQL error, not a thrown RangeError', () => {
+  it("a document nested deeper than the parser's stack is a GraphQL error, not a thrown RangeError", () => {
     const cache = new DocumentCache(schema);
     const errors = cache.get(`${'{ a '.repeat(20_000)}${'}'.repeat(20_000)}`) as readonly GraphQLError[];
     expect(errors).toHaveLength(1);

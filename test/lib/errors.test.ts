@@ -28,9 +28,19 @@ describe('error table', () => {
 
   it('maps each code to its HTTP status', () => {
     expect(ERROR_STATUS).toEqual({
-      validation_error: 400, unauthorized: 401, forbidden: 403, not_found: 404, method_not_allowed: 405,
-      conflict: 409, resync_required: 410, payload_too_large: 413, unsupported_media_type: 415,
-      range_not_satisfiable: 416, rate_limit_exceeded: 429, internal_error: 500, service_unavailable: 503,
+      validation_error: 400,
+      unauthorized: 401,
+      forbidden: 403,
+      not_found: 404,
+      method_not_allowed: 405,
+      conflict: 409,
+      resync_required: 410,
+      payload_too_large: 413,
+      unsupported_media_type: 415,
+      range_not_satisfiable: 416,
+      rate_limit_exceeded: 429,
+      internal_error: 500,
+      service_unavailable: 503,
     });
   });
 

@@ -27,7 +27,11 @@ it("serves an Express app with requests and responses that already have the app'
 });
 
 it('serves a plain handler with plain requests and responses', async () => {
-  const server = await listen((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), 0, '127.0.0.1');
+  const server = await listen(
+    (req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)),
+    0,
+    '127.0.0.1',
+  );
   try {
     expect(await (await fetch(server.url)).text()).toBe('true');
   } finally {

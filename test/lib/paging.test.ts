@@ -3,7 +3,10 @@
 import { decodeCursor, encodeCursor } from '../../lib/paging';
 
 const ID = '0190a5b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b';
-const refused = expect.objectContaining({ code: 'validation_error', details: { cursor: ['is not a cursor this service handed out'] } });
+const refused = expect.objectContaining({
+  code: 'validation_error',
+  details: { cursor: ['is not a cursor this service handed out'] },
+});
 
 describe('cursor codec', () => {
   it('gives back the keys it encoded: a moment, a uuid, a key text', () => {
@@ -16,7 +19,9 @@ describe('cursor codec', () => {
 
   it('refuses what it did not hand out', () => {
     const bad = [
-      '', '!!', 'bm90IGEgY3Vyc29y', // not base64url JSON
+      '',
+      '!!',
+      'bm90IGEgY3Vyc29y', // not base64url JSON
       `${encodeCursor([ID])}A`, // a tail: not the canonical encoding
       Buffer.from(`["${ID}"]`).toString('base64'), // base64 with padding, not base64url
       encodeCursor([ID, ID]), // too many keys

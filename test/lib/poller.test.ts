@@ -10,7 +10,14 @@ afterEach(() => jest.useRealTimers());
 function recorded(found: () => boolean, options: { intervalMs: number; maxIntervalMs?: number }) {
   const runs: number[] = [];
   const start = Date.now();
-  const poller = startPoller({ name: 'test', ...options, work: async () => { runs.push(Date.now() - start); return found(); } });
+  const poller = startPoller({
+    name: 'test',
+    ...options,
+    work: async () => {
+      runs.push(Date.now() - start);
+      return found();
+    },
+  });
   return { runs, poller };
 }
 

@@ -8,7 +8,12 @@ import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv } from '../helpers/server';
 
 describe('log lines', () => {
-  const env = { ...isolatedEnv(), LOG_LEVEL: 'info', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password };
+  const env = {
+    ...isolatedEnv(),
+    LOG_LEVEL: 'info',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+  };
   const lines: string[] = [];
   let stderr = '';
   let url: string;
@@ -18,7 +23,15 @@ describe('log lines', () => {
   const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
   async function lineMatching(match: (l: Record<string, any>) => boolean): Promise<Record<string, any>> {
     for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      const found = lines.map((l) => { try { return JSON.parse(l); } catch { return undefined; } }).find((l) => l && match(l));
+      const found = lines
+        .map((l) => {
+          try {
+            return JSON.parse(l);
+          } catch {
+            return undefined;
+          }
+        })
+        .find((l) => l && match(l));
       if (found) return found;
     }
     throw new Error(`no such log line in:\n${lines.join('\n')}`);
@@ -60,10 +73,19 @@ describe('log lines', () => {
   it('writes one short line per request with method, route, status, duration, request id and user', async () => {
     const tokens = await login(url, ADMIN);
     const requestId = `logs-${Date.now()}`;
-    const res = await api(url).get('/api/v1/auth/session', { token: tokens.access_token, headers: { 'x-request-id': requestId } });
+    const res = await api(url).get('/api/v1/auth/session', {
+      token: tokens.access_token,
+      headers: { 'x-request-id': requestId },
+    });
     expect(res.status).toBe(200);
     const line = await lineMatching((l) => l.request_id === requestId && l.msg === 'request completed');
-    expect(line).toMatchObject({ level: 30, method: 'GET', route: '/api/v1/auth/session', status: 200, user_id: res.body.user_id });
+    expect(line).toMatchObject({
+      level: 30,
+      method: 'GET',
+      route: '/api/v1/auth/session',
+      status: 200,
+      user_id: res.body.user_id,
+    });
     expect(typeof line.duration_ms).toBe('number');
     // Not the whole request: no headers (and so no token) at info.
     expect(line.req).toBeUndefined();
@@ -75,19 +97,32 @@ describe('log lines', () => {
   it('never logs the query string of a GraphQL GET (it carries operations and variables)', async () => {
     const requestId = `logs-get-${Date.now()}`;
     const secret = 'hunter2-in-a-url';
-    await fetch(`${url}/graphql?query=${encodeURIComponent(`mutation { login(username: "x", password: "${secret}") { accessToken } }`)}`, { headers: { 'x-request-id': requestId } });
+    await fetch(
+      `${url}/graphql?query=${encodeURIComponent(`mutation { login(username: "x", password: "${secret}") { accessToken } }`)}`,
+      { headers: { 'x-request-id': requestId } },
+    );
     await lineMatching((l) => l.request_id === requestId);
     expect(lines.join('\n')).not.toContain(secret);
   });
 
   it('has a line for each audit event, with the username', async () => {
     const at = api(url);
-    expect((await at.post('/api/v1/auth/login', { username: ADMIN.username, password: 'not the password' })).status).toBe(401);
+    expect(
+      (await at.post('/api/v1/auth/login', { username: ADMIN.username, password: 'not the password' })).status,
+    ).toBe(401);
     const tokens = await login(url, ADMIN);
     expect((await at.post('/api/v1/auth/logout', undefined, { token: tokens.access_token })).status).toBe(202);
-    expect(await lineMatching((l) => l.audit === 'login.failed' && l.username === ADMIN.username)).toMatchObject({ username: ADMIN.username, reason: 'wrong_password', client_address: expect.stringMatching(/127\.0\.0\.1/) });
-    expect(await lineMatching((l) => l.audit === 'session.created' && l.session_id === tokens.session_id)).toMatchObject({ username: ADMIN.username, session_id: tokens.session_id });
-    expect(await lineMatching((l) => l.audit === 'session.revoked' && l.session_id === tokens.session_id)).toMatchObject({ username: ADMIN.username, reason: 'logout' });
+    expect(await lineMatching((l) => l.audit === 'login.failed' && l.username === ADMIN.username)).toMatchObject({
+      username: ADMIN.username,
+      reason: 'wrong_password',
+      client_address: expect.stringMatching(/127\.0\.0\.1/),
+    });
+    expect(
+      await lineMatching((l) => l.audit === 'session.created' && l.session_id === tokens.session_id),
+    ).toMatchObject({ username: ADMIN.username, session_id: tokens.session_id });
+    expect(
+      await lineMatching((l) => l.audit === 'session.revoked' && l.session_id === tokens.session_id),
+    ).toMatchObject({ username: ADMIN.username, reason: 'logout' });
   });
 
   it('writes nothing but JSON lines, each key once, its shutdown included', async () => {

@@ -26,14 +26,16 @@ onMysql('MySQL character sets', () => {
   it('every text column of every subgraph database and of the event log is utf8mb4', async () => {
     const [rows] = await conn.query(
       'SELECT TABLE_SCHEMA AS db, TABLE_NAME AS tbl, COLUMN_NAME AS col, CHARACTER_SET_NAME AS charset FROM information_schema.COLUMNS ' +
-        "WHERE TABLE_SCHEMA LIKE ? AND CHARACTER_SET_NAME IS NOT NULL ORDER BY 1, 2, 3",
+        'WHERE TABLE_SCHEMA LIKE ? AND CHARACTER_SET_NAME IS NOT NULL ORDER BY 1, 2, 3',
       [`${prefix()}\\_%`],
     );
     const columns = rows as { db: string; tbl: string; col: string; charset: string }[];
     const suffixes = new Set(columns.map((c) => c.db.slice(mysqlServer(server.config).prefix.length + 1)));
     expect([...suffixes].sort()).toEqual(expect.arrayContaining(['auth', 'events', 'tts']));
     expect(columns.some((c) => c.tbl === 'rate_limits' && c.col === 'key')).toBe(true);
-    expect(columns.filter((c) => c.charset !== 'utf8mb4').map((c) => `${c.db}.${c.tbl}.${c.col}: ${c.charset}`)).toEqual([]);
+    expect(
+      columns.filter((c) => c.charset !== 'utf8mb4').map((c) => `${c.db}.${c.tbl}.${c.col}: ${c.charset}`),
+    ).toEqual([]);
   });
 
   it('every table and database defaults to utf8mb4', async () => {
@@ -45,7 +47,11 @@ onMysql('MySQL character sets', () => {
       'SELECT SCHEMA_NAME AS db, DEFAULT_CHARACTER_SET_NAME AS charset FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?',
       [`${prefix()}\\_%`],
     );
-    expect((tables as { db: string; tbl: string; collation: string }[]).filter((t) => !t.collation.startsWith('utf8mb4_')).map((t) => `${t.db}.${t.tbl}: ${t.collation}`)).toEqual([]);
+    expect(
+      (tables as { db: string; tbl: string; collation: string }[])
+        .filter((t) => !t.collation.startsWith('utf8mb4_'))
+        .map((t) => `${t.db}.${t.tbl}: ${t.collation}`),
+    ).toEqual([]);
     expect((databases as { db: string; charset: string }[]).filter((d) => d.charset !== 'utf8mb4')).toEqual([]);
   });
 });

@@ -25,7 +25,8 @@ if (missing && TEST_DB === 'mysql') console.warn(`Skipping the database outage t
     expect(during.filter((r) => r.status === 503).every((r) => r.error === 'service_unavailable')).toBe(true);
     expect(during.filter((r) => r.status === 503).length).toBeGreaterThan(during.length / 2);
     expect(Math.max(...during.map((r) => r.ms))).toBeLessThan(REQUEST_TIMEOUT_MS);
-    for (const [name, statuses] of Object.entries(result.readyWhileDown)) expect({ name, down: statuses.includes(503) }).toEqual({ name, down: true });
+    for (const [name, statuses] of Object.entries(result.readyWhileDown))
+      expect({ name, down: statuses.includes(503) }).toEqual({ name, down: true });
 
     // Every process answers again without a restart.
     expect(Object.keys(result.recoveryMs).sort()).toEqual(Object.keys(result.readyWhileDown).sort());
@@ -37,9 +38,15 @@ if (missing && TEST_DB === 'mysql') console.warn(`Skipping the database outage t
     // Nothing acknowledged lost, nothing logged twice; relays and the stream's poller resumed.
     expect(result.acknowledged.length).toBeGreaterThan(10);
     expect(result.readBack).toBe(result.acknowledged.length);
-    expect({ lost: result.lostEvents, duplicated: result.duplicatedEvents, outboxLeft: result.outboxLeft }).toEqual({ lost: 0, duplicated: 0, outboxLeft: 0 });
+    expect({ lost: result.lostEvents, duplicated: result.duplicatedEvents, outboxLeft: result.outboxLeft }).toEqual({
+      lost: 0,
+      duplicated: 0,
+      outboxLeft: 0,
+    });
     expect(result.streamResumed).toBe(true);
     expect(Object.values(result.exitCodes).every((c) => c === 0)).toBe(true);
-    console.log(`outage: ${during.length} requests while down (${during.filter((r) => r.status === 503).length} × 503), recovery ms ${JSON.stringify(result.recoveryMs)}`);
+    console.log(
+      `outage: ${during.length} requests while down (${during.filter((r) => r.status === 503).length} × 503), recovery ms ${JSON.stringify(result.recoveryMs)}`,
+    );
   }, 300_000);
 });

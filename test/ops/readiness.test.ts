@@ -20,11 +20,23 @@ describe('one process rendering nothing itself (SYNTHESIS_CONCURRENCY=0)', () =>
     const http = api(server.url);
     const ready = await http.get('/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', checks: { database: 'up', synthesis: 'degraded' }, details: { synthesis: { live_workers: 0, queued: 0, oldest_queued_age_seconds: null } } });
+    expect(ready.body).toMatchObject({
+      status: 'ready',
+      checks: { database: 'up', synthesis: 'degraded' },
+      details: { synthesis: { live_workers: 0, queued: 0, oldest_queued_age_seconds: null } },
+    });
 
-    const created = await http.post('/api/v1/tts/syntheses', { text: 'Nobody will say this yet.', base_voice: 'f3' }, { token });
+    const created = await http.post(
+      '/api/v1/tts/syntheses',
+      { text: 'Nobody will say this yet.', base_voice: 'f3' },
+      { token },
+    );
     expect(created.status).toBe(202);
-    expect(created.body).toEqual({ id: created.body.id, message: 'Synthesis queued.', warning: expect.stringMatching(/^No synthesis worker is running/) });
+    expect(created.body).toEqual({
+      id: created.body.id,
+      message: 'Synthesis queued.',
+      warning: expect.stringMatching(/^No synthesis worker is running/),
+    });
 
     // The queue's age grows while nobody renders: polled until it shows, not slept for.
     const status = await until(async () => {
@@ -61,7 +73,13 @@ describe('one process rendering (the default)', () => {
 
 // Worker processes beside subgraph processes share a database only on MySQL.
 (TEST_DB === 'mysql' ? describe : describe.skip)('distributed: a worker process dies', () => {
-  const env = { ...isolatedEnv(), LOG_LEVEL: 'warn', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password, SYNTHESIS_HEARTBEAT_SECONDS: '1' };
+  const env = {
+    ...isolatedEnv(),
+    LOG_LEVEL: 'warn',
+    AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+    AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    SYNTHESIS_HEARTBEAT_SECONDS: '1',
+  };
   let layout: DistributedLayout;
   beforeAll(async () => {
     layout = await startDistributed(env, { gateways: 1, facades: 1, workers: 1 });
@@ -75,9 +93,16 @@ describe('one process rendering (the default)', () => {
     const [gateway] = layout.gateways;
     const [facade] = layout.facades;
     const readiness = async (url: string) => api(url).get('/health/ready');
-    const up = await until(async () => ((await readiness(gateway.url)).body.checks.synthesis === 'up' ? true : undefined), 'synthesis up at the gateway');
+    const up = await until(
+      async () => ((await readiness(gateway.url)).body.checks.synthesis === 'up' ? true : undefined),
+      'synthesis up at the gateway',
+    );
     expect(up).toBe(true);
-    expect((await readiness(facade.url)).body).toMatchObject({ status: 'ready', checks: { synthesis: 'up' }, details: { synthesis: { live_workers: 1 } } });
+    expect((await readiness(facade.url)).body).toMatchObject({
+      status: 'ready',
+      checks: { synthesis: 'up' },
+      details: { synthesis: { live_workers: 1 } },
+    });
 
     await layout.workers[0].kill('SIGKILL'); // no chance to remove its heartbeat
     const degraded = await until(async () => {
@@ -90,7 +115,11 @@ describe('one process rendering (the default)', () => {
     expect(viaFacade.status).toBe(200);
     expect(viaFacade.body.checks).toMatchObject({ gateway: 'up', database: 'up', synthesis: 'degraded' });
     const { access_token: token } = await login(facade.url, ADMIN);
-    const created = await api(facade.url).post('/api/v1/tts/syntheses', { text: 'Waits for a worker.', base_voice: 'm1' }, { token });
+    const created = await api(facade.url).post(
+      '/api/v1/tts/syntheses',
+      { text: 'Waits for a worker.', base_voice: 'm1' },
+      { token },
+    );
     expect(created.status).toBe(202);
     expect(created.body.warning).toMatch(/^No synthesis worker is running/);
   }, 60_000);

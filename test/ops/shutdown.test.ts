@@ -17,7 +17,12 @@ async function streamEnd(ended: Promise<void>) {
   return Date.now();
 }
 
-const env = { ...isolatedEnv(), LOG_LEVEL: 'warn', AUTH_BOOTSTRAP_USERNAME: ADMIN.username, AUTH_BOOTSTRAP_PASSWORD: ADMIN.password };
+const env = {
+  ...isolatedEnv(),
+  LOG_LEVEL: 'warn',
+  AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
+  AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+};
 afterAll(() => cleanupDatabases(loadConfig(env)));
 
 it('one process: the open /api/v1/events stream gets the final comment and ends within 2 s; exit 0', async () => {
@@ -62,14 +67,19 @@ it('one process: the open /api/v1/events stream gets the final comment and ends 
     // GraphQL over SSE (distinct connections) straight at the gateway.
     const res = await fetch(`${gateway.url}/graphql/stream`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${access_token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${access_token}`,
+      },
       body: JSON.stringify({ query: 'subscription { events { seq type } }' }),
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     let raw = '';
     const gatewayEnded = (async () => {
       const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) raw += decoder.decode(chunk, { stream: true });
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        raw += decoder.decode(chunk, { stream: true });
       return Date.now();
     })();
     // fetch resolved with the stream's headers: the response is open on the gateway, nothing to wait for.
@@ -84,15 +94,31 @@ it('one process: the open /api/v1/events stream gets the final comment and ends 
 it('a gateway refuses to start, in one line, when the supergraph names a subgraph SUBGRAPH_URLS does not give', async () => {
   const bin = path.join(__dirname, '../../dist/bin');
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
-  const composed = spawnSync(process.execPath, [path.join(bin, 'compose.js')], { env: { ...process.env, SUPERGRAPH_PATH: supergraph }, encoding: 'utf8' });
+  const composed = spawnSync(process.execPath, [path.join(bin, 'compose.js')], {
+    env: { ...process.env, SUPERGRAPH_PATH: supergraph },
+    encoding: 'utf8',
+  });
   expect(composed.status).toBe(0);
   const gateway = spawnSync(process.execPath, [path.join(bin, 'gateway.js')], {
-    env: { ...process.env, ...env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', SUPERGRAPH_PATH: supergraph, SUBGRAPH_URLS: 'auth=http://127.0.0.1:9/graphql' },
+    env: {
+      ...process.env,
+      ...env,
+      NODE_ENV: 'production',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SUPERGRAPH_PATH: supergraph,
+      SUBGRAPH_URLS: 'auth=http://127.0.0.1:9/graphql',
+    },
     encoding: 'utf8',
     timeout: 30_000,
   });
   expect(gateway.status).toBe(1);
-  expect(gateway.stderr.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual([
+  expect(
+    gateway.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).msg),
+  ).toEqual([
     `failed to start: the supergraph ${supergraph} names the subgraph tts that SUBGRAPH_URLS does not give; add tts=http://…/graphql`,
   ]);
 });

@@ -19,7 +19,11 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<
   return false;
 }
 
-const answers = (port: number) => fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false);
+const answers = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/health/live`).then(
+    (r) => r.ok,
+    () => false,
+  );
 
 /** True when nothing holds the port any more: this test can listen on it itself. */
 const portFree = (port: number) =>
@@ -48,11 +52,21 @@ describe.each(cases)('%s', (_name, npmArgs, extra) => {
     const port = await freePort();
     npm = spawn('npm', npmArgs, {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, ...extra, PORT: String(port) },
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...env,
+        ...extra,
+        PORT: String(port),
+      },
       stdio: 'ignore',
     });
     expect(await until(() => answers(port), 60_000)).toBe(true);
-    const npmExited = new Promise<number | null>((resolve) => npm!.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+    const npmExited = new Promise<number | null>((resolve) =>
+      npm!.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+    );
     npm.kill('SIGTERM');
     const sent = Date.now();
     expect(await until(() => portFree(port), 5000)).toBe(true);

@@ -16,7 +16,11 @@ import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 const BIN = path.join(__dirname, '../../dist/bin');
 
 /** Runs an entry point to its end: exit code and what it printed. */
-function run(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(BIN, script), ...args], {
       env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env },
@@ -35,7 +39,11 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
 }
 
 /** A process's lines: each must be JSON (a log line); their messages. */
-const entries = (text: string) => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string } });
+const entries = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string } });
 const lines = (text: string) => entries(text).map((e) => e.msg);
 /** What `npm run migrate` (a command, not a service) prints for a person. */
 const textLines = (text: string) => text.split('\n').filter((l) => l.trim());
@@ -48,7 +56,9 @@ describe('start-up failures', () => {
     try {
       const out = await run('facade.js', [], { GATEWAY_URL: 'http://127.0.0.1:9', PORT: String(port) });
       expect(out.code).toBe(1);
-      expect(lines(out.stderr)).toEqual([`failed to start: port ${port} is already in use on 127.0.0.1; stop the other process or set PORT`]);
+      expect(lines(out.stderr)).toEqual([
+        `failed to start: port ${port} is already in use on 127.0.0.1; stop the other process or set PORT`,
+      ]);
     } finally {
       taken.close();
     }
@@ -75,7 +85,11 @@ describe('start-up failures', () => {
     // A table in the way of the first tts migration, as a half-finished manual change would leave.
     if (TEST_DB === 'mysql') {
       const url = new URL(config.DATABASE_URL);
-      const conn = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: url.username || 'root' });
+      const conn = await mysql.createConnection({
+        host: url.hostname,
+        port: Number(url.port || 3306),
+        user: url.username || 'root',
+      });
       const db = mysqlDatabaseName(config, 'tts');
       await conn.query('CREATE DATABASE ??', [db]);
       await conn.query('CREATE TABLE ??.voices (id INT)', [db]);
@@ -91,7 +105,9 @@ describe('start-up failures', () => {
       expect(out.code).toBe(1);
       const [line, ...rest] = lines(out.stderr);
       expect(rest).toEqual([]);
-      expect(line).toMatch(/^failed to start: migration "CreateTtsTables1733000000000" of the \w+ database failed: .*voices.*already exists/);
+      expect(line).toMatch(
+        /^failed to start: migration "CreateTtsTables1733000000000" of the \w+ database failed: .*voices.*already exists/,
+      );
     } finally {
       await cleanupDatabases(config);
     }
@@ -104,19 +120,39 @@ describe('migrations', () => {
     try {
       const refused = await run('subgraph.js', ['auth'], { ...env, MIGRATIONS_RUN: 'false' });
       expect(refused.code).toBe(1);
-      expect(lines(refused.stderr)).toEqual([expect.stringMatching(/^failed to start: the (auth|events) database has migrations that have not run; run `npm run migrate` first/)]);
+      expect(lines(refused.stderr)).toEqual([
+        expect.stringMatching(
+          /^failed to start: the (auth|events) database has migrations that have not run; run `npm run migrate` first/,
+        ),
+      ]);
 
       const migrated = await run('migrate.js', [], env);
       expect(migrated.code).toBe(0);
       // One line per database, naming every migration it ran, in order.
       const ran = textLines(migrated.stdout).map((l) => l.replace(/ \(\d+ ms\)$/, ''));
-      expect(ran).toEqual([authSubgraph, ttsSubgraph, eventLogSpec].map((d) => `${d.name}: ran ${d.migrations.map((m) => m.name).join(', ')}`));
+      expect(ran).toEqual(
+        [authSubgraph, ttsSubgraph, eventLogSpec].map(
+          (d) => `${d.name}: ran ${d.migrations.map((m) => m.name).join(', ')}`,
+        ),
+      );
       const again = await run('migrate.js', [], env);
-      expect(textLines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual(['auth: up to date', 'tts: up to date', 'events: up to date']);
+      expect(textLines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual([
+        'auth: up to date',
+        'tts: up to date',
+        'events: up to date',
+      ]);
 
       // Starts (and is stopped by the test's kill of its own): the server answers once migrated.
       const child = spawn(process.execPath, [path.join(BIN, 'subgraph.js'), 'auth'], {
-        env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', MIGRATIONS_RUN: 'false', ...env },
+        env: {
+          ...process.env,
+          NODE_ENV: 'production',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          LOG_LEVEL: 'info',
+          MIGRATIONS_RUN: 'false',
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const ready = await new Promise<string>((resolve, reject) => {
@@ -136,22 +172,25 @@ describe('migrations', () => {
   });
 
   // Several processes starting at once on a fresh MySQL (SQLite is one process).
-  (TEST_DB === 'mysql' ? it : it.skip)('takes turns under a lock when many start at once: every one opens, each migration runs once', async () => {
-    const config = loadConfig(isolatedEnv());
-    const spec = { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations };
-    try {
-      const ran: string[][] = [];
-      const opened = await Promise.all([
-        ...Array.from({ length: 6 }, () => openDatabase(config, spec, undefined, (names) => ran.push(names))),
-        ...Array.from({ length: 6 }, () => openDatabase(config, eventLogSpec, undefined, (names) => ran.push(names))),
-      ]);
-      // Each migration ran once, in one of the processes; the others found nothing pending.
-      expect(ran.flat().sort()).toEqual([...spec.migrations, ...eventLogSpec.migrations].map((m) => m.name).sort());
-      const [{ n }] = await opened[0].query('SELECT COUNT(*) AS n FROM migrations');
-      expect(Number(n)).toBe(spec.migrations.length);
-      for (const ds of opened) await ds.destroy();
-    } finally {
-      await cleanupDatabases(config);
-    }
-  });
+  (TEST_DB === 'mysql' ? it : it.skip)(
+    'takes turns under a lock when many start at once: every one opens, each migration runs once',
+    async () => {
+      const config = loadConfig(isolatedEnv());
+      const spec = { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations };
+      try {
+        const ran: string[][] = [];
+        const opened = await Promise.all([
+          ...Array.from({ length: 6 }, () => openDatabase(config, spec, undefined, (names) => ran.push(names))),
+          ...Array.from({ length: 6 }, () => openDatabase(config, eventLogSpec, undefined, (names) => ran.push(names))),
+        ]);
+        // Each migration ran once, in one of the processes; the others found nothing pending.
+        expect(ran.flat().sort()).toEqual([...spec.migrations, ...eventLogSpec.migrations].map((m) => m.name).sort());
+        const [{ n }] = await opened[0].query('SELECT COUNT(*) AS n FROM migrations');
+        expect(Number(n)).toBe(spec.migrations.length);
+        for (const ds of opened) await ds.destroy();
+      } finally {
+        await cleanupDatabases(config);
+      }
+    },
+  );
 });

@@ -2,14 +2,33 @@
 // defaults for parts that do not set them); the rest come from the heaviest part.
 import { blendVariantFiles } from '../../subgraphs/tts/engine/blend';
 
-const F3 = 'name female3\ngender female\npitch 140 240\nformant 0 105 80 150\nformant 1 120 75 150 -50\nbreath 0 2 3 3 3 3 3 2\necho 120 10\nroughness 4\n';
-const M3 = 'name male3\ngender male\n// a comment\npitch 80 122\nformant 0 100 100 100\nconsonants 100\nstressAdd 10 10 0 0 0 0 -30 -30\n';
+const F3 =
+  'name female3\ngender female\npitch 140 240\nformant 0 105 80 150\nformant 1 120 75 150 -50\nbreath 0 2 3 3 3 3 3 2\necho 120 10\nroughness 4\n';
+const M3 =
+  'name male3\ngender male\n// a comment\npitch 80 122\nformant 0 100 100 100\nconsonants 100\nstressAdd 10 10 0 0 0 0 -30 -30\n';
 
-const lines = (text: string) => new Map(text.trim().split('\n').map((l) => [l.split(' ').slice(0, l.startsWith('formant') ? 2 : 1).join(' '), l]));
+const lines = (text: string) =>
+  new Map(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => [
+        l
+          .split(' ')
+          .slice(0, l.startsWith('formant') ? 2 : 1)
+          .join(' '),
+        l,
+      ]),
+  );
 
 describe('blendVariantFiles', () => {
   it('averages numeric settings by weight, with engine defaults for parts that lack them', () => {
-    const blend = lines(blendVariantFiles('blend-x', [{ text: F3, weight: 2 }, { text: M3, weight: 1 }]));
+    const blend = lines(
+      blendVariantFiles('blend-x', [
+        { text: F3, weight: 2 },
+        { text: M3, weight: 1 },
+      ]),
+    );
     expect(blend.get('name')).toBe('name blend-x');
     expect(blend.get('pitch')).toBe('pitch 120 201'); // (2·140 + 80)/3, (2·240 + 122)/3
     expect(blend.get('formant 0')).toBe('formant 0 103 87 133 0');
@@ -21,10 +40,22 @@ describe('blendVariantFiles', () => {
   });
 
   it('takes settings that are not quantities from the heaviest part that has them', () => {
-    const blend = lines(blendVariantFiles('b', [{ text: F3, weight: 1 }, { text: M3, weight: 3 }]));
+    const blend = lines(
+      blendVariantFiles('b', [
+        { text: F3, weight: 1 },
+        { text: M3, weight: 3 },
+      ]),
+    );
     expect(blend.get('gender')).toBe('gender male');
     expect(blend.get('stressAdd')).toBe('stressAdd 10 10 0 0 0 0 -30 -30');
-    expect(lines(blendVariantFiles('b', [{ text: F3, weight: 3 }, { text: M3, weight: 1 }])).get('gender')).toBe('gender female');
+    expect(
+      lines(
+        blendVariantFiles('b', [
+          { text: F3, weight: 3 },
+          { text: M3, weight: 1 },
+        ]),
+      ).get('gender'),
+    ).toBe('gender female');
   });
 
   it('gives a part alone its own settings back', () => {

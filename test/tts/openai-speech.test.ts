@@ -45,27 +45,49 @@ describe('POST /v1/audio/speech through the openai client', () => {
     const id = res.headers.get('x-synthesis-id')!;
     const synthesis = (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body;
     expect(synthesis).toMatchObject({ state: 'succeeded', base_voice: 'f3', speed: 1, characters: TEXT.length });
-    const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } });
+    const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const file = Buffer.from(await stored.arrayBuffer());
     expect(parseWav(file)).toMatchObject({ sampleRate: 24000, riffSize: file.length - 8, dataSize: file.length - 44 });
     expect(file.subarray(44).equals(bytes.subarray(44))).toBe(true);
   });
 
   it('takes a blend, one of my voice ids (its speed unless speed is given) and a speed; pcm is the samples without the header', async () => {
-    const voice = await api(server.url).post('/api/v1/tts/voices', { name: 'openai voice', base_voice: 'm3', speed: 2 }, { token });
+    const voice = await api(server.url).post(
+      '/api/v1/tts/voices',
+      { name: 'openai voice', base_voice: 'm3', speed: 2 },
+      { token },
+    );
     // Three at once: SPEECH_ANSWERS_PER_USER (3) are open until read to the end.
-    const wavs = await Promise.all([
-      client.audio.speech.create({ model: 'tts-1', voice: voice.body.id, input: TEXT, response_format: 'wav' }),
-      client.audio.speech.create({ model: 'tts-1', voice: voice.body.id, input: TEXT, response_format: 'wav', speed: 1 }),
-      client.audio.speech.create({ model: 'tts-1-hd', voice: 'f3(2)+m3', input: TEXT, response_format: 'wav' }),
-    ].map(async (r) => parseWav(Buffer.from(await (await r).arrayBuffer()))));
-    const pcm = await client.audio.speech.create({ model: 'tts-1', voice: 'm3', input: TEXT, response_format: 'pcm', speed: 2 });
+    const wavs = await Promise.all(
+      [
+        client.audio.speech.create({ model: 'tts-1', voice: voice.body.id, input: TEXT, response_format: 'wav' }),
+        client.audio.speech.create({
+          model: 'tts-1',
+          voice: voice.body.id,
+          input: TEXT,
+          response_format: 'wav',
+          speed: 1,
+        }),
+        client.audio.speech.create({ model: 'tts-1-hd', voice: 'f3(2)+m3', input: TEXT, response_format: 'wav' }),
+      ].map(async (r) => parseWav(Buffer.from(await (await r).arrayBuffer()))),
+    );
+    const pcm = await client.audio.speech.create({
+      model: 'tts-1',
+      voice: 'm3',
+      input: TEXT,
+      response_format: 'pcm',
+      speed: 2,
+    });
     const pcmBytes = Buffer.from(await pcm.arrayBuffer());
     expect(pcm.headers.get('content-type')).toBe('audio/pcm');
     expect(pcmBytes.subarray(0, 4).toString('ascii')).not.toBe('RIFF');
     // pcm: exactly the stored WAV's samples without its 44-byte header, at 24 kHz as OpenAI's.
     expect(pcm.headers.get('x-sample-rate')).toBe('24000');
-    const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${pcm.headers.get('x-synthesis-id')}/audio`, { headers: { authorization: `Bearer ${token}` } });
+    const stored = await fetch(`${server.url}/api/v1/tts/syntheses/${pcm.headers.get('x-synthesis-id')}/audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(pcmBytes.equals(Buffer.from(await stored.arrayBuffer()).subarray(44))).toBe(true);
     // The stored voice speaks at its 2.0: as long as m3 at 2.0, and about half as long as at speed 1.
     expect(Math.abs(pcmBytes.length / 2 / wavs[0].samples.length - 1)).toBeLessThan(0.02);
@@ -78,7 +100,10 @@ describe('POST /v1/audio/speech through the openai client', () => {
 
   it('refuses what it cannot do with OpenAI-shaped errors the client raises', async () => {
     const attempt = (params: Record<string, unknown>) =>
-      client.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT, ...params } as any).then(() => null, (err: unknown) => err as InstanceType<typeof OpenAI.APIError>);
+      client.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT, ...params } as any).then(
+        () => null,
+        (err: unknown) => err as InstanceType<typeof OpenAI.APIError>,
+      );
     const cases: [Record<string, unknown>, number, string][] = [
       [{ voice: 'nobody' }, 400, 'voice'],
       [{ voice: 'f3(0)+m3' }, 400, 'voice'],
@@ -94,7 +119,9 @@ describe('POST /v1/audio/speech through the openai client', () => {
       expect((err as any).error).toMatchObject({ type: expect.any(String), message: expect.any(String) });
     }
     const stranger = new OpenAI({ apiKey: 'not-a-token', baseURL: `${server.url}/v1`, maxRetries: 0 });
-    const unauthorized = await stranger.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT }).catch((e) => e);
+    const unauthorized = await stranger.audio.speech
+      .create({ model: 'tts-1', voice: 'f3', input: TEXT })
+      .catch((e) => e);
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
@@ -104,8 +131,13 @@ describe('POST /v1/audio/speech through the openai client', () => {
       const owner = (await login(short.url, ADMIN)).access_token;
       const limited = new OpenAI({ apiKey: owner, baseURL: `${short.url}/v1`, maxRetries: 0 });
       // Failed before any audio was sent (a 400 with the reason), or after the first 10 s went out (the body breaks off).
-      const err = await limited.audio.speech.create({ model: 'tts-1', voice: 'f3', input: 'one two three four five six seven eight nine ten. '.repeat(10) })
-        .then((res) => res.arrayBuffer()).then(() => null, (e) => e);
+      const err = await limited.audio.speech
+        .create({ model: 'tts-1', voice: 'f3', input: 'one two three four five six seven eight nine ten. '.repeat(10) })
+        .then((res) => res.arrayBuffer())
+        .then(
+          () => null,
+          (e) => e,
+        );
       expect(err).toBeTruthy(); // an APIError, or fetch's "terminated" TypeError (another realm's: not instanceof jest's)
       if (err instanceof OpenAI.APIError) {
         expect(err).toBeInstanceOf(OpenAI.BadRequestError);
@@ -136,27 +168,52 @@ describe('POST /v1/audio/speech through the openai client', () => {
     }
   });
 
-  it('takes OpenAI\'s voice names, each spoken by its base voice', async () => {
-    expect(Object.keys(OPENAI_VOICES).sort()).toEqual(['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse']);
+  it("takes OpenAI's voice names, each spoken by its base voice", async () => {
+    expect(Object.keys(OPENAI_VOICES).sort()).toEqual([
+      'alloy',
+      'ash',
+      'ballad',
+      'coral',
+      'echo',
+      'fable',
+      'nova',
+      'onyx',
+      'sage',
+      'shimmer',
+      'verse',
+    ]);
     const [named, base] = await Promise.all([
       client.audio.speech.create({ model: 'tts-1', voice: 'onyx', input: 'Hi.', response_format: 'pcm' }),
       client.audio.speech.create({ model: 'tts-1', voice: OPENAI_VOICES.onyx, input: 'Hi.', response_format: 'pcm' }),
     ]);
     // eSpeak NG's noise sources are random: the same voice gives the same length and pitch, not the same bytes.
-    const [a, b] = await Promise.all([named, base].map(async (r) => new Int16Array(new Uint8Array(await r.arrayBuffer()).slice().buffer)));
+    const [a, b] = await Promise.all(
+      [named, base].map(async (r) => new Int16Array(new Uint8Array(await r.arrayBuffer()).slice().buffer)),
+    );
     expect(Math.abs(a.length / b.length - 1)).toBeLessThan(0.02);
     expect(Math.abs(medianPitch(a, 24000) / medianPitch(b, 24000) - 1)).toBeLessThan(0.05);
-    const synthesis = (await api(server.url).get(`/api/v1/tts/syntheses/${named.headers.get('x-synthesis-id')}`, { token })).body;
+    const synthesis = (
+      await api(server.url).get(`/api/v1/tts/syntheses/${named.headers.get('x-synthesis-id')}`, { token })
+    ).body;
     expect(synthesis.base_voice).toBe(OPENAI_VOICES.onyx);
   });
 
   describe('streaming', () => {
     // About 2,000 words: minutes of audio, rendered in seconds; the first piece goes out long before the end.
     const LONG = 'The quick brown fox jumps over the lazy dog, and then it runs far away into the forest. '.repeat(110);
-    const failedRenders = async () => (await synthesisRenderSeconds.get()).values.find((v) => v.metricName === 'synthesis_render_seconds_count' && v.labels.outcome === 'failed')?.value ?? 0;
-    const state = async (id: string) => (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body.state as string;
+    const failedRenders = async () =>
+      (await synthesisRenderSeconds.get()).values.find(
+        (v) => v.metricName === 'synthesis_render_seconds_count' && v.labels.outcome === 'failed',
+      )?.value ?? 0;
+    const state = async (id: string) =>
+      (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body.state as string;
     const speech = (body: Record<string, unknown>, signal?: AbortSignal) =>
-      fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ model: 'tts-1', voice: 'f3', ...body }), signal });
+      fetch(`${server.url}/v1/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ model: 'tts-1', voice: 'f3', ...body }),
+        signal,
+      });
 
     it('sends the first audio while the synthesis is still rendering, and stops the render when the client hangs up', async () => {
       const abort = new AbortController();
@@ -169,14 +226,23 @@ describe('POST /v1/audio/speech through the openai client', () => {
       expect(first.value!.length).toBeGreaterThan(0);
       // At the first byte the job is still running, and its finished audio is not there yet.
       expect(await state(id)).toBe('running');
-      expect((await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(409);
+      expect(
+        (
+          await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).status,
+      ).toBe(409);
 
       const failedBefore = await failedRenders();
       abort.abort();
       // The facade cancels the job; the worker's engine stops (its render ends as failed, not succeeded) and leaves no file.
       await until(async () => (await state(id)) === 'canceled', 'the synthesis to be canceled');
       await until(async () => (await failedRenders()) > failedBefore, 'the render to stop');
-      await until(() => !fs.readdirSync(server.config.audioDir).some((f) => f.startsWith(id)), 'its audio to be removed');
+      await until(
+        () => !fs.readdirSync(server.config.audioDir).some((f) => f.startsWith(id)),
+        'its audio to be removed',
+      );
       expect(fs.readdirSync(server.config.audioDir).filter((f) => f.startsWith(id))).toEqual([]);
     });
 
@@ -187,7 +253,13 @@ describe('POST /v1/audio/speech through the openai client', () => {
       expect(bytes.readUInt32LE(40)).toBe(0xffffffff);
       const id = res.headers.get('x-synthesis-id')!;
       expect(await state(id)).toBe('succeeded');
-      const stored = Buffer.from(await (await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
+      const stored = Buffer.from(
+        await (
+          await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).arrayBuffer(),
+      );
       expect(stored.subarray(44).equals(bytes.subarray(44))).toBe(true);
       expect(stored.readUInt32LE(40)).toBe(stored.length - 44);
     });
@@ -205,16 +277,35 @@ describe('POST /v1/audio/speech through the openai client', () => {
     const idle = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', SYNTHESIS_QUEUE_PER_USER: '1' });
     try {
       const owner = (await login(idle.url, ADMIN)).access_token;
-      expect((await api(idle.url).post('/api/v1/tts/syntheses', { text: 'Waiting.', base_voice: 'f3' }, { token: owner })).status).toBe(202);
-      const full = await new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 }).audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT }).catch((e) => e);
+      expect(
+        (await api(idle.url).post('/api/v1/tts/syntheses', { text: 'Waiting.', base_voice: 'f3' }, { token: owner }))
+          .status,
+      ).toBe(202);
+      const full = await new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 }).audio.speech
+        .create({ model: 'tts-1', voice: 'f3', input: TEXT })
+        .catch((e) => e);
       expect(full).toBeInstanceOf(OpenAI.RateLimitError);
       expect(Number(full.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(full.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null, message: expect.stringContaining('queued or running') });
+      expect(full.error).toMatchObject({
+        type: 'rate_limit_exceeded',
+        code: 'rate_limit_exceeded',
+        param: null,
+        message: expect.stringContaining('queued or running'),
+      });
       // Bodies the parser refuses are OpenAI-shaped too.
-      for (const [body, type, status] of [['{not json', 'application/json', 400], ['x'.repeat(300 * 1024), 'application/json', 413]] as const) {
-        const res = await fetch(`${idle.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': type, authorization: `Bearer ${owner}` }, body });
+      for (const [body, type, status] of [
+        ['{not json', 'application/json', 400],
+        ['x'.repeat(300 * 1024), 'application/json', 413],
+      ] as const) {
+        const res = await fetch(`${idle.url}/v1/audio/speech`, {
+          method: 'POST',
+          headers: { 'content-type': type, authorization: `Bearer ${owner}` },
+          body,
+        });
         expect(res.status).toBe(status);
-        expect(await res.json()).toMatchObject({ error: { message: expect.any(String), type: expect.any(String), code: expect.any(String) } });
+        expect(await res.json()).toMatchObject({
+          error: { message: expect.any(String), type: expect.any(String), code: expect.any(String) },
+        });
       }
     } finally {
       await idle.close();
@@ -222,13 +313,20 @@ describe('POST /v1/audio/speech through the openai client', () => {
   });
 
   it('keeps at most SPEECH_ANSWERS_PER_USER answers open per user (429 with Retry-After), counted until each ends', async () => {
-    const idle = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', SPEECH_ANSWERS_PER_USER: '1', SPEECH_MAX_WAIT_SECONDS: '2' });
+    const idle = await startTestServer({
+      SYNTHESIS_CONCURRENCY: '0',
+      SPEECH_ANSWERS_PER_USER: '1',
+      SPEECH_MAX_WAIT_SECONDS: '2',
+    });
     try {
       const owner = (await login(idle.url, ADMIN)).access_token;
       const speech = new OpenAI({ apiKey: owner, baseURL: `${idle.url}/v1`, maxRetries: 0 });
       const ask = () => speech.audio.speech.create({ model: 'tts-1', voice: 'f3', input: TEXT }).catch((e) => e);
       const first = ask(); // waits for audio that never comes (no worker), then 503
-      await until(async () => (await api(idle.url).get('/api/v1/tts/syntheses', { token: owner })).body.items.length === 1, 'the first to be queued');
+      await until(
+        async () => (await api(idle.url).get('/api/v1/tts/syntheses', { token: owner })).body.items.length === 1,
+        'the first to be queued',
+      );
       const second = await ask();
       expect(second).toBeInstanceOf(OpenAI.RateLimitError);
       expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -37,14 +37,17 @@ describe('createResampler (polyphase windowed sinc)', () => {
     expect(resample(new Int16Array(0), [1])).toHaveLength(0);
   });
 
-  it.each([100, 440, 3000, 9000])('keeps a %p Hz sine: within 1%% of the ideal resampled sine, the same level', (hz) => {
-    const out = resample(sine(hz, FROM, FROM), [2205]);
-    const ideal = sine(hz, TO, out.length);
-    // Away from the edges (the filter reaches 16 samples each way), sample by sample.
-    let worst = 0;
-    for (let i = 100; i < out.length - 100; i++) worst = Math.max(worst, Math.abs(out[i] - ideal[i]));
-    expect(worst).toBeLessThan(100); // 1% of the amplitude
-  });
+  it.each([100, 440, 3000, 9000])(
+    'keeps a %p Hz sine: within 1%% of the ideal resampled sine, the same level',
+    (hz) => {
+      const out = resample(sine(hz, FROM, FROM), [2205]);
+      const ideal = sine(hz, TO, out.length);
+      // Away from the edges (the filter reaches 16 samples each way), sample by sample.
+      let worst = 0;
+      for (let i = 100; i < out.length - 100; i++) worst = Math.max(worst, Math.abs(out[i] - ideal[i]));
+      expect(worst).toBeLessThan(100); // 1% of the amplitude
+    },
+  );
 
   it('filters out what the lower rate cannot carry when it goes down', () => {
     // 11 kHz fits 24 kHz but not 16 kHz (Nyquist 8 kHz): going down it must nearly vanish.
@@ -55,6 +58,11 @@ describe('createResampler (polyphase windowed sinc)', () => {
   });
 
   it('refuses rates that are not whole numbers above 0', () => {
-    for (const [from, to] of [[0, 24000], [22050, -1], [22050.5, 24000]]) expect(() => createResampler(from, to)).toThrow(/sample rates/);
+    for (const [from, to] of [
+      [0, 24000],
+      [22050, -1],
+      [22050.5, 24000],
+    ])
+      expect(() => createResampler(from, to)).toThrow(/sample rates/);
   });
 });

@@ -14,7 +14,9 @@ const SENTENCE = 'The quick brown fox jumps over the lazy dog, and then it runs 
 describe('timeStretch (WSOLA, soundtouchjs)', () => {
   // A voiced-like test signal: 150 Hz with a harmonic, 2 s at 22,050 Hz.
   const rate = 22050;
-  const signal = new Int16Array(rate * 2).map((_, i) => Math.round(6000 * (Math.sin((2 * Math.PI * 150 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 300 * i) / rate))));
+  const signal = new Int16Array(rate * 2).map((_, i) =>
+    Math.round(6000 * (Math.sin((2 * Math.PI * 150 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 300 * i) / rate))),
+  );
 
   /** Runs the function's source in a worker thread with soundtouchjs imported natively, as the engine threads do. */
   function stretched(input: Int16Array, tempo: number, pieces = 0): Promise<Int16Array> {
@@ -37,27 +39,36 @@ describe('timeStretch (WSOLA, soundtouchjs)', () => {
         try { parentPort.postMessage({ samples: (workerData.pieces ? inPieces : timeStretch)(workerData.samples, workerData.rate, workerData.tempo, Stretch) }); }
         catch (err) { parentPort.postMessage({ error: err.message }); }
       });`;
-    const worker = new Worker(source, { eval: true, workerData: { url: pathToFileURL(require.resolve('soundtouchjs')).href, samples: input, rate, tempo, pieces } });
+    const worker = new Worker(source, {
+      eval: true,
+      workerData: { url: pathToFileURL(require.resolve('soundtouchjs')).href, samples: input, rate, tempo, pieces },
+    });
     return new Promise<Int16Array>((resolve, reject) => {
       worker.once('message', ({ samples, error }) => (error ? reject(new Error(error)) : resolve(samples)));
       worker.once('error', reject);
     }).finally(() => worker.terminate());
   }
 
-  it.each([0.25, 0.547, 1.556, 4])('at tempo %p gives exactly length/tempo samples at the same pitch', async (tempo) => {
-    const out = await stretched(signal, tempo);
-    expect(out.length).toBe(Math.round(signal.length / tempo));
-    expect(Math.abs(medianPitch(out, rate) - medianPitch(signal, rate))).toBeLessThan(5);
-    // Not padded out with silence: the middle of the result is as loud as the input.
-    const middle = out.subarray(Math.floor(out.length * 0.25), Math.floor(out.length * 0.75));
-    expect(rms(middle)).toBeGreaterThan(rms(signal) * 0.8);
-  });
+  it.each([0.25, 0.547, 1.556, 4])(
+    'at tempo %p gives exactly length/tempo samples at the same pitch',
+    async (tempo) => {
+      const out = await stretched(signal, tempo);
+      expect(out.length).toBe(Math.round(signal.length / tempo));
+      expect(Math.abs(medianPitch(out, rate) - medianPitch(signal, rate))).toBeLessThan(5);
+      // Not padded out with silence: the middle of the result is as loud as the input.
+      const middle = out.subarray(Math.floor(out.length * 0.25), Math.floor(out.length * 0.75));
+      expect(rms(middle)).toBeGreaterThan(rms(signal) * 0.8);
+    },
+  );
 
-  it.each([0.25, 4])('at tempo %p gives the same samples streamed in eSpeak-sized pieces (2,205) as in one go', async (tempo) => {
-    const [whole, streamed] = await Promise.all([stretched(signal, tempo), stretched(signal, tempo, 2205)]);
-    expect(streamed.length).toBe(whole.length);
-    expect(streamed).toEqual(whole);
-  });
+  it.each([0.25, 4])(
+    'at tempo %p gives the same samples streamed in eSpeak-sized pieces (2,205) as in one go',
+    async (tempo) => {
+      const [whole, streamed] = await Promise.all([stretched(signal, tempo), stretched(signal, tempo, 2205)]);
+      expect(streamed.length).toBe(whole.length);
+      expect(streamed).toEqual(whole);
+    },
+  );
 
   it('leaves tempo 1 alone and refuses a tempo that is not above 0', async () => {
     expect(await stretched(signal, 1)).toEqual(signal);
@@ -91,7 +102,9 @@ describe('speeds 0.25 to 4.0 through the API', () => {
       if (s.state === 'succeeded') break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const audio = await fetch(`${server.url}/api/v1/tts/syntheses/${res.body.id}/audio`, { headers: { authorization: `Bearer ${token}` } });
+    const audio = await fetch(`${server.url}/api/v1/tts/syntheses/${res.body.id}/audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     return parseWav(Buffer.from(await audio.arrayBuffer()));
   }
 

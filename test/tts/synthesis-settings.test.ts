@@ -21,7 +21,11 @@ let worker: SynthesisWorker | undefined;
 
 beforeAll(async () => {
   server = await startTestServer({ SYNTHESIS_CONCURRENCY: '0' });
-  db = await openDatabase(server.config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
+  db = await openDatabase(server.config, {
+    name: 'tts',
+    entities: ttsSubgraph.entities,
+    migrations: ttsSubgraph.migrations,
+  });
   engine = new EspeakEngine(1);
 });
 afterAll(async () => {
@@ -40,7 +44,11 @@ it('renders a synthesis with the settings of its voice when requested, though th
   expect(voice.status).toBe(202);
   const viaVoice = await http.post('/api/v1/tts/syntheses', { text, voice_id: voice.body.id }, { token });
   const inline = await http.post('/api/v1/tts/syntheses', { text, ...settings }, { token });
-  const plain = await http.post('/api/v1/tts/syntheses', { text, base_voice: 'f3', language: 'en-gb', speed: 1.5 }, { token });
+  const plain = await http.post(
+    '/api/v1/tts/syntheses',
+    { text, base_voice: 'f3', language: 'en-gb', speed: 1.5 },
+    { token },
+  );
   expect([viaVoice.status, inline.status, plain.status]).toEqual([202, 202, 202]);
 
   expect((await http.delete(`/api/v1/tts/voices/${voice.body.id}?version=1`, { token })).status).toBe(202);
@@ -49,19 +57,36 @@ it('renders a synthesis with the settings of its voice when requested, though th
 
   const config = server.config;
   worker = new SynthesisWorker({
-    dataSource: db, engine, store: new DiskAudioStore(config.audioDir), logger: createLogger(config), concurrency: 1,
-    leaseSeconds: config.SYNTHESIS_LEASE_SECONDS, maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS, pollMs: 20, maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS,
+    dataSource: db,
+    engine,
+    store: new DiskAudioStore(config.audioDir),
+    logger: createLogger(config),
+    concurrency: 1,
+    leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,
+    maxAttempts: config.SYNTHESIS_MAX_ATTEMPTS,
+    pollMs: 20,
+    maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS,
   });
   worker.start();
   const done = async (id: string) =>
-    until(async () => {
-      const res = await http.get(`/api/v1/tts/syntheses/${id}`, { token });
-      return ['succeeded', 'failed'].includes(res.body.state) && res.body;
-    }, `synthesis ${id} to finish`, 60_000);
-  const [rendered, reference, other] = [await done(viaVoice.body.id), await done(inline.body.id), await done(plain.body.id)];
+    until(
+      async () => {
+        const res = await http.get(`/api/v1/tts/syntheses/${id}`, { token });
+        return ['succeeded', 'failed'].includes(res.body.state) && res.body;
+      },
+      `synthesis ${id} to finish`,
+      60_000,
+    );
+  const [rendered, reference, other] = [
+    await done(viaVoice.body.id),
+    await done(inline.body.id),
+    await done(plain.body.id),
+  ];
   expect(rendered).toMatchObject({ state: 'succeeded', voice_id: voice.body.id, ...settings });
   const pitch = async (id: string) => {
-    const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const wav = parseWav(Buffer.from(await res.arrayBuffer()));
     return medianPitch(wav.samples, wav.sampleRate);
   };

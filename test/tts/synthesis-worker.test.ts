@@ -26,7 +26,8 @@ import { until } from '../helpers/wait';
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
 const logger = createLogger(config);
 const store = new DiskAudioStore(config.audioDir);
-const open = () => openDatabase(config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
+const open = () =>
+  openDatabase(config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
 let db: DataSource;
 const extra: DataSource[] = [];
 
@@ -48,7 +49,12 @@ class CountingEngine implements SpeechEngine {
   readonly name = 'stand-in';
   readonly defaultLanguage = 'en-us';
   readonly calls = new Map<string, number>();
-  constructor(private readonly behaviour: (r: SpeechRequest) => Promise<SpeechAudio> = async () => ({ sampleRate: 8000, samples: new Int16Array(800).fill(1000) })) {}
+  constructor(
+    private readonly behaviour: (r: SpeechRequest) => Promise<SpeechAudio> = async () => ({
+      sampleRate: 8000,
+      samples: new Int16Array(800).fill(1000),
+    }),
+  ) {}
   baseVoices = async () => [];
   languages = async () => ['en-us'];
   async synthesize(request: SpeechRequest): Promise<SpeechAudio> {
@@ -62,9 +68,27 @@ class CountingEngine implements SpeechEngine {
 async function queue(count: number, fields: Partial<Synthesis> = {}): Promise<Synthesis[]> {
   const rows = Array.from({ length: count }, (_, i) =>
     db.manager.create(Synthesis, {
-      id: uuidv7(), ownerId: uuidv7(), state: SynthesisState.QUEUED, voiceId: null, baseVoice: 'f3', voiceBlend: null, language: 'en-us', speed: 1,
-      text: `job ${i} ${uuidv7()}`, characters: 10, durationMs: null, error: null, attempts: 0, workerId: null, leaseUntil: null,
-      audioKey: null, audioBytes: null, createdAt: new Date(), startedAt: null, finishedAt: null, ...fields,
+      id: uuidv7(),
+      ownerId: uuidv7(),
+      state: SynthesisState.QUEUED,
+      voiceId: null,
+      baseVoice: 'f3',
+      voiceBlend: null,
+      language: 'en-us',
+      speed: 1,
+      text: `job ${i} ${uuidv7()}`,
+      characters: 10,
+      durationMs: null,
+      error: null,
+      attempts: 0,
+      workerId: null,
+      leaseUntil: null,
+      audioKey: null,
+      audioBytes: null,
+      createdAt: new Date(),
+      startedAt: null,
+      finishedAt: null,
+      ...fields,
     }),
   );
   await db.manager.insert(Synthesis, rows);
@@ -72,7 +96,15 @@ async function queue(count: number, fields: Partial<Synthesis> = {}): Promise<Sy
 }
 
 /** The settings every worker here has unless a test says otherwise. */
-const settings = { store, logger, concurrency: 1, leaseSeconds: 30, maxAttempts: 3, pollMs: 20, maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS };
+const settings = {
+  store,
+  logger,
+  concurrency: 1,
+  leaseSeconds: 30,
+  maxAttempts: 3,
+  pollMs: 20,
+  maxAudioSeconds: config.SYNTHESIS_MAX_AUDIO_SECONDS,
+};
 
 const workers: SynthesisWorker[] = [];
 function worker(engine: SpeechEngine, options: Partial<SynthesisWorkerOptions> = {}): SynthesisWorker {
@@ -111,10 +143,15 @@ const realRename = fsp.rename;
 
 const row = (id: string) => db.manager.findOneByOrFail(Synthesis, { id });
 
-const allFinished = (ids: string[]) => until(async () => {
-  const rows: Synthesis[] = await db.manager.findBy(Synthesis, {});
-  return rows.filter((r) => ids.includes(r.id)).every((r) => r.state === SynthesisState.SUCCEEDED || r.state === SynthesisState.FAILED) && rows;
-});
+const allFinished = (ids: string[]) =>
+  until(async () => {
+    const rows: Synthesis[] = await db.manager.findBy(Synthesis, {});
+    return (
+      rows
+        .filter((r) => ids.includes(r.id))
+        .every((r) => r.state === SynthesisState.SUCCEEDED || r.state === SynthesisState.FAILED) && rows
+    );
+  });
 
 describe('claiming', () => {
   it('gives a job to exactly one of many workers racing for it', async () => {
@@ -123,7 +160,9 @@ describe('claiming', () => {
     extra.push(...sources.filter((s) => s !== db));
     for (let round = 0; round < 3; round++) {
       const [job] = await queue(1);
-      const racers = [...sources, ...sources].map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
+      const racers = [...sources, ...sources].map(
+        (dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }),
+      );
       // Every racer has seen the job queued before any claims it: only the compare-and-set decides.
       const restore = allLookFirst(sources, racers.length);
       const won = await Promise.all(racers.map((r) => r.claimNext())).finally(restore);
@@ -138,8 +177,16 @@ describe('claiming', () => {
   it('gives an abandoned job to exactly one racer, and none takes a job whose lease was renewed after it looked', async () => {
     const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 2 }, open)) : [db, db];
     extra.push(...sources.filter((s) => s !== db));
-    const racers = () => [...sources, ...sources].map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
-    const abandoned = { state: SynthesisState.RUNNING, attempts: 1, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) };
+    const racers = () =>
+      [...sources, ...sources].map(
+        (dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }),
+      );
+    const abandoned = {
+      state: SynthesisState.RUNNING,
+      attempts: 1,
+      workerId: 'gone',
+      leaseUntil: new Date(Date.now() - 1000),
+    };
 
     const [job] = await queue(1, abandoned);
     let restore = allLookFirst(sources, 4);
@@ -149,7 +196,9 @@ describe('claiming', () => {
 
     // Its worker was slow, not dead: it renews the lease after the racers looked.
     const [renewed] = await queue(1, abandoned);
-    restore = allLookFirst(sources, 4, () => db.manager.update(Synthesis, { id: renewed.id }, { leaseUntil: new Date(Date.now() + 60_000) }));
+    restore = allLookFirst(sources, 4, () =>
+      db.manager.update(Synthesis, { id: renewed.id }, { leaseUntil: new Date(Date.now() + 60_000) }),
+    );
     expect((await Promise.all(racers().map((r) => r.claimNext())).finally(restore)).filter(Boolean)).toEqual([]);
     expect(await row(renewed.id)).toMatchObject({ workerId: 'gone', attempts: 1 });
   });
@@ -171,7 +220,9 @@ describe('claiming', () => {
         return heads;
       });
       try {
-        expect(await new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() }).claimNext()).toBeNull();
+        expect(
+          await new SynthesisWorker({ ...settings, dataSource: db, engine: new CountingEngine() }).claimNext(),
+        ).toBeNull();
       } finally {
         spy.mockRestore();
       }
@@ -188,7 +239,9 @@ describe('claiming', () => {
     const jobs = await queue(60);
     for (const dataSource of sources) worker(engine, { dataSource, concurrency: 3 }).start();
     const rows = await allFinished(jobs.map((j) => j.id));
-    expect(rows.filter((r) => !(r.state === SynthesisState.SUCCEEDED && r.attempts === 1 && r.durationMs === 100))).toEqual([]);
+    expect(
+      rows.filter((r) => !(r.state === SynthesisState.SUCCEEDED && r.attempts === 1 && r.durationMs === 100)),
+    ).toEqual([]);
     for (const job of jobs) expect(engine.calls.get(job.text)).toBe(1);
     const events = await db.manager.findBy(OutboxEvent, { type: 'synthesis.succeeded' });
     expect(events.map((e) => e.resourceId).sort()).toEqual(jobs.map((j) => j.id).sort());
@@ -220,32 +273,53 @@ describe('workers that die', () => {
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'succeeded', attempts: 2, workerId: null, leaseUntil: null });
     expect(engine.calls.get(job.text)).toBe(1);
-    const started = await db.manager.find(OutboxEvent, { where: { type: 'synthesis.started', resourceId: job.id }, order: { seq: 'ASC' } });
+    const started = await db.manager.find(OutboxEvent, {
+      where: { type: 'synthesis.started', resourceId: job.id },
+      order: { seq: 'ASC' },
+    });
     expect(started.map((e) => JSON.parse(e.payload).attempt)).toEqual([1, 2]);
   });
 
   it('fails a job that has been taken the most times, with a synthesis.failed event of its own', async () => {
-    const jobs = await queue(2, { state: SynthesisState.RUNNING, attempts: 3, workerId: 'gone', leaseUntil: new Date(Date.now() - 1000) });
+    const jobs = await queue(2, {
+      state: SynthesisState.RUNNING,
+      attempts: 3,
+      workerId: 'gone',
+      leaseUntil: new Date(Date.now() - 1000),
+    });
     const engine = new CountingEngine();
     worker(engine).start();
     const done = await allFinished(jobs.map((j) => j.id));
-    for (const d of done) expect(d).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted 3 times') });
+    for (const d of done)
+      expect(d).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted 3 times') });
     expect(engine.calls.size).toBe(0);
     for (const job of jobs) {
       const events = await db.manager.findBy(OutboxEvent, { type: 'synthesis.failed', resourceId: job.id });
-      expect(events.map((e) => JSON.parse(e.payload))).toEqual([expect.objectContaining({ synthesis_id: job.id, state: 'failed', error: expect.stringContaining('interrupted 3 times') })]);
+      expect(events.map((e) => JSON.parse(e.payload))).toEqual([
+        expect.objectContaining({
+          synthesis_id: job.id,
+          state: 'failed',
+          error: expect.stringContaining('interrupted 3 times'),
+        }),
+      ]);
     }
   });
 
   it('keeps renewing the lease of a long job, so no other worker takes it', async () => {
     const [job] = await queue(1);
     let release!: () => void;
-    const slow = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(8) }))));
+    const slow = new CountingEngine(
+      () => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(8) }))),
+    );
     worker(slow, { leaseSeconds: 3 }).start();
     await until(() => Promise.resolve(slow.calls.size > 0));
     const firstEnd = (await row(job.id)).leaseUntil!.getTime();
     // Past the end of the first lease, the row holds a later one: it was renewed.
-    await until(async () => Date.now() > firstEnd && (await row(job.id)).leaseUntil!.getTime() > Date.now(), 'a renewed lease past the first one', 10_000);
+    await until(
+      async () => Date.now() > firstEnd && (await row(job.id)).leaseUntil!.getTime() > Date.now(),
+      'a renewed lease past the first one',
+      10_000,
+    );
     const rival = new CountingEngine();
     expect(await new SynthesisWorker({ ...settings, dataSource: db, engine: rival }).claimNext()).toBeNull();
     release();
@@ -258,7 +332,11 @@ describe('workers that die', () => {
 describe('outcomes', () => {
   it('fails a job the engine cannot render, saying why, with a synthesis.failed event', async () => {
     const [job] = await queue(1);
-    worker(new CountingEngine(async () => { throw new Error('speech engine: no such voice'); })).start();
+    worker(
+      new CountingEngine(async () => {
+        throw new Error('speech engine: no such voice');
+      }),
+    ).start();
     const [done] = await allFinished([job.id]);
     expect(done).toMatchObject({ state: 'failed', error: 'speech engine: no such voice', attempts: 1 });
     const [event] = await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.failed' });
@@ -273,7 +351,10 @@ describe('outcomes', () => {
     }) as DiskAudioStore;
     worker(new CountingEngine(), { store: full }).start();
     const [done] = await allFinished([job.id]);
-    expect(done).toMatchObject({ state: 'failed', error: 'The audio could not be stored; request the synthesis again.' });
+    expect(done).toMatchObject({
+      state: 'failed',
+      error: 'The audio could not be stored; request the synthesis again.',
+    });
     expect(fs.readdirSync(config.audioDir).filter((f) => f.includes(job.id))).toEqual([]);
   });
 
@@ -282,20 +363,42 @@ describe('outcomes', () => {
     const file = path.join(config.audioDir, `${job.id}.wav`);
     const renames: { from: string; to: string; state: string; existed: boolean }[] = [];
     const rename = jest.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
-      renames.push({ from: String(from), to: String(to), state: (await row(job.id)).state, existed: fs.existsSync(String(to)) });
+      renames.push({
+        from: String(from),
+        to: String(to),
+        state: (await row(job.id)).state,
+        existed: fs.existsSync(String(to)),
+      });
       return realRename(from, to);
     });
     try {
       worker(new CountingEngine()).start();
       const [done] = await allFinished([job.id]);
-      expect(done).toMatchObject({ state: 'succeeded', audioKey: `${job.id}.wav`, audioBytes: 44 + 1600, durationMs: 100 });
+      expect(done).toMatchObject({
+        state: 'succeeded',
+        audioKey: `${job.id}.wav`,
+        audioBytes: 44 + 1600,
+        durationMs: 100,
+      });
     } finally {
       rename.mockRestore();
     }
     // Renamed onto its key while the job was still running: a reader of the key never sees half a file.
-    expect(renames).toEqual([{ from: expect.stringMatching(new RegExp(`/${job.id}\\.1-[0-9a-f]{8}\\.part$`)), to: file, state: 'running', existed: false }]);
+    expect(renames).toEqual([
+      {
+        from: expect.stringMatching(new RegExp(`/${job.id}\\.1-[0-9a-f]{8}\\.part$`)),
+        to: file,
+        state: 'running',
+        existed: false,
+      },
+    ]);
     const wav = fs.readFileSync(file);
-    expect([wav.length, wav.readUInt32LE(4), wav.readUInt32LE(24), wav.readUInt32LE(40)]).toEqual([44 + 1600, 36 + 1600, 8000, 1600]);
+    expect([wav.length, wav.readUInt32LE(4), wav.readUInt32LE(24), wav.readUInt32LE(40)]).toEqual([
+      44 + 1600,
+      36 + 1600,
+      8000,
+      1600,
+    ]);
     expect(fs.existsSync(renames[0].from)).toBe(false);
   });
 
@@ -322,15 +425,26 @@ describe('outcomes', () => {
     }, 'the first piece');
     expect(first).toMatchObject({ state: 'running', end: false });
     expect(first.bytes.length).toBe(44 + 200);
-    expect([first.bytes.readUInt32LE(4), first.bytes.readUInt32LE(24), first.bytes.readUInt32LE(40), first.bytes.readInt16LE(44)]).toEqual([0xffffffff, 16000, 0xffffffff, 5]);
-    expect(await service.stream(job.ownerId, job.id, 244, 1000)).toMatchObject({ state: 'running', end: false, bytes: Buffer.alloc(0) });
+    expect([
+      first.bytes.readUInt32LE(4),
+      first.bytes.readUInt32LE(24),
+      first.bytes.readUInt32LE(40),
+      first.bytes.readInt16LE(44),
+    ]).toEqual([0xffffffff, 16000, 0xffffffff, 5]);
+    expect(await service.stream(job.ownerId, job.id, 244, 1000)).toMatchObject({
+      state: 'running',
+      end: false,
+      bytes: Buffer.alloc(0),
+    });
     more();
     await allFinished([job.id]);
     const rest = await service.stream(job.ownerId, job.id, 244, 1000);
     expect(rest).toMatchObject({ state: 'succeeded', end: true });
     expect([rest.bytes.length, rest.bytes.readInt16LE(0)]).toEqual([200, 6]);
     await expect(service.stream(uuidv7(), job.id, 0, 10)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(service.stream(job.ownerId, job.id, 0, 2 * 1024 * 1024)).rejects.toMatchObject({ code: 'validation_error' });
+    await expect(service.stream(job.ownerId, job.id, 0, 2 * 1024 * 1024)).rejects.toMatchObject({
+      code: 'validation_error',
+    });
   });
 
   it('leaves no file behind when the audio cannot be written', async () => {
@@ -352,7 +466,10 @@ describe('outcomes', () => {
   it('stop() lets a running job finish within the grace period', async () => {
     const [job] = await queue(1);
     let release: (() => void) | undefined;
-    const slow = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(7) }))));
+    const slow = new CountingEngine(
+      () =>
+        new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(7) }))),
+    );
     const w = new SynthesisWorker({ ...settings, dataSource: db, engine: slow, stopGraceMs: 30_000 });
     w.start();
     // The engine is rendering (its stand-in counts the call a moment before it starts).
@@ -376,7 +493,11 @@ describe('outcomes', () => {
     w.start();
     await until(() => Promise.resolve(hanging.calls.size > 0));
     await w.stop();
-    expect(await db.manager.findOneBy(Synthesis, { id: job.id })).toMatchObject({ state: 'queued', attempts: 0, workerId: null });
+    expect(await db.manager.findOneBy(Synthesis, { id: job.id })).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      workerId: null,
+    });
   });
 });
 
@@ -385,14 +506,21 @@ describe('finishing', () => {
     const [job] = await queue(1);
     // Injected at the query layer (a real deadlock needs a second connection in lock step with the
     // worker): finish's first transaction, its work done, fails as MariaDB's deadlock victim does.
-    const transaction = db.transaction.bind(db) as (work: (m: import('typeorm').EntityManager) => Promise<unknown>) => Promise<unknown>;
+    const transaction = db.transaction.bind(db) as (
+      work: (m: import('typeorm').EntityManager) => Promise<unknown>,
+    ) => Promise<unknown>;
     let deadlocks = 0;
-    const spy = jest.spyOn(db, 'transaction').mockImplementation((async (work: (m: import('typeorm').EntityManager) => Promise<unknown>) =>
+    const spy = jest.spyOn(db, 'transaction').mockImplementation((async (
+      work: (m: import('typeorm').EntityManager) => Promise<unknown>,
+    ) =>
       transaction(async (m) => {
         const result = await work(m);
         if (!deadlocks && (await m.findOneByOrFail(Synthesis, { id: job.id })).state === SynthesisState.SUCCEEDED) {
           deadlocks++;
-          throw Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
+          throw Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), {
+            code: 'ER_LOCK_DEADLOCK',
+            errno: 1213,
+          });
         }
         return result;
       })) as never);
@@ -409,13 +537,18 @@ describe('finishing', () => {
     expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.failed' })).toHaveLength(0);
   });
 
-  it('a worker whose lease was taken over leaves <id>.wav alone: the new take\'s audio is what is stored', async () => {
+  it("a worker whose lease was taken over leaves <id>.wav alone: the new take's audio is what is stored", async () => {
     const [job] = await queue(1);
     const file = path.join(config.audioDir, `${job.id}.wav`);
     // The first take renders 800 samples and is held mid-render; its poller is not started (run() is
     // driven directly), so only finish's fence can stop it.
     let release!: () => void;
-    const stale = new CountingEngine(() => new Promise((resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(1000) }))));
+    const stale = new CountingEngine(
+      () =>
+        new Promise(
+          (resolve) => (release = () => resolve({ sampleRate: 8000, samples: new Int16Array(800).fill(1000) })),
+        ),
+    );
     const first = worker(stale);
     const taken = (await first.claimNext())!;
     const running = (first as unknown as { run(j: Synthesis): Promise<void> }).run(taken);
@@ -449,13 +582,25 @@ describe('finishing', () => {
 describe('retention', () => {
   it('deletes syntheses that finished before the cut-off, with their audio, and keeps the rest', async () => {
     const old = new Date(Date.now() - 3600_000);
-    const [expired] = await queue(1, { state: SynthesisState.SUCCEEDED, finishedAt: old, audioKey: 'expired.wav', audioBytes: 4 });
+    const [expired] = await queue(1, {
+      state: SynthesisState.SUCCEEDED,
+      finishedAt: old,
+      audioKey: 'expired.wav',
+      audioBytes: 4,
+    });
     const [expiredFailed] = await queue(1, { state: SynthesisState.FAILED, finishedAt: old, error: 'x' });
-    const [recent] = await queue(1, { state: SynthesisState.SUCCEEDED, finishedAt: new Date(), audioKey: 'recent.wav', audioBytes: 4 });
+    const [recent] = await queue(1, {
+      state: SynthesisState.SUCCEEDED,
+      finishedAt: new Date(),
+      audioKey: 'recent.wav',
+      audioBytes: 4,
+    });
     const [waiting] = await queue(1);
     await store.put('expired.wav', Buffer.from('RIFF'));
     await store.put('recent.wav', Buffer.from('RIFF'));
-    const service = new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, { queuePerUser: 10 });
+    const service = new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, {
+      queuePerUser: 10,
+    });
     expect(await service.prune(new Date(Date.now() - 60_000))).toBe(2);
     const left = (await db.manager.findBy(Synthesis, {})).map((s) => s.id).sort();
     expect(left).toEqual([recent.id, waiting.id].sort());
@@ -519,8 +664,12 @@ describe('fair order (round robin across users)', () => {
     for (const owner of owners) await queue(4, { ownerId: owner });
     const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 3 }, open)) : [db, db, db];
     extra.push(...sources.filter((s) => s !== db));
-    const racers = sources.map((dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }));
-    const won = (await Promise.all([...racers, ...racers, ...racers, ...racers, ...racers].map((r) => r.claimNext()))).filter(Boolean) as Synthesis[];
+    const racers = sources.map(
+      (dataSource) => new SynthesisWorker({ ...settings, dataSource, engine: new CountingEngine() }),
+    );
+    const won = (
+      await Promise.all([...racers, ...racers, ...racers, ...racers, ...racers].map((r) => r.claimNext()))
+    ).filter(Boolean) as Synthesis[];
     expect(new Set(won.map((j) => j.id)).size).toBe(won.length);
     expect(won.length).toBe(12);
   });
@@ -536,7 +685,10 @@ describe('cancel', () => {
     stop = async () => {};
     readonly signals = new Map<string, AbortSignal>();
     release?: () => void;
-    async synthesize(request: SpeechRequest, limits: { maxSeconds: number; signal?: AbortSignal }): Promise<SpeechAudio> {
+    async synthesize(
+      request: SpeechRequest,
+      limits: { maxSeconds: number; signal?: AbortSignal },
+    ): Promise<SpeechAudio> {
       this.signals.set(request.text, limits.signal!);
       await new Promise<void>((resolve, reject) => {
         this.release = resolve;
@@ -545,7 +697,10 @@ describe('cancel', () => {
       return { sampleRate: 8000, samples: new Int16Array(800).fill(1000) };
     }
   }
-  const service = () => new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, { queuePerUser: 10 });
+  const service = () =>
+    new SynthesisService(db, new CountingEngine(), new VoiceService(db, new CountingEngine()), store, {
+      queuePerUser: 10,
+    });
 
   it('stops the worker rendering a job canceled by another process, records nothing more and leaves no audio', async () => {
     const [job] = await queue(1);
@@ -554,13 +709,19 @@ describe('cancel', () => {
     const signal = await until(async () => engine.signals.get(job.text));
     // Canceled through a service that is not this worker's (as another process would): the worker notices within a second or so.
     const canceled = await service().cancel(job.ownerId, job.id);
-    expect(canceled).toMatchObject({ outcome: 'canceled', synthesis: { state: 'canceled', finishedAt: expect.any(Date) } });
+    expect(canceled).toMatchObject({
+      outcome: 'canceled',
+      synthesis: { state: 'canceled', finishedAt: expect.any(Date) },
+    });
     await until(async () => signal.aborted);
     const [next] = await queue(1);
     await until(async () => engine.signals.get(next.text)); // the worker has moved on
     engine.release!();
     await allFinished([next.id]);
-    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({ state: 'canceled', audioKey: null });
+    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({
+      state: 'canceled',
+      audioKey: null,
+    });
     expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(false);
     const events = await db.manager.findBy(OutboxEvent, { resourceId: job.id });
     expect(events.map((e) => e.type).sort()).toEqual(['synthesis.canceled', 'synthesis.started']);
@@ -574,20 +735,35 @@ describe('cancel', () => {
     w.start();
     await until(async () => engine.signals.get(job.text));
     // Canceled in the database only (no process told the worker, which checks once a second): the render completes and stores.
-    await db.manager.update(Synthesis, { id: job.id }, { state: SynthesisState.CANCELED, workerId: null, leaseUntil: null, finishedAt: new Date() });
+    await db.manager.update(
+      Synthesis,
+      { id: job.id },
+      { state: SynthesisState.CANCELED, workerId: null, leaseUntil: null, finishedAt: new Date() },
+    );
     engine.release!();
-    await until(async () => !(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).length && !fs.existsSync(path.join(config.audioDir, `${job.id}.wav`)) && (w as any).running.size === 0);
-    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({ state: 'canceled', audioKey: null });
+    await until(
+      async () =>
+        !(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).length &&
+        !fs.existsSync(path.join(config.audioDir, `${job.id}.wav`)) &&
+        (w as any).running.size === 0,
+    );
+    expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({
+      state: 'canceled',
+      audioKey: null,
+    });
   });
 
-  it('deletes a finished job with its audio, once; another user\'s or an unknown one is not_found', async () => {
+  it("deletes a finished job with its audio, once; another user's or an unknown one is not_found", async () => {
     const [job] = await queue(1);
     worker(new CountingEngine()).start();
     await allFinished([job.id]);
     const file = path.join(config.audioDir, `${job.id}.wav`);
     expect(fs.existsSync(file)).toBe(true);
     await expect(service().cancel(uuidv7(), job.id)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await service().cancel(job.ownerId, job.id)).toMatchObject({ outcome: 'deleted', synthesis: { state: 'succeeded' } });
+    expect(await service().cancel(job.ownerId, job.id)).toMatchObject({
+      outcome: 'deleted',
+      synthesis: { state: 'succeeded' },
+    });
     expect(fs.existsSync(file)).toBe(false);
     expect(await db.manager.findOneBy(Synthesis, { id: job.id })).toBeNull();
     expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.deleted' })).toHaveLength(1);
@@ -598,16 +774,27 @@ describe('cancel', () => {
 describe('per-user queue cap', () => {
   it('accepts exactly SYNTHESIS_QUEUE_PER_USER of 40 requests racing through four services (connection pools on MySQL)', async () => {
     const engine = new CountingEngine();
-    (engine as SpeechEngine).baseVoices = async () => [{ name: 'f3', displayName: 'f3', gender: null, languages: ['en-us'], description: '' }];
+    (engine as SpeechEngine).baseVoices = async () => [
+      { name: 'f3', displayName: 'f3', gender: null, languages: ['en-us'], description: '' },
+    ];
     const sources = TEST_DB === 'mysql' ? await Promise.all(Array.from({ length: 4 }, open)) : [db, db, db, db];
     extra.push(...sources.filter((s) => s !== db));
-    const services = sources.map((s) => new SynthesisService(s, engine, new VoiceService(s, engine), store, { queuePerUser: 10 }));
+    const services = sources.map(
+      (s) => new SynthesisService(s, engine, new VoiceService(s, engine), store, { queuePerUser: 10 }),
+    );
     const owner = uuidv7();
-    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => services[i % 4].request(owner, { text: `text ${i}`, baseVoice: 'f3' })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => services[i % 4].request(owner, { text: `text ${i}`, baseVoice: 'f3' })),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
     const refusals = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
     expect(refusals).toHaveLength(30);
-    for (const reason of refusals) expect(reason).toMatchObject({ code: 'rate_limit_exceeded', retryAfter: expect.any(Number), details: { limit: 10 } });
+    for (const reason of refusals)
+      expect(reason).toMatchObject({
+        code: 'rate_limit_exceeded',
+        retryAfter: expect.any(Number),
+        details: { limit: 10 },
+      });
     expect(await db.manager.countBy(Synthesis, { ownerId: owner })).toBe(10);
   });
 });

@@ -38,7 +38,10 @@ async function finished(id: string, as = token, timeoutMs = 30_000, url = server
 }
 
 async function download(id: string, headers: Record<string, string> = {}, method = 'GET') {
-  const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { method, headers: { authorization: `Bearer ${token}`, ...headers } });
+  const res = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
@@ -54,7 +57,11 @@ const seconds = (wav: Wav) => wav.samples.length / wav.sampleRate;
 
 describe('POST /api/v1/tts/syntheses, then GET it', () => {
   it('answers 202 + Location; the job runs to succeeded and reports its audio length', async () => {
-    const voice = await http.post('/api/v1/tts/voices', { name: 'narrator', base_voice: 'm3', language: 'en-gb', speed: 1.1 }, { token });
+    const voice = await http.post(
+      '/api/v1/tts/voices',
+      { name: 'narrator', base_voice: 'm3', language: 'en-gb', speed: 1.1 },
+      { token },
+    );
     const res = await http.post('/api/v1/tts/syntheses', { text: SENTENCE, voice_id: voice.body.id }, { token });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.stringMatching(UUID), message: expect.any(String) });
@@ -66,9 +73,18 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
 
     const done = await finished(res.body.id);
     expect(done).toEqual({
-      id: res.body.id, state: 'succeeded', voice_id: voice.body.id, base_voice: 'm3', voice_blend: null, language: 'en-gb', speed: 1.1,
-      characters: SENTENCE.length, duration_ms: expect.any(Number),
-      created_at: expect.stringMatching(ISO_DATE), started_at: expect.stringMatching(ISO_DATE), finished_at: expect.stringMatching(ISO_DATE),
+      id: res.body.id,
+      state: 'succeeded',
+      voice_id: voice.body.id,
+      base_voice: 'm3',
+      voice_blend: null,
+      language: 'en-gb',
+      speed: 1.1,
+      characters: SENTENCE.length,
+      duration_ms: expect.any(Number),
+      created_at: expect.stringMatching(ISO_DATE),
+      started_at: expect.stringMatching(ISO_DATE),
+      finished_at: expect.stringMatching(ISO_DATE),
     });
     expect(done).not.toHaveProperty('error');
     const wav = parseWav((await download(res.body.id)).bytes);
@@ -94,7 +110,10 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
   });
 
   it('follows the speed: half speed lasts much longer', async () => {
-    const [normal, slow] = await Promise.all([speak({ text: SENTENCE, base_voice: 'm1' }), speak({ text: SENTENCE, base_voice: 'm1', speed: 0.5 })]);
+    const [normal, slow] = await Promise.all([
+      speak({ text: SENTENCE, base_voice: 'm1' }),
+      speak({ text: SENTENCE, base_voice: 'm1', speed: 0.5 }),
+    ]);
     expect(seconds(slow) / seconds(normal)).toBeGreaterThan(1.5);
   });
 
@@ -114,11 +133,21 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
     const long = await startTestServer({ SYNTHESIS_MAX_AUDIO_SECONDS: '10' });
     try {
       const owner = (await login(long.url, ADMIN)).access_token;
-      const res = await api(long.url).post('/api/v1/tts/syntheses', { text: 'one two three four five six seven eight nine ten. '.repeat(10), base_voice: 'f3' }, { token: owner });
+      const res = await api(long.url).post(
+        '/api/v1/tts/syntheses',
+        { text: 'one two three four five six seven eight nine ten. '.repeat(10), base_voice: 'f3' },
+        { token: owner },
+      );
       expect(res.status).toBe(202);
       const done = await finished(res.body.id, owner, 30_000, long.url);
-      expect(done).toMatchObject({ state: 'failed', error: expect.stringContaining('more than 10 seconds'), duration_ms: null });
-      expect((await api(long.url).get(`/api/v1/tts/syntheses/${res.body.id}/audio`, { token: owner })).body).toMatchObject({ error: 'conflict', details: { state: 'failed' } });
+      expect(done).toMatchObject({
+        state: 'failed',
+        error: expect.stringContaining('more than 10 seconds'),
+        duration_ms: null,
+      });
+      expect(
+        (await api(long.url).get(`/api/v1/tts/syntheses/${res.body.id}/audio`, { token: owner })).body,
+      ).toMatchObject({ error: 'conflict', details: { state: 'failed' } });
     } finally {
       await long.close();
     }
@@ -127,17 +156,28 @@ describe('POST /api/v1/tts/syntheses, then GET it', () => {
   it('follows the language: the same letters are pronounced as the language says', async () => {
     // "WWW" is "double-u double-u double-u" in English and "we we we" in German.
     const text = 'WWW. WWW. WWW.';
-    const [english, german] = await Promise.all([speak({ text, base_voice: 'f1', language: 'en-us' }), speak({ text, base_voice: 'f1', language: 'de' })]);
+    const [english, german] = await Promise.all([
+      speak({ text, base_voice: 'f1', language: 'en-us' }),
+      speak({ text, base_voice: 'f1', language: 'de' }),
+    ]);
     expect(rms(german.samples)).toBeGreaterThan(500);
     expect(seconds(english) / seconds(german)).toBeGreaterThan(1.3);
   });
 
   it('tells the caller on the event stream', async () => {
-    const stream = await openStream(`${server.url}/api/v1/events?types=synthesis.succeeded,synthesis.failed`, { token });
+    const stream = await openStream(`${server.url}/api/v1/events?types=synthesis.succeeded,synthesis.failed`, {
+      token,
+    });
     try {
       const id = await synthesize({ text: 'Short and sweet.', base_voice: 'f2' });
       const [frame] = await stream.waitFor((f) => f.event === 'synthesis.succeeded' && f.data.id === id, 1, 20_000);
-      expect(frame.data).toMatchObject({ type: 'synthesis.succeeded', synthesis_id: id, state: 'succeeded', characters: 16, duration_ms: expect.any(Number) });
+      expect(frame.data).toMatchObject({
+        type: 'synthesis.succeeded',
+        synthesis_id: id,
+        state: 'succeeded',
+        characters: 16,
+        duration_ms: expect.any(Number),
+      });
     } finally {
       stream.close();
     }
@@ -161,7 +201,11 @@ describe('bad requests', () => {
 
   it('counts characters, not UTF-16 units: 10,000 characters with an emoji (10,001 units) are allowed', async () => {
     // Mostly spaces, so that the job is quick to render.
-    const res = await http.post('/api/v1/tts/syntheses', { text: `🙂${' '.repeat(9_998)}a`, base_voice: 'f3' }, { token });
+    const res = await http.post(
+      '/api/v1/tts/syntheses',
+      { text: `🙂${' '.repeat(9_998)}a`, base_voice: 'f3' },
+      { token },
+    );
     expect(res.status).toBe(202);
     expect((await http.get(`/api/v1/tts/syntheses/${res.body.id}`, { token })).body.characters).toBe(10_000);
   });
@@ -180,7 +224,9 @@ describe('bad requests', () => {
   it("answers not_found for an unknown voice and for another user's voice or synthesis", async () => {
     const other = (await createUserAndLogin(server.url, token, 'synth-other')).token;
     const theirs = await http.post('/api/v1/tts/voices', { name: 'theirs', base_voice: 'f1' }, { token: other });
-    expect((await problem({ text: 'hi', voice_id: '01900000-0000-7000-8000-000000000000' }, 404)).error).toBe('not_found');
+    expect((await problem({ text: 'hi', voice_id: '01900000-0000-7000-8000-000000000000' }, 404)).error).toBe(
+      'not_found',
+    );
     expect((await problem({ text: 'hi', voice_id: theirs.body.id }, 404)).error).toBe('not_found');
     const mine = await synthesize({ text: 'mine', base_voice: 'f3' });
     expect((await http.get(`/api/v1/tts/syntheses/${mine}`, { token: other })).status).toBe(404);
@@ -226,7 +272,11 @@ describe('GET /api/v1/tts/syntheses/{id}/audio', () => {
   });
 
   it('sends the whole file for several ranges, a malformed Range, or an If-Range that no longer matches', async () => {
-    const cases: Record<string, string>[] = [{ range: 'bytes=0-9,100-109' }, { range: 'pages=1-2' }, { range: 'bytes=0-9', 'if-range': '"something else"' }];
+    const cases: Record<string, string>[] = [
+      { range: 'bytes=0-9,100-109' },
+      { range: 'pages=1-2' },
+      { range: 'bytes=0-9', 'if-range': '"something else"' },
+    ];
     for (const headers of cases) {
       const res = await download(id, headers);
       expect(res.status).toBe(200);
@@ -243,10 +293,14 @@ describe('GET /api/v1/tts/syntheses/{id}/audio', () => {
     // node:http, because fetch adds Cache-Control: no-cache to conditional requests (a forced reload).
     const etag = head.headers.get('etag')!;
     const status = await new Promise<number>((resolve, reject) =>
-      get(`${server.url}/api/v1/tts/syntheses/${id}/audio`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      }).on('error', reject),
+      get(
+        `${server.url}/api/v1/tts/syntheses/${id}/audio`,
+        { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      ).on('error', reject),
     );
     expect(status).toBe(304);
   });
@@ -257,37 +311,73 @@ describe('GET /api/v1/tts/syntheses/{id}/audio', () => {
     const res = await download(longId);
     expect(res.bytes.length).toBeGreaterThan(1024 * 1024); // more than two pieces
     expect(parseWav(res.bytes).riffSize).toBe(res.bytes.length - 8);
-    const gql = await http.graphql(`query($id: ID!) { synthesis(id: $id) { state audio { bytes contentType chunk(offset: 1048570, length: 20) } } }`, { id: longId }, token);
-    expect(gql.body.data.synthesis.audio).toEqual({ bytes: res.bytes.length, contentType: 'audio/wav', chunk: res.bytes.subarray(1048570, 1048590).toString('base64') });
+    const gql = await http.graphql(
+      `query($id: ID!) { synthesis(id: $id) { state audio { bytes contentType chunk(offset: 1048570, length: 20) } } }`,
+      { id: longId },
+      token,
+    );
+    expect(gql.body.data.synthesis.audio).toEqual({
+      bytes: res.bytes.length,
+      contentType: 'audio/wav',
+      chunk: res.bytes.subarray(1048570, 1048590).toString('base64'),
+    });
   });
 
   it('is a conflict while the synthesis is not done, naming its state; 404 when unknown', async () => {
     const busy = await synthesize({ text: 'word '.repeat(400), base_voice: 'f3', speed: 0.5 });
     const res = await http.get(`/api/v1/tts/syntheses/${busy}/audio`, { token });
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ error: 'conflict', details: { state: expect.stringMatching(/^(queued|running)$/) } });
-    expect((await http.get('/api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio', { token })).status).toBe(404);
+    expect(res.body).toMatchObject({
+      error: 'conflict',
+      details: { state: expect.stringMatching(/^(queued|running)$/) },
+    });
+    expect((await http.get('/api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio', { token })).status).toBe(
+      404,
+    );
     expect((await http.get(`/api/v1/tts/syntheses/${id}/audio?format=mp3`, { token })).status).toBe(400);
   });
 });
 
 describe('GraphQL', () => {
   it('synthesize and synthesis(id) on the tts subgraph, with the audio in base64 pieces', async () => {
-    const created = await http.graphql(`mutation { synthesize(text: "Hello there.", baseVoice: "f5", speed: 1.5) { id state characters owner { id } } }`, {}, token);
+    const created = await http.graphql(
+      `mutation { synthesize(text: "Hello there.", baseVoice: "f5", speed: 1.5) { id state characters owner { id } } }`,
+      {},
+      token,
+    );
     expect(created.body.errors).toBeUndefined();
     const { id, state, characters } = created.body.data.synthesize;
     expect([state, characters]).toEqual(['QUEUED', 12]);
     await finished(id);
-    const read = await http.graphql(`query($id: ID!) { synthesis(id: $id) { state speed durationMs audio { contentType bytes etag chunk(offset: 0, length: 4) } } }`, { id }, token);
-    expect(read.body.data.synthesis).toMatchObject({ state: 'SUCCEEDED', speed: 1.5, audio: { contentType: 'audio/wav', chunk: Buffer.from('RIFF').toString('base64') } });
+    const read = await http.graphql(
+      `query($id: ID!) { synthesis(id: $id) { state speed durationMs audio { contentType bytes etag chunk(offset: 0, length: 4) } } }`,
+      { id },
+      token,
+    );
+    expect(read.body.data.synthesis).toMatchObject({
+      state: 'SUCCEEDED',
+      speed: 1.5,
+      audio: { contentType: 'audio/wav', chunk: Buffer.from('RIFF').toString('base64') },
+    });
   });
 
   it('refuses too much text and too large reads with validation errors', async () => {
-    const long = await http.graphql(`mutation($t: String!) { synthesize(text: $t, baseVoice: "f5") { id } }`, { t: 'x'.repeat(10_001) }, token);
-    expect(long.body.errors[0].extensions).toMatchObject({ code: 'validation_error', details: { text: expect.any(Array) } });
+    const long = await http.graphql(
+      `mutation($t: String!) { synthesize(text: $t, baseVoice: "f5") { id } }`,
+      { t: 'x'.repeat(10_001) },
+      token,
+    );
+    expect(long.body.errors[0].extensions).toMatchObject({
+      code: 'validation_error',
+      details: { text: expect.any(Array) },
+    });
     const queued = await http.graphql(`mutation { synthesize(text: "a", baseVoice: "f5") { id } }`, {}, token);
     await finished(queued.body.data.synthesize.id);
-    const big = await http.graphql(`query($id: ID!) { synthesisAudio(id: $id) { chunk(offset: 0, length: 2000000) } }`, { id: queued.body.data.synthesize.id }, token);
+    const big = await http.graphql(
+      `query($id: ID!) { synthesisAudio(id: $id) { chunk(offset: 0, length: 2000000) } }`,
+      { id: queued.body.data.synthesize.id },
+      token,
+    );
     expect(big.body.errors[0].extensions.code).toBe('validation_error');
   });
 });

@@ -18,9 +18,13 @@ const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
 const catalog: SpeechEngine = {
   name: 'stand-in',
   defaultLanguage: 'en-us',
-  baseVoices: async () => [{ name: 'f3', displayName: 'female3', gender: 'female', languages: ['en-us'], description: 'f3' }],
+  baseVoices: async () => [
+    { name: 'f3', displayName: 'female3', gender: 'female', languages: ['en-us'], description: 'f3' },
+  ],
   languages: async () => ['en-us'],
-  synthesize: async () => { throw new Error('not used'); },
+  synthesize: async () => {
+    throw new Error('not used');
+  },
   stop: async () => {},
 };
 let db: DataSource;
@@ -46,13 +50,18 @@ describe('VoiceService.delete', () => {
     const voice = await create();
     // Another writer moves the version between the delete's read and its DELETE statement.
     const findOneBy = db.manager.findOneBy.bind(db.manager);
-    const spy = jest.spyOn(db.manager, 'findOneBy').mockImplementationOnce(async (...args: Parameters<typeof findOneBy>) => {
-      const read = await findOneBy(...args);
-      await db.manager.update(Voice, { id: voice.id }, { version: 2 });
-      return read;
-    });
+    const spy = jest
+      .spyOn(db.manager, 'findOneBy')
+      .mockImplementationOnce(async (...args: Parameters<typeof findOneBy>) => {
+        const read = await findOneBy(...args);
+        await db.manager.update(Voice, { id: voice.id }, { version: 2 });
+        return read;
+      });
     try {
-      const outcome = await service.delete(owner, voice.id, 1).then(() => 'deleted', (err) => err);
+      const outcome = await service.delete(owner, voice.id, 1).then(
+        () => 'deleted',
+        (err) => err,
+      );
       expect(codeOf(outcome)).toBe('conflict');
       expect(outcome.details).toEqual({ currentVersion: 2 });
     } finally {
@@ -67,14 +76,21 @@ describe('VoiceService.delete', () => {
 
   it('of 10 concurrent deletes at the right version one wins, the others get not_found or conflict, and one event is recorded', async () => {
     const voice = await create();
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => service.delete(owner, voice.id, 1).then(() => 'deleted', codeOf)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, () => service.delete(owner, voice.id, 1).then(() => 'deleted', codeOf)),
+    );
     expect(outcomes.filter((o) => o === 'deleted')).toHaveLength(1);
     expect(outcomes.filter((o) => o !== 'deleted' && o !== 'not_found' && o !== 'conflict')).toEqual([]);
     expect(await db.manager.findOneBy(Voice, { id: voice.id })).toBeNull();
     const events = await deletedEvents(voice.id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ userId: owner });
-    expect(JSON.parse(events[0].payload)).toMatchObject({ voice_id: voice.id, name: voice.name, base_voice: 'f3', version: 1 });
+    expect(JSON.parse(events[0].payload)).toMatchObject({
+      voice_id: voice.id,
+      name: voice.name,
+      base_voice: 'f3',
+      version: 1,
+    });
   });
 
   it("is not_found for another owner's voice and for an unknown id, and leaves the voice alone", async () => {
@@ -98,11 +114,13 @@ describe('VoiceService.delete', () => {
 /** Runs `between` after the service's first read of a voice and before its write. */
 async function afterRead<T>(between: () => Promise<unknown>, act: () => Promise<T>) {
   const findOneBy = db.manager.findOneBy.bind(db.manager);
-  const spy = jest.spyOn(db.manager, 'findOneBy').mockImplementationOnce(async (...args: Parameters<typeof findOneBy>) => {
-    const read = await findOneBy(...args);
-    await between();
-    return read;
-  });
+  const spy = jest
+    .spyOn(db.manager, 'findOneBy')
+    .mockImplementationOnce(async (...args: Parameters<typeof findOneBy>) => {
+      const read = await findOneBy(...args);
+      await between();
+      return read;
+    });
   try {
     return await act().catch((err) => err);
   } finally {
@@ -113,7 +131,10 @@ async function afterRead<T>(between: () => Promise<unknown>, act: () => Promise<
 describe('VoiceService: not_found', () => {
   it("get() is not_found, with its message, for another owner's voice and for an unknown id", async () => {
     const voice = await create();
-    for (const [who, id] of [[uuidv7(), voice.id], [owner, uuidv7()]]) {
+    for (const [who, id] of [
+      [uuidv7(), voice.id],
+      [owner, uuidv7()],
+    ]) {
       await expect(service.get(who, id)).rejects.toMatchObject({ code: 'not_found', message: 'No such voice.' });
     }
     expect((await service.get(owner, voice.id)).id).toBe(voice.id);
@@ -122,14 +143,20 @@ describe('VoiceService: not_found', () => {
   it('a delete that finds the voice gone by its DELETE statement is not_found, with its message', async () => {
     await create(); // other voices exist: the voice looked up again is this one
     const voice = await create();
-    const err = await afterRead(() => db.manager.delete(Voice, { id: voice.id }), () => service.delete(owner, voice.id, 1));
+    const err = await afterRead(
+      () => db.manager.delete(Voice, { id: voice.id }),
+      () => service.delete(owner, voice.id, 1),
+    );
     expect(err).toMatchObject({ code: 'not_found', message: 'No such voice.' });
   });
 
   it('an update that finds the voice gone by its UPDATE statement is not_found, with its message', async () => {
     await create();
     const voice = await create();
-    const err = await afterRead(() => db.manager.delete(Voice, { id: voice.id }), () => service.update(owner, voice.id, 1, { speed: 1.5 }));
+    const err = await afterRead(
+      () => db.manager.delete(Voice, { id: voice.id }),
+      () => service.update(owner, voice.id, 1, { speed: 1.5 }),
+    );
     expect(err).toMatchObject({ code: 'not_found', message: 'No such voice.' });
   });
 });
@@ -137,7 +164,10 @@ describe('VoiceService: not_found', () => {
 describe('VoiceService.list', () => {
   it('a page of exactly `limit` voices with nothing after it has no next cursor', async () => {
     const someone = uuidv7();
-    const made = [await service.create(someone, { name: 'a', baseVoice: 'F3' }), await service.create(someone, { name: 'b', baseVoice: 'F3' })];
+    const made = [
+      await service.create(someone, { name: 'a', baseVoice: 'F3' }),
+      await service.create(someone, { name: 'b', baseVoice: 'F3' }),
+    ];
     const page = await service.list(someone, 2);
     expect(page.items.map((v) => v.id)).toEqual(made.map((v) => v.id));
     expect(page.nextCursor).toBeNull();
@@ -150,7 +180,10 @@ describe('VoiceService.list', () => {
     expect(decodeCursor(encodeCursor([id]), ['uuid'])).toEqual([id]);
     for (const text of [`x${id}`, `${id}x`]) {
       expect(() => decodeCursor(encodeCursor([text]), ['uuid'])).toThrow(
-        expect.objectContaining({ code: 'validation_error', details: { cursor: ['is not a cursor this service handed out'] } }),
+        expect.objectContaining({
+          code: 'validation_error',
+          details: { cursor: ['is not a cursor this service handed out'] },
+        }),
       );
     }
   });

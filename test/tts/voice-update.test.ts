@@ -58,7 +58,9 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     const id = await createVoice({ description: 'words', voice_blend: 'f3(2)+m3' });
     expect((await patch(id, { description: null, voice_blend: null }, { version: 1 })).status).toBe(202);
     expect(await read(id)).toMatchObject({ description: null, voice_blend: null, version: 2 });
-    expect((await patch(id, { base_voice: 'M3', voice_blend: 'F1(3)+m3(1)', language: 'DE' }, { version: 2 })).status).toBe(202);
+    expect(
+      (await patch(id, { base_voice: 'M3', voice_blend: 'F1(3)+m3(1)', language: 'DE' }, { version: 2 })).status,
+    ).toBe(202);
     expect(await read(id)).toMatchObject({ base_voice: 'm3', voice_blend: 'f1(3)+m3', language: 'de', version: 3 });
   });
 
@@ -76,10 +78,14 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
     const conditional = (id: string, etag: string) =>
       new Promise<{ status: number; etag: unknown }>((resolve, reject) => {
-        get(`${server.url}/api/v1/tts/voices/${id}`, { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode!, etag: res.headers.etag }));
-        }).on('error', reject);
+        get(
+          `${server.url}/api/v1/tts/voices/${id}`,
+          { headers: { authorization: `Bearer ${token}`, 'if-none-match': etag } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode!, etag: res.headers.etag }));
+          },
+        ).on('error', reject);
       });
     const id = await createVoice();
     expect(await conditional(id, '"1"')).toEqual({ status: 304, etag: '"1"' });
@@ -129,7 +135,11 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     const other = await createVoice({ name: 'Taken Name' });
     const taken = await patch(id, { name: 'taken name' }, { version: 2 });
     expect(taken.status).toBe(409);
-    expect(taken.body).toMatchObject({ error: 'conflict', message: 'You have a voice with this name already.', details: { name: ['is taken by another of your voices'] } });
+    expect(taken.body).toMatchObject({
+      error: 'conflict',
+      message: 'You have a voice with this name already.',
+      details: { name: ['is taken by another of your voices'] },
+    });
     // A stale version is refused before the changes are checked: the caller must read again first.
     const staleAndBad = await patch(id, { base_voice: 'no such voice' }, { version: 1 });
     expect(staleAndBad.body).toMatchObject({ error: 'conflict', details: { current_version: 2 } });
@@ -148,7 +158,9 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
 
   it('of 20 concurrent updates at one version exactly one wins; the others get conflict with the new version', async () => {
     const id = await createVoice();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => patch(id, { description: `writer ${i}` }, { version: 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => patch(id, { description: `writer ${i}` }, { version: 1 })),
+    );
     const won = results.filter((r) => r.status === 202);
     expect(won).toHaveLength(1);
     const lost = results.filter((r) => r.status !== 202);
@@ -165,8 +177,12 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
       const [frame] = await stream.waitFor((f) => f.data.id === id, 1, 20_000);
       expect(frame.event).toBe('voice.updated');
       expect(frame.data).toMatchObject({
-        type: 'voice.updated', voice_id: id, version: 2, speed: 3.5,
-        changed: { speed: 3.5, description: 'new' }, previous: { speed: 1, description: null },
+        type: 'voice.updated',
+        voice_id: id,
+        version: 2,
+        speed: 3.5,
+        changed: { speed: 3.5, description: 'new' },
+        previous: { speed: 1, description: null },
       });
       // language was given but did not change, so it is not among the changes.
       expect(Object.keys(frame.data.changed).sort()).toEqual(['description', 'speed']);
@@ -188,7 +204,8 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
 describe('updateVoice over GraphQL', () => {
   it('changes the given arguments, leaves out the others, clears with null, and checks the version', async () => {
     const id = await createVoice({ description: 'gql', voice_blend: 'f3+m1' });
-    const mutation = 'mutation ($id: ID!, $v: Int!, $s: Float, $d: String) { updateVoice(id: $id, version: $v, speed: $s, description: $d) { version speed description voiceBlend } }';
+    const mutation =
+      'mutation ($id: ID!, $v: Int!, $s: Float, $d: String) { updateVoice(id: $id, version: $v, speed: $s, description: $d) { version speed description voiceBlend } }';
     const res = await http.graphql(mutation, { id, v: 1, s: 0.5 }, token);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.updateVoice).toEqual({ version: 2, speed: 0.5, description: 'gql', voiceBlend: 'f3+m1' });
@@ -197,13 +214,23 @@ describe('updateVoice over GraphQL', () => {
     const stale = await http.graphql(mutation, { id, v: 2, s: 1 }, token);
     expect(stale.body.errors[0].extensions).toMatchObject({ code: 'conflict', details: { currentVersion: 3 } });
     const bad = await http.graphql(mutation, { id, v: 3, s: 9 }, token);
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'validation_error', details: { speed: expect.any(Array) } });
+    expect(bad.body.errors[0].extensions).toMatchObject({
+      code: 'validation_error',
+      details: { speed: expect.any(Array) },
+    });
     // GraphQL has no request schema in front: the service itself refuses nothing to change and cleared required fields.
     const nothing = await http.graphql(mutation, { id, v: 3 }, token);
-    expect(nothing.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { body: [expect.stringMatching(/^give at least one of name, /)] } });
-    const named = 'mutation ($id: ID!, $v: Int!, $n: String, $l: String) { updateVoice(id: $id, version: $v, name: $n, language: $l) { version } }';
+    expect(nothing.body.errors[0].extensions).toEqual({
+      code: 'validation_error',
+      details: { body: [expect.stringMatching(/^give at least one of name, /)] },
+    });
+    const named =
+      'mutation ($id: ID!, $v: Int!, $n: String, $l: String) { updateVoice(id: $id, version: $v, name: $n, language: $l) { version } }';
     const nulls = await http.graphql(named, { id, v: 3, n: null, l: null }, token);
-    expect(nulls.body.errors[0].extensions).toEqual({ code: 'validation_error', details: { name: ['cannot be cleared (null)'], language: ['cannot be cleared (null)'] } });
+    expect(nulls.body.errors[0].extensions).toEqual({
+      code: 'validation_error',
+      details: { name: ['cannot be cleared (null)'], language: ['cannot be cleared (null)'] },
+    });
     expect(await read(id)).toMatchObject({ version: 3, speed: 0.5 });
   });
 });

@@ -37,7 +37,11 @@ describe('GET /api/v1/tts/base-voices', () => {
     const byName = new Map((res.body.items as any[]).map((v) => [v.name, v]));
     for (const name of ['f1', 'f5', 'm1', 'm7', 'Annie']) expect(byName.has(name)).toBe(true);
     expect(byName.get('f3')).toEqual({
-      name: 'f3', display_name: 'female3', gender: 'female', languages: expect.arrayContaining(['en-us', 'de', 'fr']), description: expect.stringContaining('female3'),
+      name: 'f3',
+      display_name: 'female3',
+      gender: 'female',
+      languages: expect.arrayContaining(['en-us', 'de', 'fr']),
+      description: expect.stringContaining('female3'),
     });
     expect(byName.get('m3').gender).toBe('male');
   });
@@ -50,7 +54,11 @@ describe('GET /api/v1/tts/base-voices', () => {
 describe('POST /api/v1/tts/voices', () => {
   it('answers 202 with the id and Location; the voice reads back with every field and version 1', async () => {
     const name = uniqueName();
-    const res = await http.post('/api/v1/tts/voices', { name, base_voice: 'f3', description: 'calm', voice_blend: 'f3(2)+m3(1)', language: 'en-GB', speed: 1.25 }, { token });
+    const res = await http.post(
+      '/api/v1/tts/voices',
+      { name, base_voice: 'f3', description: 'calm', voice_blend: 'f3(2)+m3(1)', language: 'en-GB', speed: 1.25 },
+      { token },
+    );
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.stringMatching(UUID), message: expect.any(String) });
     expect(res.headers.get('location')).toBe(`/api/v1/tts/voices/${res.body.id}`);
@@ -58,8 +66,17 @@ describe('POST /api/v1/tts/voices', () => {
     const read = await http.get(res.headers.get('location')!, { token });
     expect(read.status).toBe(200);
     expect(read.body).toEqual({
-      id: res.body.id, name, description: 'calm', base_voice: 'f3', voice_blend: 'f3(2)+m3', language: 'en-gb', speed: 1.25,
-      version: 1, owner_id: userId, created_at: expect.stringMatching(ISO_DATE), updated_at: expect.stringMatching(ISO_DATE),
+      id: res.body.id,
+      name,
+      description: 'calm',
+      base_voice: 'f3',
+      voice_blend: 'f3(2)+m3',
+      language: 'en-gb',
+      speed: 1.25,
+      version: 1,
+      owner_id: userId,
+      created_at: expect.stringMatching(ISO_DATE),
+      updated_at: expect.stringMatching(ISO_DATE),
     });
   });
 
@@ -87,7 +104,10 @@ describe('POST /api/v1/tts/voices', () => {
     // The shape is checked first; the catalog only once the shape is right.
     [{ name: 42, base_voice: 'nope', speed: 9 }, ['name', 'speed']],
     // The catalog checks (after the shape is right) name every field they refuse.
-    [{ name: 'ok', base_voice: 'nope', voice_blend: 'nope(2)+f1', language: 'xx' }, ['base_voice', 'language', 'voice_blend']],
+    [
+      { name: 'ok', base_voice: 'nope', voice_blend: 'nope(2)+f1', language: 'xx' },
+      ['base_voice', 'language', 'voice_blend'],
+    ],
     // A blend that is not name(weight)+… is a shape error, found before the catalog is asked.
     [{ name: 'ok', base_voice: 'f1', voice_blend: '+' }, ['voice_blend']],
     [{ name: 'ok', base_voice: 'f1', voice_blend: 'f1(0)+m1(101)' }, ['voice_blend']],
@@ -101,9 +121,17 @@ describe('POST /api/v1/tts/voices', () => {
   it('a name you already use, in any case, is a conflict', async () => {
     const name = uniqueName('Twice');
     await createVoice({ name, base_voice: 'f1' });
-    const again = await http.post('/api/v1/tts/voices', { name: `  ${name.toUpperCase()} `, base_voice: 'f2' }, { token });
+    const again = await http.post(
+      '/api/v1/tts/voices',
+      { name: `  ${name.toUpperCase()} `, base_voice: 'f2' },
+      { token },
+    );
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ error: 'conflict', message: 'You have a voice with this name already.', details: { name: ['is taken by another of your voices'] } });
+    expect(again.body).toMatchObject({
+      error: 'conflict',
+      message: 'You have a voice with this name already.',
+      details: { name: ['is taken by another of your voices'] },
+    });
   });
 
   it('stores SQL metacharacters and a long unicode description exactly', async () => {
@@ -116,7 +144,9 @@ describe('POST /api/v1/tts/voices', () => {
   });
 
   it('30 concurrent creates get 30 distinct ids, all readable', async () => {
-    const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => createVoice({ name: `burst ${i}`, base_voice: 'm2' })));
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => createVoice({ name: `burst ${i}`, base_voice: 'm2' })),
+    );
     expect(new Set(ids).size).toBe(30);
     const reads = await Promise.all(ids.map((id) => http.get(`/api/v1/tts/voices/${id}`, { token })));
     expect(reads.map((r) => r.status)).toEqual(ids.map(() => 200));
@@ -131,7 +161,9 @@ describe('GET /api/v1/tts/voices', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: any = await http.get(`/api/v1/tts/voices?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: other.token });
+      const res: any = await http.get(`/api/v1/tts/voices?limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: other.token,
+      });
       expect(res.status).toBe(200);
       expect(res.body.items.length).toBeLessThanOrEqual(2);
       seen.push(...res.body.items.map((v: any) => v.id));
@@ -193,7 +225,9 @@ describe('DELETE /api/v1/tts/voices/{id}', () => {
 
   it('of 20 concurrent deletes with the right version exactly one wins', async () => {
     const id = await createVoice({ name: uniqueName('contended'), base_voice: 'm4' });
-    const results = await Promise.all(Array.from({ length: 20 }, () => http.delete(`/api/v1/tts/voices/${id}?version=1`, { token })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => http.delete(`/api/v1/tts/voices/${id}?version=1`, { token })),
+    );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
     expect(statuses.filter((s) => s !== 202 && s !== 404 && s !== 409)).toEqual([]);
@@ -224,18 +258,34 @@ describe('ownership', () => {
 
 describe('TTS over GraphQL', () => {
   it('createVoice, voice with its owner resolved by the auth subgraph, voices, deleteVoice', async () => {
-    const created = await http.graphql('mutation ($n: String!) { createVoice(name: $n, baseVoice: "m3", speed: 0.5) { id version speed owner { id username } } }', { n: uniqueName('gql') }, token);
+    const created = await http.graphql(
+      'mutation ($n: String!) { createVoice(name: $n, baseVoice: "m3", speed: 0.5) { id version speed owner { id username } } }',
+      { n: uniqueName('gql') },
+      token,
+    );
     expect(created.body.errors).toBeUndefined();
     const voice = created.body.data.createVoice;
     expect(voice).toMatchObject({ version: 1, speed: 0.5, owner: { id: userId, username: ADMIN.username } });
 
-    const read = await http.graphql('query ($id: ID!) { voice(id: $id) { id baseVoice language } voices(first: 100) { items { id } } }', { id: voice.id }, token);
+    const read = await http.graphql(
+      'query ($id: ID!) { voice(id: $id) { id baseVoice language } voices(first: 100) { items { id } } }',
+      { id: voice.id },
+      token,
+    );
     expect(read.body.data.voice).toEqual({ id: voice.id, baseVoice: 'm3', language: 'en-us' });
     expect(read.body.data.voices.items).toContainEqual({ id: voice.id });
 
-    const stale = await http.graphql('mutation ($id: ID!) { deleteVoice(id: $id, version: 7) { id } }', { id: voice.id }, token);
+    const stale = await http.graphql(
+      'mutation ($id: ID!) { deleteVoice(id: $id, version: 7) { id } }',
+      { id: voice.id },
+      token,
+    );
     expect(stale.body.errors[0].extensions).toMatchObject({ code: 'conflict', details: { currentVersion: 1 } });
-    const deleted = await http.graphql('mutation ($id: ID!) { deleteVoice(id: $id, version: 1) { id } }', { id: voice.id }, token);
+    const deleted = await http.graphql(
+      'mutation ($id: ID!) { deleteVoice(id: $id, version: 1) { id } }',
+      { id: voice.id },
+      token,
+    );
     expect(deleted.body.data.deleteVoice).toEqual({ id: voice.id });
   });
 
@@ -258,18 +308,34 @@ describe('the voice quota (VOICES_PER_USER)', () => {
     const adminToken = (await login(limited.url, ADMIN)).access_token;
     const user = await createUserAndLogin(limited.url, adminToken, 'collector');
     const client = api(limited.url);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => client.post('/api/v1/tts/voices', { name: `mine ${i}`, base_voice: 'f3' }, { token: user.token })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        client.post('/api/v1/tts/voices', { name: `mine ${i}`, base_voice: 'f3' }, { token: user.token }),
+      ),
+    );
     expect(answers.filter((r) => r.status === 202)).toHaveLength(3);
     for (const res of answers.filter((r) => r.status !== 202)) {
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'conflict', message: expect.stringContaining('3'), details: { limit: 3, voices: 3 } });
+      expect(res.body).toEqual({
+        error: 'conflict',
+        message: expect.stringContaining('3'),
+        details: { limit: 3, voices: 3 },
+      });
     }
-    const gql = await client.graphql('mutation { createVoice(name: "one more", baseVoice: "f3") { id } }', undefined, user.token);
+    const gql = await client.graphql(
+      'mutation { createVoice(name: "one more", baseVoice: "f3") { id } }',
+      undefined,
+      user.token,
+    );
     expect(gql.body.errors?.[0]?.extensions).toMatchObject({ code: 'conflict', details: { limit: 3 } });
     // Another user has a quota of their own; a delete frees a place.
-    expect((await client.post('/api/v1/tts/voices', { name: 'theirs', base_voice: 'f3' }, { token: adminToken })).status).toBe(202);
+    expect(
+      (await client.post('/api/v1/tts/voices', { name: 'theirs', base_voice: 'f3' }, { token: adminToken })).status,
+    ).toBe(202);
     const [kept] = (await client.get('/api/v1/tts/voices', { token: user.token })).body.items;
     expect((await client.delete(`/api/v1/tts/voices/${kept.id}?version=1`, { token: user.token })).status).toBe(202);
-    expect((await client.post('/api/v1/tts/voices', { name: 'again', base_voice: 'f3' }, { token: user.token })).status).toBe(202);
+    expect(
+      (await client.post('/api/v1/tts/voices', { name: 'again', base_voice: 'f3' }, { token: user.token })).status,
+    ).toBe(202);
   });
 });

@@ -42,7 +42,9 @@ export class User {
   @Column({ name: 'last_login_at', type: 'datetime', precision: 3, nullable: true })
   lastLoginAt!: Date | null;
 
-  @Field(() => Int, { description: '1 when created; every change (disable, enable, password) adds 1. deleteUser must name it.' })
+  @Field(() => Int, {
+    description: '1 when created; every change (disable, enable, password) adds 1. deleteUser must name it.',
+  })
   @Column({ type: 'integer', default: 1 })
   version!: number;
 }

@@ -33,7 +33,14 @@ export class CreateAuthTables1732000000000 implements MigrationInterface {
           c.timestamp('revoked_at', { isNullable: true }),
         ],
         indices: [{ columnNames: ['user_id'] }],
-        foreignKeys: [{ columnNames: ['user_id'], referencedTableName: 'users', referencedColumnNames: ['id'], onDelete: 'CASCADE' }],
+        foreignKeys: [
+          {
+            columnNames: ['user_id'],
+            referencedTableName: 'users',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
+        ],
       }),
     );
     await createOutboxTable(queryRunner);

@@ -18,13 +18,21 @@ export class AccountAdministration1735000000000 implements MigrationInterface {
     await queryRunner.createIndex('sessions', new TableIndex({ columnNames: ['user_id', 'created_at'] }));
     // One row that operations able to remove an administrator lock first, so that two of them
     // (admin A disables B while B disables A) cannot both pass the last-admin check.
-    await queryRunner.createTable(new Table({ name: 'auth_locks', columns: [c.string('name', 32, { isPrimary: true })] }));
+    await queryRunner.createTable(
+      new Table({ name: 'auth_locks', columns: [c.string('name', 32, { isPrimary: true })] }),
+    );
     await queryRunner.query("INSERT INTO auth_locks (name) VALUES ('admins')");
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.dropTable('auth_locks');
-    for (const [table, column] of [['sessions', 'ip_address'], ['sessions', 'user_agent'], ['users', 'version'], ['users', 'last_login_at'], ['users', 'disabled']]) {
+    for (const [table, column] of [
+      ['sessions', 'ip_address'],
+      ['sessions', 'user_agent'],
+      ['users', 'version'],
+      ['users', 'last_login_at'],
+      ['users', 'disabled'],
+    ]) {
       await queryRunner.dropColumn(table, column);
     }
   }

@@ -11,7 +11,9 @@ export class RateLimitsTable1738100000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     if (queryRunner.connection.options.type !== 'mysql') {
       // The library's own SQLite table: TEXT holds any UTF-8 and compares bytes.
-      await queryRunner.query('CREATE TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)');
+      await queryRunner.query(
+        'CREATE TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)',
+      );
       return;
     }
     if (await queryRunner.hasTable('rate_limits')) {

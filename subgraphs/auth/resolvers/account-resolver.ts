@@ -15,7 +15,9 @@ class ChangePasswordArgs {
   @MaxLength(1024)
   currentPassword!: string;
 
-  @Field({ description: '8 to 1024 characters, and hard to guess (zxcvbn score of at least PASSWORD_MIN_SCORE, 3 by default).' })
+  @Field({
+    description: '8 to 1024 characters, and hard to guess (zxcvbn score of at least PASSWORD_MIN_SCORE, 3 by default).',
+  })
   @MinLength(8)
   @MaxLength(1024)
   newPassword!: string;
@@ -35,7 +37,9 @@ export class AccountResolver {
   constructor(private readonly auth: AuthService) {}
 
   @Authorized()
-  @Query(() => SessionPage, { description: "The caller's active sessions, newest first; `current` marks the one asking." })
+  @Query(() => SessionPage, {
+    description: "The caller's active sessions, newest first; `current` marks the one asking.",
+  })
   sessions(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Session>> {
     return this.auth.listSessions(ctx.principal!, first, after);
   }
@@ -47,7 +51,9 @@ export class AccountResolver {
   }
 
   @Authorized()
-  @Mutation(() => SessionsRevoked, { description: "Revoke every session of the caller except the one making this request." })
+  @Mutation(() => SessionsRevoked, {
+    description: 'Revoke every session of the caller except the one making this request.',
+  })
   async revokeOtherSessions(@Ctx() ctx: SubgraphContext): Promise<SessionsRevoked> {
     const revoked = await this.auth.revokeOtherSessions(ctx.principal!);
     return { currentSessionId: ctx.principal!.sessionId, revoked };
@@ -56,10 +62,16 @@ export class AccountResolver {
   @Authorized()
   @Mutation(() => User, {
     description:
-      'Change the caller\'s password. A wrong current password is `unauthorized` and counts toward the login limits; a new ' +
+      "Change the caller's password. A wrong current password is `unauthorized` and counts toward the login limits; a new " +
       'password that is too easy to guess is a `validation_error` on newPassword. Every other session of the caller is revoked.',
   })
-  changePassword(@Args() { currentPassword, newPassword }: ChangePasswordArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
-    return this.auth.changePassword(ctx.principal!, currentPassword, newPassword, { ip: ctx.clientIp, userAgent: ctx.userAgent });
+  changePassword(
+    @Args() { currentPassword, newPassword }: ChangePasswordArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<User> {
+    return this.auth.changePassword(ctx.principal!, currentPassword, newPassword, {
+      ip: ctx.clientIp,
+      userAgent: ctx.userAgent,
+    });
   }
 }

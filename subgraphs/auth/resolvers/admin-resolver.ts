@@ -12,7 +12,10 @@ import { LoginArgs } from './auth-resolver';
 class CreateUserArgs extends LoginArgs {
   @Field(() => [String], { defaultValue: [], description: 'Role names, e.g. ["admin"].' })
   @ArrayMaxSize(10)
-  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { each: true, message: 'each role must be a lower-case name of up to 32 characters' })
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, {
+    each: true,
+    message: 'each role must be a lower-case name of up to 32 characters',
+  })
   roles!: string[];
 }
 
@@ -32,7 +35,9 @@ export class AdminResolver {
   constructor(private readonly admin: UserAdministration) {}
 
   @Authorized('admin')
-  @Query(() => UserPage, { description: 'Users in username order, optionally those whose name starts with `query` (admins only).' })
+  @Query(() => UserPage, {
+    description: 'Users in username order, optionally those whose name starts with `query` (admins only).',
+  })
   users(@Args() { query, first, after }: UsersArgs): Promise<Page<User>> {
     return this.admin.list(first, query, after);
   }
@@ -44,13 +49,19 @@ export class AdminResolver {
   }
 
   @Authorized('admin')
-  @Mutation(() => User, { description: 'Create a user (admins only). `conflict` when the username is taken; the password must pass the policy.' })
+  @Mutation(() => User, {
+    description:
+      'Create a user (admins only). `conflict` when the username is taken; the password must pass the policy.',
+  })
   createUser(@Args() { username, password, roles }: CreateUserArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.create(ctx.principal!.userId, username, password, roles);
   }
 
   @Authorized('admin')
-  @Mutation(() => User, { description: 'Disable a user: their login is refused and every session of theirs is revoked at once. Not yourself, nor the last administrator.' })
+  @Mutation(() => User, {
+    description:
+      'Disable a user: their login is refused and every session of theirs is revoked at once. Not yourself, nor the last administrator.',
+  })
   disableUser(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.disable(ctx.principal!.userId, id);
   }
@@ -62,7 +73,10 @@ export class AdminResolver {
   }
 
   @Authorized('admin')
-  @Mutation(() => User, { description: "Clear the user's failed-login counts (from every client address) and the lock on their username across addresses." })
+  @Mutation(() => User, {
+    description:
+      "Clear the user's failed-login counts (from every client address) and the lock on their username across addresses.",
+  })
   unlockUser(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<User> {
     return this.admin.unlock(ctx.principal!.userId, id);
   }

@@ -8,7 +8,8 @@ import type { TokenSigner } from '../../../lib/tokens';
 
 @ObjectType({ description: 'Opens one event stream without an Authorization header.' })
 export class StreamTicket {
-  @Field({ description: 'Pass as `ticket` in the stream URL (/api/v1/events or /graphql/stream); single use.' }) ticket!: string;
+  @Field({ description: 'Pass as `ticket` in the stream URL (/api/v1/events or /graphql/stream); single use.' })
+  ticket!: string;
   @Field(() => Int, { description: 'Seconds left to open the stream with it.' }) expiresIn!: number;
 }
 
@@ -27,7 +28,9 @@ export class StreamTicketResolver {
   })
   createStreamTicket(@Ctx() ctx: SubgraphContext): StreamTicket {
     const { userId, sessionId, roles, expiresAt } = ctx.principal!;
-    const { token } = this.signer.sign({ userId, sessionId, roles }, 'stream', this.ttlSeconds, { sxp: Math.floor(expiresAt.getTime() / 1000) });
+    const { token } = this.signer.sign({ userId, sessionId, roles }, 'stream', this.ttlSeconds, {
+      sxp: Math.floor(expiresAt.getTime() / 1000),
+    });
     return { ticket: token, expiresIn: this.ttlSeconds };
   }
 }

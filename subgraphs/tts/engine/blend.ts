@@ -23,7 +23,8 @@ export function parseBlend(expression: string): { parts: BlendPart[] } | { probl
     const m = PART.exec(piece.replace(/\s+/g, ''));
     if (!m) return problems.push(`part ${i + 1} ("${piece}") is not name or name(weight)`);
     const weight = m[2] === undefined ? 1 : Number(m[2]);
-    if (!(weight > 0) || weight > MAX_BLEND_WEIGHT) return problems.push(`the weight of "${m[1]}" must be a number above 0 and at most ${MAX_BLEND_WEIGHT}`);
+    if (!(weight > 0) || weight > MAX_BLEND_WEIGHT)
+      return problems.push(`the weight of "${m[1]}" must be a number above 0 and at most ${MAX_BLEND_WEIGHT}`);
     parts.push({ voice: m[1], weight });
   });
   return problems.length ? { problems } : { parts };

@@ -35,7 +35,9 @@ function espeakThread() {
   const { parentPort, workerData } = require('node:worker_threads');
   const VARIANTS = '/usr/share/espeak-ng-data/voices/!v';
   // A native import(): TypeScript would turn the keyword into require(), which cannot load ES modules.
-  const importModule = new Function('url', 'return import(url)') as (url: string) => Promise<{ default: () => Promise<any> }>;
+  const importModule = new Function('url', 'return import(url)') as (
+    url: string,
+  ) => Promise<{ default: () => Promise<any> }>;
   const loading = importModule(workerData.moduleUrl).then(async (mod) => {
     const m = await mod.default();
     return { m, speaker: new m.eSpeakNGWorker() };
@@ -49,10 +51,14 @@ function espeakThread() {
   async function catalog() {
     const { m, speaker } = await loading;
     const languageVoices: Record<string, { voice: string; priority: number }> = {};
-    for (const v of speaker.list_voices() as { identifier: string; languages: { name: string; priority: number }[] }[]) {
+    for (const v of speaker.list_voices() as {
+      identifier: string;
+      languages: { name: string; priority: number }[];
+    }[]) {
       for (const l of v.languages) {
         const tag = l.name.toLowerCase();
-        if (!languageVoices[tag] || l.priority < languageVoices[tag].priority) languageVoices[tag] = { voice: v.identifier, priority: l.priority };
+        if (!languageVoices[tag] || l.priority < languageVoices[tag].priority)
+          languageVoices[tag] = { voice: v.identifier, priority: l.priority };
       }
     }
     const variants = [];
@@ -78,7 +84,21 @@ function espeakThread() {
    * rate is wanted) and, with `stream`, straight to the caller as an `audio` message of this
    * call, while the engine goes on. Without `stream` the pieces are gathered into the answer.
    */
-  async function synthesize(args: { text: string; voice: string; variant: string; variantFile?: string; wpm: number; tempo: number; sampleRate?: number; stream?: boolean; maxSeconds: number; stop: SharedArrayBuffer }, id: number) {
+  async function synthesize(
+    args: {
+      text: string;
+      voice: string;
+      variant: string;
+      variantFile?: string;
+      wpm: number;
+      tempo: number;
+      sampleRate?: number;
+      stream?: boolean;
+      maxSeconds: number;
+      stop: SharedArrayBuffer;
+    },
+    id: number,
+  ) {
     const stop = new Int32Array(args.stop);
     const { m, speaker } = await loading;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
@@ -130,7 +150,8 @@ function espeakThread() {
       return false;
     });
     if (Atomics.load(stop, 0) === 1) throw new Error('canceled');
-    if (length > maxSamples) throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
+    if (length > maxSamples)
+      throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
     pipe(new Int16Array(0), true);
     let samples = new Int16Array(args.stream ? 0 : out) as Int16Array<ArrayBufferLike>;
     let at = 0;
@@ -146,7 +167,8 @@ function espeakThread() {
   parentPort.on('message', async ({ id, op, args }: { id: number; op: string; args: unknown }) => {
     try {
       const answer = (await ops[op](args, id)) as { result?: unknown; transfer?: ArrayBuffer[] };
-      if (answer && typeof answer === 'object' && 'transfer' in answer) parentPort.postMessage({ id, result: answer.result }, answer.transfer);
+      if (answer && typeof answer === 'object' && 'transfer' in answer)
+        parentPort.postMessage({ id, result: answer.result }, answer.transfer);
       else parentPort.postMessage({ id, result: answer });
     } catch (err) {
       parentPort.postMessage({ id, error: String((err as Error)?.message ?? err) });
@@ -158,7 +180,10 @@ function espeakThread() {
 class EngineThread {
   private readonly worker: Worker;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; onAudio?(samples: Int16Array, sampleRate: number): void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: Error): void; onAudio?(samples: Int16Array, sampleRate: number): void }
+  >();
   dead = false;
 
   constructor(moduleUrl: string, soundtouchUrl: string) {
@@ -169,21 +194,36 @@ class EngineThread {
     ].join('\n');
     this.worker = new Worker(source, { eval: true, workerData: { moduleUrl, soundtouchUrl } });
     this.worker.unref();
-    this.worker.on('message', ({ id, result, error, audio, sampleRate }: { id: number; result?: unknown; error?: string; audio?: Int16Array; sampleRate?: number }) => {
-      const p = this.pending.get(id);
-      if (audio) {
-        // A piece of a call still rendering: an exception of the listener must not stop the others.
-        try {
-          p?.onAudio?.(audio, sampleRate!);
-        } catch {
-          /* the caller's concern */
+    this.worker.on(
+      'message',
+      ({
+        id,
+        result,
+        error,
+        audio,
+        sampleRate,
+      }: {
+        id: number;
+        result?: unknown;
+        error?: string;
+        audio?: Int16Array;
+        sampleRate?: number;
+      }) => {
+        const p = this.pending.get(id);
+        if (audio) {
+          // A piece of a call still rendering: an exception of the listener must not stop the others.
+          try {
+            p?.onAudio?.(audio, sampleRate!);
+          } catch {
+            /* the caller's concern */
+          }
+          return;
         }
-        return;
-      }
-      this.pending.delete(id);
-      if (error !== undefined) p?.reject(new Error(`speech engine: ${error}`));
-      else p?.resolve(result);
-    });
+        this.pending.delete(id);
+        if (error !== undefined) p?.reject(new Error(`speech engine: ${error}`));
+        else p?.resolve(result);
+      },
+    );
     // A dead thread fails what it held; the engine replaces it on the next call.
     const fail = (err: Error) => {
       this.dead = true;
@@ -239,12 +279,16 @@ export class EspeakEngine implements SpeechEngine {
 
   /** The catalog, with each variant's file text by lower-cased name (what blends are made of). */
   private loadCatalog() {
-    this.catalog ??= this.thread().call<Catalog>('catalog').then(
-      (catalog) => ({ ...catalog, variantFiles: new Map(catalog.variants.map((v) => [v.name.toLowerCase(), v.text])) }),
-    ).catch((err) => {
-      this.catalog = this.voices = undefined; // try again on the next request
-      throw err;
-    });
+    this.catalog ??= this.thread()
+      .call<Catalog>('catalog')
+      .then((catalog) => ({
+        ...catalog,
+        variantFiles: new Map(catalog.variants.map((v) => [v.name.toLowerCase(), v.text])),
+      }))
+      .catch((err) => {
+        this.catalog = this.voices = undefined; // try again on the next request
+        throw err;
+      });
     return this.catalog;
   }
 
@@ -294,10 +338,22 @@ export class EspeakEngine implements SpeechEngine {
     const abort = () => Atomics.store(new Int32Array(stop), 0, 1);
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      return await this.thread().call<SpeechAudio>('synthesize', {
-        text: request.text, voice, variant, variantFile, wpm: wordsPerMinute(request.speed), tempo: stretchTempo(request.speed),
-        sampleRate: limits.sampleRate, stream: !!limits.onAudio, maxSeconds: limits.maxSeconds, stop,
-      }, limits.onAudio);
+      return await this.thread().call<SpeechAudio>(
+        'synthesize',
+        {
+          text: request.text,
+          voice,
+          variant,
+          variantFile,
+          wpm: wordsPerMinute(request.speed),
+          tempo: stretchTempo(request.speed),
+          sampleRate: limits.sampleRate,
+          stream: !!limits.onAudio,
+          maxSeconds: limits.maxSeconds,
+          stop,
+        },
+        limits.onAudio,
+      );
     } finally {
       signal?.removeEventListener('abort', abort);
     }

@@ -7,7 +7,8 @@
 import type { PcmStage } from './time-stretch';
 
 export function createResampler(fromRate: number, toRate: number): PcmStage {
-  if (!(Number.isInteger(fromRate) && Number.isInteger(toRate) && fromRate > 0 && toRate > 0)) throw new Error(`sample rates must be whole numbers above 0 (got ${fromRate} → ${toRate})`);
+  if (!(Number.isInteger(fromRate) && Number.isInteger(toRate) && fromRate > 0 && toRate > 0))
+    throw new Error(`sample rates must be whole numbers above 0 (got ${fromRate} → ${toRate})`);
   const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
   const g = gcd(fromRate, toRate);
   const up = toRate / g; // output n sits at input position n * down / up
@@ -22,7 +23,10 @@ export function createResampler(fromRate: number, toRate: number): PcmStage {
     for (let k = 0; k < width; k++) {
       const x = k - HALF + 1 - phase / up; // distance from the output's position, in input samples
       const sinc = x === 0 ? 1 : Math.sin(Math.PI * cutoff * x) / (Math.PI * cutoff * x);
-      const w = Math.abs(x) >= HALF ? 0 : 0.42 + 0.5 * Math.cos((Math.PI * x) / HALF) + 0.08 * Math.cos((2 * Math.PI * x) / HALF);
+      const w =
+        Math.abs(x) >= HALF
+          ? 0
+          : 0.42 + 0.5 * Math.cos((Math.PI * x) / HALF) + 0.08 * Math.cos((2 * Math.PI * x) / HALF);
       taps[phase * width + k] = sinc * w;
       sum += sinc * w;
     }

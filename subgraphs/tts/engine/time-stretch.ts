@@ -87,7 +87,8 @@ export function createTimeStretch(sampleRate: number, tempo: number, Stretch: St
 
   return {
     push(samples) {
-      for (let at = 0; at < samples.length; at += BLOCK) feed(samples.subarray(at, Math.min(samples.length, at + BLOCK)), Math.min(BLOCK, samples.length - at));
+      for (let at = 0; at < samples.length; at += BLOCK)
+        feed(samples.subarray(at, Math.min(samples.length, at + BLOCK)), Math.min(BLOCK, samples.length - at));
       taken += samples.length;
       return handOut(Math.round(taken / tempo));
     },

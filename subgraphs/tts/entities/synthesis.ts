@@ -28,7 +28,8 @@ export function synthesisPartialKey(job: { id: string; attempts: number; workerI
 }
 registerEnumType(SynthesisState, {
   name: 'SynthesisState',
-  description: 'queued → running → succeeded or failed; canceled by its owner while queued or running. A job whose worker died is queued work again until its lease ends.',
+  description:
+    'queued → running → succeeded or failed; canceled by its owner while queued or running. A job whose worker died is queued work again until its lease ends.',
 });
 
 /**
@@ -36,7 +37,10 @@ registerEnumType(SynthesisState, {
  * when it is requested, so deleting the voice later does not change what is rendered.
  */
 @Directive('@key(fields: "id")')
-@ObjectType({ description: 'Speech rendered from a text with a voice, asynchronously: poll `state` or follow the synthesis.* events.' })
+@ObjectType({
+  description:
+    'Speech rendered from a text with a voice, asynchronously: poll `state` or follow the synthesis.* events.',
+})
 @Entity('syntheses')
 @Index(['ownerId', 'id'])
 @Index(['state', 'leaseUntil'])
@@ -111,7 +115,11 @@ export class Synthesis {
   audioBytes!: number | null;
 
   /** The audio's sample rate when asked for one (the OpenAI endpoint's 24 kHz); null: the engine's own. */
-  @Field(() => Int, { nullable: true, description: "The audio's sample rate when one was asked for (24,000 for POST /v1/audio/speech); null: the engine's own (22,050 Hz)." })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "The audio's sample rate when one was asked for (24,000 for POST /v1/audio/speech); null: the engine's own (22,050 Hz).",
+  })
   @Column({ name: 'sample_rate', type: 'integer', nullable: true })
   sampleRate!: number | null;
 

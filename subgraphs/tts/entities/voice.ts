@@ -2,7 +2,9 @@ import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 @Directive('@key(fields: "id")')
-@ObjectType({ description: "A voice configuration of its owner: a base voice of the speech engine and how to speak with it." })
+@ObjectType({
+  description: 'A voice configuration of its owner: a base voice of the speech engine and how to speak with it.',
+})
 @Entity('voices')
 @Index(['ownerId', 'nameKey'], { unique: true })
 export class Voice {
@@ -15,7 +17,7 @@ export class Voice {
   @Column({ name: 'owner_id', type: 'varchar', length: 36 })
   ownerId!: string;
 
-  @Field({ description: 'Unique among the owner\'s voices, ignoring case; 1–100 characters, trimmed.' })
+  @Field({ description: "Unique among the owner's voices, ignoring case; 1–100 characters, trimmed." })
   @Column({ type: 'varchar', length: 100 })
   name!: string;
 
@@ -31,7 +33,10 @@ export class Voice {
   @Column({ name: 'base_voice', type: 'varchar', length: 64 })
   baseVoice!: string;
 
-  @Field(() => String, { nullable: true, description: 'Base voices joined by "+", each optionally weighted: f3(2)+m3(1).' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Base voices joined by "+", each optionally weighted: f3(2)+m3(1).',
+  })
   @Column({ name: 'voice_blend', type: 'varchar', length: 500, nullable: true })
   voiceBlend!: string | null;
 

@@ -8,11 +8,18 @@ export class CreateSynthesisOwners1737200000000 implements MigrationInterface {
     await queryRunner.createTable(
       new Table({
         name: 'synthesis_owners',
-        columns: [c.uuid('owner_id', { isPrimary: true }), c.timestamp('last_claimed_at', { isNullable: true }), c.timestamp('last_queued_at', { isNullable: true })],
+        columns: [
+          c.uuid('owner_id', { isPrimary: true }),
+          c.timestamp('last_claimed_at', { isNullable: true }),
+          c.timestamp('last_queued_at', { isNullable: true }),
+        ],
       }),
     );
     // Claiming groups the queued jobs by owner; requests count an owner's queued and running jobs.
-    await queryRunner.createIndex('syntheses', new TableIndex({ name: 'IDX_syntheses_state_owner', columnNames: ['state', 'owner_id', 'id'] }));
+    await queryRunner.createIndex(
+      'syntheses',
+      new TableIndex({ name: 'IDX_syntheses_state_owner', columnNames: ['state', 'owner_id', 'id'] }),
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

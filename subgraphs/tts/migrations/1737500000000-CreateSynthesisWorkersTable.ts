@@ -8,7 +8,12 @@ export class CreateSynthesisWorkersTable1737500000000 implements MigrationInterf
     await queryRunner.createTable(
       new Table({
         name: 'synthesis_workers',
-        columns: [c.string('id', 100, { isPrimary: true }), c.timestamp('heartbeat_at'), c.timestamp('started_at'), c.int('concurrency')],
+        columns: [
+          c.string('id', 100, { isPrimary: true }),
+          c.timestamp('heartbeat_at'),
+          c.timestamp('started_at'),
+          c.int('concurrency'),
+        ],
         indices: [{ columnNames: ['heartbeat_at'] }],
       }),
     );

@@ -1,5 +1,21 @@
 import { IsBoolean, IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Float, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
+import {
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  Float,
+  ID,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  registerEnumType,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { IdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import { AppError } from '../../../lib/errors';
@@ -15,7 +31,10 @@ class SynthesizeArgs extends VoiceTuningArgs {
   @Field({ description: `What to say: 1 to ${MAX_TEXT_CHARACTERS} characters, not only white space.` })
   text!: string;
 
-  @Field(() => ID, { nullable: true, description: 'One of your voices; or give baseVoice (and voiceBlend, language, speed) instead.' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'One of your voices; or give baseVoice (and voiceBlend, language, speed) instead.',
+  })
   @IsOptional()
   @IsUUID()
   voiceId?: string | null;
@@ -43,21 +62,29 @@ class AudioChunkArgs {
 
 @ArgsType()
 class CancelArgs extends IdArgs {
-  @Field(() => Boolean, { defaultValue: false, description: 'Only cancel: a synthesis that has already finished is left as it is (outcome UNCHANGED), not deleted.' })
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description:
+      'Only cancel: a synthesis that has already finished is left as it is (outcome UNCHANGED), not deleted.',
+  })
   @IsBoolean()
   keepFinished!: boolean;
 }
 
-@ObjectType({ description: 'A piece of a synthesis\'s WAV as far as it is rendered.' })
+@ObjectType({ description: "A piece of a synthesis's WAV as far as it is rendered." })
 class SynthesisStreamPiece {
   @Field(() => SynthesisState) state!: SynthesisState;
   @Field(() => String, { nullable: true, description: 'Why it failed.' }) error!: string | null;
   @Field({
-    description: 'Base64 of up to `length` bytes of the WAV from `offset`: fewer (or none) when no more are rendered yet. While the synthesis ' +
-      'runs the header\'s two sizes are 0xFFFFFFFF (length unknown); every byte after the 44-byte header is final.',
+    description:
+      'Base64 of up to `length` bytes of the WAV from `offset`: fewer (or none) when no more are rendered yet. While the synthesis ' +
+      "runs the header's two sizes are 0xFFFFFFFF (length unknown); every byte after the 44-byte header is final.",
   })
   chunk!: string;
-  @Field({ description: 'The piece reaches the end of the finished audio: nothing more will come (also true once it failed or was canceled).' })
+  @Field({
+    description:
+      'The piece reaches the end of the finished audio: nothing more will come (also true once it failed or was canceled).',
+  })
   end!: boolean;
 }
 
@@ -71,7 +98,10 @@ class SpeechArgs {
   @MaxLength(500)
   voice!: string;
 
-  @Field(() => Float, { nullable: true, description: "0.25 to 4.0; a stored voice's own speed when left out, else 1.0." })
+  @Field(() => Float, {
+    nullable: true,
+    description: "0.25 to 4.0; a stored voice's own speed when left out, else 1.0.",
+  })
   @IsOptional()
   @Min(0.25)
   @Max(4)
@@ -105,14 +135,16 @@ enum CancelOutcome {
 }
 registerEnumType(CancelOutcome, {
   name: 'CancelSynthesisOutcome',
-  description: 'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio; UNCHANGED: it had finished and keepFinished was set.',
+  description:
+    'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio; UNCHANGED: it had finished and keepFinished was set.',
 });
 
 @ObjectType({ description: 'What cancelSynthesis did.' })
 class CancelSynthesisResult {
   @Field(() => ID) id!: string;
   @Field(() => CancelOutcome) outcome!: CancelOutcome;
-  @Field(() => Synthesis, { description: 'As the cancel left it (CANCELED), or as it was when deleted.' }) synthesis!: Synthesis;
+  @Field(() => Synthesis, { description: 'As the cancel left it (CANCELED), or as it was when deleted.' })
+  synthesis!: Synthesis;
 }
 
 const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({ ...audio, etag: `"${audio.synthesisId}"` });
@@ -122,14 +154,17 @@ export class SynthesisResolver {
   constructor(private readonly service: SynthesisService) {}
 
   @Authorized()
-  @Mutation(() => Synthesis, { description: 'Queue text to be spoken with one of your voices or inline settings; it starts as QUEUED.' })
+  @Mutation(() => Synthesis, {
+    description: 'Queue text to be spoken with one of your voices or inline settings; it starts as QUEUED.',
+  })
   synthesize(@Args() { text, voiceId, ...settings }: SynthesizeArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.request(ctx.principal!.userId, { text, voiceId, ...settings });
   }
 
   @Authorized()
   @Mutation(() => Synthesis, {
-    description: 'Queue text to be spoken, the OpenAI way: `voice` names one of your voices, a base voice or a blend. What ' +
+    description:
+      'Queue text to be spoken, the OpenAI way: `voice` names one of your voices, a base voice or a blend. What ' +
       'POST /v1/audio/speech runs before it streams the audio.',
   })
   synthesizeSpeech(@Args() { text, voice, speed }: SpeechArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
@@ -138,12 +173,22 @@ export class SynthesisResolver {
 
   @Authorized()
   @Mutation(() => CancelSynthesisResult, {
-    description: 'Cancel one of your syntheses while it is QUEUED or RUNNING (its worker stops; it becomes CANCELED, with no audio), ' +
+    description:
+      'Cancel one of your syntheses while it is QUEUED or RUNNING (its worker stops; it becomes CANCELED, with no audio), ' +
       'or delete a finished one (SUCCEEDED, FAILED, CANCELED) with its audio.',
   })
-  async cancelSynthesis(@Args() { id, keepFinished }: CancelArgs, @Ctx() ctx: SubgraphContext): Promise<CancelSynthesisResult> {
+  async cancelSynthesis(
+    @Args() { id, keepFinished }: CancelArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<CancelSynthesisResult> {
     const { outcome, synthesis } = await this.service.cancel(ctx.principal!.userId, id, keepFinished);
-    return { id, outcome: { canceled: CancelOutcome.CANCELED, deleted: CancelOutcome.DELETED, unchanged: CancelOutcome.UNCHANGED }[outcome], synthesis };
+    return {
+      id,
+      outcome: { canceled: CancelOutcome.CANCELED, deleted: CancelOutcome.DELETED, unchanged: CancelOutcome.UNCHANGED }[
+        outcome
+      ],
+      synthesis,
+    };
   }
 
   @Authorized()
@@ -153,13 +198,17 @@ export class SynthesisResolver {
   }
 
   @Authorized()
-  @Query(() => SynthesisPage, { description: 'Your syntheses, newest first, a page at a time; only those in `state` when given.' })
+  @Query(() => SynthesisPage, {
+    description: 'Your syntheses, newest first, a page at a time; only those in `state` when given.',
+  })
   syntheses(@Args() { first, after, state }: SynthesesArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Synthesis>> {
     return this.service.list(ctx.principal!.userId, first, after, state);
   }
 
   @Authorized()
-  @Query(() => SynthesisAudioType, { description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.' })
+  @Query(() => SynthesisAudioType, {
+    description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.',
+  })
   async synthesisAudio(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisAudioType> {
     return withEtag(await this.service.audio(ctx.principal!.userId, id));
   }
@@ -192,28 +241,42 @@ export class SynthesisAudioResolver {
   /** Reserved before anything is read: resolvers of all aliases start before any read ends. */
   private reserve(ctx: SubgraphContext, wanted: number): void {
     if (!this.budget.take(ctx, wanted)) {
-      throw new AppError('validation_error', `One operation may read at most ${this.maxBytesPerOperation} bytes of audio (GRAPHQL_MAX_AUDIO_BYTES); fetch the rest in further operations.`, {
-        length: [`would exceed ${this.maxBytesPerOperation} bytes of audio in this operation`],
-      });
+      throw new AppError(
+        'validation_error',
+        `One operation may read at most ${this.maxBytesPerOperation} bytes of audio (GRAPHQL_MAX_AUDIO_BYTES); fetch the rest in further operations.`,
+        {
+          length: [`would exceed ${this.maxBytesPerOperation} bytes of audio in this operation`],
+        },
+      );
     }
   }
 
   @FieldResolver(() => String, {
-    description: 'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time). ' +
+    description:
+      'Base64 of `length` bytes from `offset`: how clients fetch the audio (a byte range at a time). ' +
       'One operation may read at most GRAPHQL_MAX_AUDIO_BYTES (4 MiB) over all its chunks.',
   })
-  async chunk(@Root() audio: SynthesisAudioType, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
+  async chunk(
+    @Root() audio: SynthesisAudioType,
+    @Args() { offset, length }: AudioChunkArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<string> {
     this.reserve(ctx, Math.max(0, Math.min(length, audio.bytes - offset)));
     return (await this.service.readAudio(audio, offset, length)).toString('base64');
   }
 
   @Authorized()
   @Query(() => SynthesisStreamPiece, {
-    description: 'The audio of one of your syntheses while it renders: what POST /v1/audio/speech streams. Ask from offset 0, then from ' +
+    description:
+      'The audio of one of your syntheses while it renders: what POST /v1/audio/speech streams. Ask from offset 0, then from ' +
       'where the last piece ended, until `end`; an empty piece means "not rendered that far yet, ask again". Counts against ' +
       'GRAPHQL_MAX_AUDIO_BYTES like `chunk`.',
   })
-  async synthesisStream(@Args() { id }: IdArgs, @Args() { offset, length }: AudioChunkArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisStreamPiece> {
+  async synthesisStream(
+    @Args() { id }: IdArgs,
+    @Args() { offset, length }: AudioChunkArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SynthesisStreamPiece> {
     this.reserve(ctx, length);
     const { state, error, bytes, end } = await this.service.stream(ctx.principal!.userId, id, offset, length);
     return { state, error, chunk: bytes.toString('base64'), end };

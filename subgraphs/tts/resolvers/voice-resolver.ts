@@ -1,5 +1,17 @@
 import { IsOptional, MaxLength, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -73,16 +85,23 @@ export class VoiceResolver {
 
   @Authorized()
   @Mutation(() => Voice, {
-    description: 'Change a voice at the given version (any of its fields; a left-out argument stays, a null voiceBlend or description is cleared); ' +
+    description:
+      'Change a voice at the given version (any of its fields; a left-out argument stays, a null voiceBlend or description is cleared); ' +
       'its version goes up by 1. `conflict` (with currentVersion) when it has another version, or when the new name is taken.',
   })
-  updateVoice(@Args() { id, version }: VersionedIdArgs, @Args() changes: UpdateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
+  updateVoice(
+    @Args() { id, version }: VersionedIdArgs,
+    @Args() changes: UpdateVoiceArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Voice> {
     // type-graphql leaves arguments that were not given undefined; null is an explicit clear.
     return this.service.update(ctx.principal!.userId, id, version, changes as VoiceChanges);
   }
 
   @Authorized()
-  @Mutation(() => Voice, { description: 'Delete a voice at the given version; `conflict` (with currentVersion) when it has another.' })
+  @Mutation(() => Voice, {
+    description: 'Delete a voice at the given version; `conflict` (with currentVersion) when it has another.',
+  })
   deleteVoice(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.delete(ctx.principal!.userId, id, version);
   }

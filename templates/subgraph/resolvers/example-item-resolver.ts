@@ -1,4 +1,16 @@
-import { Args, ArgsType, Authorized, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import {
+  Args,
+  ArgsType,
+  Authorized,
+  Ctx,
+  Field,
+  FieldResolver,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -28,13 +40,21 @@ export class ExampleItemResolver {
   }
 
   @Authorized()
-  @Mutation(() => ExampleItem, { description: 'Change the example item at the given version; `conflict` (with currentVersion) when it has another.' })
-  updateExampleItem(@Args() { id, version }: VersionedIdArgs, @Args() { title }: ExampleItemFields, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
+  @Mutation(() => ExampleItem, {
+    description: 'Change the example item at the given version; `conflict` (with currentVersion) when it has another.',
+  })
+  updateExampleItem(
+    @Args() { id, version }: VersionedIdArgs,
+    @Args() { title }: ExampleItemFields,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<ExampleItem> {
     return this.service.update(ctx.principal!.userId, id, version, title);
   }
 
   @Authorized()
-  @Mutation(() => ExampleItem, { description: 'Delete the example item at the given version; `conflict` (with currentVersion) when it has another.' })
+  @Mutation(() => ExampleItem, {
+    description: 'Delete the example item at the given version; `conflict` (with currentVersion) when it has another.',
+  })
   deleteExampleItem(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
     return this.service.delete(ctx.principal!.userId, id, version);
   }
