@@ -1,7 +1,8 @@
 // `npm run new-subgraph -- <name> [--entity <Type>]`: a working subgraph for a partner team,
 // built the house way — an entity with a UUIDv7 id and a version, its migration, a paged list,
 // get, create, update and delete at the expected version, events through the outbox — in
-// subgraphs/<name>/, its test in test/<name>/, registered in subgraphs/index.ts.
+// subgraphs/<name>/ with its REST routes (routes.ts, in the OpenAPI document), its test in
+// test/<name>/, registered in subgraphs/index.ts and subgraphs/routes.ts.
 //
 // The templates are real code, type-checked with the rest (tsconfig.json includes templates/):
 // templates/subgraph/ is the module and templates/subgraph-test/ its test, written for a
@@ -93,10 +94,6 @@ export function skeletonFiles(n: SkeletonNames, timestamp: number, templates = T
   };
   copy('subgraph', `subgraphs/${n.name}`);
   copy('subgraph-test', `test/${n.name}`);
-  // TODO(rest-routes): the REST routes (list, get, create, update, delete) and their OpenAPI
-  // entries are not generated yet: the REST route table is being reshaped (branch `rest`).
-  // Once a module's routes are one declaration, add templates/subgraph-rest/ here and register
-  // it beside registerSubgraph below.
   return files;
 }
 
@@ -110,6 +107,16 @@ export function registerSubgraph(indexSource: string, n: SkeletonNames): string 
   );
   if (withEntry === withImport || withImport === indexSource)
     throw new Error('could not add the subgraph to subgraphs/index.ts; add it by hand');
+  return withEntry;
+}
+
+/** Adds the module's REST routes to subgraphs/routes.ts, the list the facade's route table reads. */
+export function registerRoutes(registrySource: string, n: SkeletonNames): string {
+  const importLine = `import { ${n.name}Routes } from './${n.name}/routes';\n`;
+  const withImport = registrySource.replace(/(import [^\n]+\n)(?![\s\S]*import )/, `$1${importLine}`);
+  const withEntry = withImport.replace(/(subgraphRoutes[^=]*=\s*\[[^\]]*?)(\n\];)/, `$1\n  ...${n.name}Routes,$2`);
+  if (withEntry === withImport || withImport === registrySource)
+    throw new Error('could not add the routes to subgraphs/routes.ts; add them by hand');
   return withEntry;
 }
 
@@ -131,14 +138,15 @@ function main(argv: string[], root: string): number {
   }
   const index = path.join(root, 'subgraphs', 'index.ts');
   fs.writeFileSync(index, registerSubgraph(fs.readFileSync(index, 'utf8'), names));
+  const registry = path.join(root, 'subgraphs', 'routes.ts');
+  fs.writeFileSync(registry, registerRoutes(fs.readFileSync(registry, 'utf8'), names));
   console.log(
     [
       `Created the ${name} subgraph:`,
       ...Object.keys(files).map((f) => `  ${f}`),
-      '  (registered in subgraphs/index.ts)',
+      '  (registered in subgraphs/index.ts, its REST routes in subgraphs/routes.ts)',
       '',
       'Next: npm run compose -- --check    npm test -- test/' + name,
-      'Not generated yet: its REST routes and OpenAPI entries (add them to the REST route table by hand; see TODO(rest-routes)).',
     ].join('\n'),
   );
   return 0;

@@ -3,8 +3,19 @@
 // What a route reads and sends is declared once, in its schemas (schemas.ts): graphql-mapping.ts
 // derives the operation's selection and arguments from them.
 import { configured } from './configured';
-import { Arg, bodyArgs, pathArg, queryArg } from './graphql-mapping';
-import type { RouteInput, RouteSpec } from './route-spec';
+import { bodyArgs, queryArg } from './graphql-mapping';
+import {
+  EXPECTED_VERSION,
+  EXPECTED_VERSION_ARG,
+  idFrom,
+  MAX_PAGE_SIZE,
+  PAGE_ARGS,
+  PAGE_QUERY,
+  pageQuery,
+  VERSION_QUERY,
+} from './route-parts';
+import type { RouteSpec } from './route-spec';
+import { subgraphRoutes } from '../subgraphs/routes';
 import {
   BaseVoice,
   BaseVoiceList,
@@ -13,7 +24,6 @@ import {
   CreateUserRequest,
   CreateVoiceRequest,
   EventFrame,
-  JsonSchema,
   LoginRequest,
   RefreshRequest,
   Session,
@@ -46,56 +56,7 @@ const presentSynthesis = ({ id, state, error, ...synthesis }: Record<string, any
 /** A resume position, as EventSource sends it (empty when it has none). */
 const LAST_EVENT_ID = { type: 'string', pattern: '^(\\d{1,15})?$' };
 
-/** `If-Match: "3"` (or a bare 3): the version a conditional write expects; undefined when absent, NaN when malformed. */
-function ifMatchVersion(headers: RouteInput['headers']): number | undefined {
-  const value = headers['if-match'];
-  if (value === undefined) return undefined;
-  const m = /^\s*"?(\d{1,10})"?\s*$/.exec(Array.isArray(value) ? value.join(',') : value);
-  return m ? Number(m[1]) : NaN;
-}
-
-/** The expected version of a voice write: `?version=N` or `If-Match: "N"`, one of them, agreeing when both. */
-function checkVersion({ query, headers }: RouteInput): Record<string, string[]> | null {
-  const fromHeader = ifMatchVersion(headers);
-  if (fromHeader !== undefined && !(fromHeader >= 1 && fromHeader <= 2147483647))
-    return { if_match: ['must be a version in quotes, e.g. "3"'] };
-  if (query.version === undefined && fromHeader === undefined)
-    return { version: ['is required (as ?version=N or If-Match: "N")'] };
-  if (query.version !== undefined && fromHeader !== undefined && query.version !== fromHeader)
-    return { version: ['differs from If-Match'] };
-  return null;
-}
-
-/** The page size bound of every list field (lib/paging.ts's, not imported: that module loads type-graphql; a test compares them). */
-export const MAX_PAGE_SIZE = 100;
-
-/** The paging query of every list: `limit` and the previous page's `next_cursor`, with a list's own filters beside them. */
-const pageQuery = (filters: Record<string, JsonSchema> = {}): NonNullable<RouteSpec['query']> => ({
-  schema: {
-    type: 'object',
-    properties: {
-      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20, description: 'Page size' },
-      cursor: {
-        type: 'string',
-        maxLength: 200,
-        'x-opaque': 'next_cursor',
-        description: 'next_cursor of the previous page, as handed out (opaque; anything else is a validation_error)',
-      },
-      ...filters,
-    },
-  },
-});
-export const PAGE_QUERY = pageQuery();
-/** The paging arguments of every list field; a left-out limit takes GraphQL's default page size. */
-const PAGE_ARGS: Record<string, Arg> = { first: queryArg('limit', 'Int'), after: queryArg('cursor', 'String') };
-
-/** The id of the resource in the path, as the `id` argument. */
-const idFrom = (param: string) => ({ id: pathArg(param) });
-/** `?version=N`, which deletes require. */
-const VERSION_QUERY = {
-  schema: { type: 'object', properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647 } } },
-  required: ['version'],
-};
+export { MAX_PAGE_SIZE, PAGE_QUERY };
 
 export const routes: RouteSpec[] = [
   // ---- Auth -------------------------------------------------------------------------------
@@ -443,20 +404,7 @@ export const routes: RouteSpec[] = [
       'updates at one version exactly one is accepted. The version goes up by 1 and a `voice.updated` event carries the changed fields ' +
       '(`changed`, with their former values in `previous`). Syntheses already requested keep the settings they were requested with.',
     params: { voiceId: uuidParam },
-    query: {
-      schema: {
-        type: 'object',
-        properties: { version: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Or If-Match' } },
-      },
-    },
-    headerParams: [
-      {
-        name: 'If-Match',
-        schema: { type: 'string', pattern: '^\\s*"?[1-9][0-9]{0,8}"?\\s*$', example: '"3"' },
-        description: 'The version you expect, quoted (the ETag of GET); instead of ?version',
-      },
-    ],
-    check: checkVersion,
+    ...EXPECTED_VERSION,
     body: UpdateVoiceRequest,
     graphql: {
       kind: 'mutation',
@@ -464,7 +412,7 @@ export const routes: RouteSpec[] = [
       select: '{ id version }',
       args: {
         ...idFrom('voiceId'),
-        version: { type: 'Int!', value: ({ query, headers }) => query.version ?? ifMatchVersion(headers) },
+        version: EXPECTED_VERSION_ARG,
         ...bodyArgs(UpdateVoiceRequest),
       },
     },
@@ -739,4 +687,7 @@ export const routes: RouteSpec[] = [
     response: EventFrame,
     errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required', 'rate_limit_exceeded'],
   },
+
+  // ---- The modules made by `npm run new-subgraph`: each declares its own (subgraphs/routes.ts) --
+  ...subgraphRoutes,
 ];

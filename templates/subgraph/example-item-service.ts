@@ -13,19 +13,29 @@ import { ExampleItem } from './entities/example-item';
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
-/** What example_item.* events carry: what a stream reader needs to show it (spelled as events spell them: lib/naming.ts). */
-const eventData = (item: ExampleItem) =>
-  snakeKeys<unknown>({ exampleItemId: item.id, title: item.title, version: item.version });
+/** What a client sets: every column but those the service keeps (so a new column needs no change here). */
+export type ExampleItemInput = Omit<ExampleItem, 'id' | 'ownerId' | 'version' | 'createdAt' | 'updatedAt'>;
+
+/** The values given (undefined: not given), strings trimmed as stored. */
+const given = <T extends object>(fields: T): Partial<T> =>
+  Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [key, typeof value === 'string' ? value.trim() : value]),
+  ) as Partial<T>;
+
+/** What example_item.* events carry: the example item without its owner (spelled as events spell them: lib/naming.ts). */
+const eventData = ({ ownerId: _owner, id, ...item }: ExampleItem) => snakeKeys<unknown>({ exampleItemId: id, ...item });
 
 export class ExampleItemService {
   constructor(private readonly dataSource: DataSource) {}
 
-  create(ownerId: string, title: string): Promise<ExampleItem> {
+  create(ownerId: string, fields: ExampleItemInput): Promise<ExampleItem> {
     const now = new Date();
     const item = this.dataSource.manager.create(ExampleItem, {
+      ...given(fields),
       id: uuidv7(),
       ownerId,
-      title: title.trim(),
       version: 1,
       createdAt: now,
       updatedAt: now,
@@ -57,12 +67,12 @@ export class ExampleItemService {
   }
 
   /** The statement checks the version (`UPDATE … WHERE id AND owner AND version`): of concurrent updates at one version, one wins. */
-  async update(ownerId: string, id: string, version: number, title: string): Promise<ExampleItem> {
+  async update(ownerId: string, id: string, version: number, changes: Partial<ExampleItemInput>): Promise<ExampleItem> {
     const updated = await inTransaction(this.dataSource, async (m) => {
       const result = await m.update(
         ExampleItem,
         { id, ownerId, version },
-        { title: title.trim(), version: version + 1, updatedAt: new Date() },
+        { ...given(changes), version: version + 1, updatedAt: new Date() },
       );
       if (affectedRows(result) !== 1) return null;
       const item = await m.findOneByOrFail(ExampleItem, { id, ownerId });

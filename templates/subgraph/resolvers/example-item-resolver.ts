@@ -1,3 +1,4 @@
+import { ValidateIf } from 'class-validator';
 import {
   Args,
   ArgsType,
@@ -19,11 +20,21 @@ import { TrimmedLength } from '../../../lib/validators';
 import { ExampleItem } from '../entities/example-item';
 import { ExampleItemService } from '../example-item-service';
 
+/** What a client sets on create. A new field goes here and in ExampleItemChanges (and the entity, migration, routes.ts). */
 @ArgsType()
 class ExampleItemFields {
   @Field({ description: '1 to 200 characters, trimmed.' })
   @TrimmedLength(1, 200)
   title!: string;
+}
+
+/** What an update may change: each left out stays as it is (null is refused where the field is required). */
+@ArgsType()
+class ExampleItemChanges {
+  @Field({ nullable: true, description: '1 to 200 characters, trimmed.' })
+  @ValidateIf((_, value) => value !== undefined)
+  @TrimmedLength(1, 200)
+  title?: string;
 }
 
 @ObjectType({ description: "A page of the caller's example items, oldest first." })
@@ -35,8 +46,8 @@ export class ExampleItemResolver {
 
   @Authorized()
   @Mutation(() => ExampleItem, { description: 'Create: the new example item starts at version 1.' })
-  createExampleItem(@Args() { title }: ExampleItemFields, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
-    return this.service.create(ctx.principal!.userId, title);
+  createExampleItem(@Args() fields: ExampleItemFields, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
+    return this.service.create(ctx.principal!.userId, fields);
   }
 
   @Authorized()
@@ -45,10 +56,10 @@ export class ExampleItemResolver {
   })
   updateExampleItem(
     @Args() { id, version }: VersionedIdArgs,
-    @Args() { title }: ExampleItemFields,
+    @Args() changes: ExampleItemChanges,
     @Ctx() ctx: SubgraphContext,
   ): Promise<ExampleItem> {
-    return this.service.update(ctx.principal!.userId, id, version, title);
+    return this.service.update(ctx.principal!.userId, id, version, changes);
   }
 
   @Authorized()

@@ -1,0 +1,8 @@
+// The REST routes of the modules made by `npm run new-subgraph`, one line each (the generator
+// adds it), read by the facade's route table (rest-facade/routes.ts). Each module declares its
+// routes beside its resolvers, in subgraphs/<name>/routes.ts; they hold declarations only.
+import type { RouteSpec } from '../rest-facade/route-spec';
+
+export const subgraphRoutes: RouteSpec[] = [
+  // ...reviewsRoutes,
+];
