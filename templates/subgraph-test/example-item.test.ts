@@ -1,6 +1,8 @@
 // The examples subgraph through the gateway, on SQLite and on MySQL: create, read, the paged
-// list, update and delete at the expected version, the events, and one user's items hidden from another.
-import { api, createUserAndLogin, login, UUID } from '../../test/helpers/http';
+// list, update and delete at the expected version, the events, and one user's items hidden from another;
+// then the same through REST (/api/v1/examples/example-items), each answer checked against the OpenAPI document.
+import { api, createUserAndLogin, login, request, UUID } from '../../test/helpers/http';
+import { OpenApiDocument, undocumented } from '../../test/helpers/openapi';
 import { ADMIN, startTestServer, TestServer } from '../../test/helpers/server';
 import { openStream } from '../../test/helpers/sse';
 
@@ -110,5 +112,69 @@ describe('examples', () => {
       (await http.graphql(UPDATE, { id: mine, v: 1, t: 'taken' }, other.token)).body.errors[0].extensions.code,
     ).toBe('not_found');
     expect((await http.graphql(LIST, {}, other.token)).body.data.exampleItems).toEqual({ items: [], nextCursor: null });
+  });
+});
+
+describe('examples over REST', () => {
+  const PATH = '/api/v1/examples/example-items';
+  const ONE = `${PATH}/{exampleItemId}`;
+  let doc: OpenApiDocument;
+  beforeAll(async () => {
+    doc = (await http.get('/api/v1/openapi.json')).body;
+  });
+  /** The answer, after checking it is one the document promises. */
+  const documented = <T extends { status: number }>(method: string, template: string, res: T): T => {
+    expect(undocumented(doc, method, template, res as never)).toEqual([]);
+    return res;
+  };
+  const send = (method: string, path: string, options: Parameters<typeof request>[3] = {}) =>
+    request(server.url, method, path, { token, ...options });
+
+  it('lists every route in the document with its operationId', () => {
+    const ids = (template: string) => Object.values(doc.paths[template] ?? {}).map((op: any) => op.operationId);
+    expect(ids(PATH).sort()).toEqual(['createExampleItem', 'listExampleItems']);
+    expect(ids(ONE).sort()).toEqual(['deleteExampleItem', 'getExampleItem', 'updateExampleItem']);
+  });
+
+  it('creates (202 + Location), gets, lists, patches at the expected version (409 when stale) and deletes', async () => {
+    const created = documented('post', PATH, await send('POST', PATH, { body: { title: ' rest ' } }));
+    expect(created.status).toBe(202);
+    const id: string = created.body.id;
+    expect(id).toMatch(UUID);
+    expect(created.headers.get('location')).toBe(`${PATH}/${id}`);
+
+    const got = documented('get', ONE, await send('GET', `${PATH}/${id}`));
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id, title: 'rest', version: 1 });
+    expect(got.headers.get('etag')).toBe('"1"');
+
+    const page = documented('get', PATH, await send('GET', `${PATH}?limit=100`));
+    expect(page.status).toBe(200);
+    expect(page.body.items.map((i: { id: string }) => i.id)).toContain(id);
+    expect(page.body).toHaveProperty('next_cursor');
+    expect(documented('get', PATH, await send('GET', `${PATH}?cursor=nonsense`)).status).toBe(400);
+
+    const patched = documented(
+      'patch',
+      ONE,
+      await send('PATCH', `${PATH}/${id}`, { body: { title: 'renamed' }, headers: { 'if-match': '"1"' } }),
+    );
+    expect(patched.status).toBe(202);
+    expect(patched.headers.get('etag')).toBe('"2"');
+    const stale = documented(
+      'patch',
+      ONE,
+      await send('PATCH', `${PATH}/${id}?version=1`, { body: { title: 'stale' } }),
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ error: 'conflict', details: { current_version: 2 } });
+    expect(documented('patch', ONE, await send('PATCH', `${PATH}/${id}?version=2`, { body: {} })).status).toBe(400);
+    expect(documented('patch', ONE, await send('PATCH', `${PATH}/${id}`, { body: { title: 'x' } })).status).toBe(400);
+
+    expect(documented('delete', ONE, await send('DELETE', `${PATH}/${id}?version=1`)).status).toBe(409);
+    const deleted = documented('delete', ONE, await send('DELETE', `${PATH}/${id}?version=2`));
+    expect(deleted.status).toBe(202);
+    expect(documented('get', ONE, await send('GET', `${PATH}/${id}`)).status).toBe(404);
+    expect(documented('get', PATH, await send('GET', PATH, { token: undefined })).status).toBe(401);
   });
 });

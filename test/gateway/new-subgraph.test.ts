@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { renameTemplate, skeletonFiles, skeletonNames } from '../../bin/new-subgraph';
+import { registerRoutes, renameTemplate, skeletonFiles, skeletonNames } from '../../bin/new-subgraph';
 import { TEST_DB } from '../helpers/server';
 
 const ROOT = path.join(__dirname, '../..');
@@ -34,6 +34,7 @@ once('npm run new-subgraph', () => {
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
     expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/reviews: reviewsSubgraph/);
+    expect(fs.readFileSync(path.join(copy, 'subgraphs/routes.ts'), 'utf8')).toMatch(/\.\.\.reviewsRoutes,/);
 
     const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
     expect(build.stdout + build.stderr).toBe('');
@@ -41,7 +42,7 @@ once('npm run new-subgraph', () => {
     expect(compose.stdout).toMatch(/auth.*reviews compose/);
 
     const test = run(copy, [require.resolve('jest/bin/jest'), 'test/reviews', '--selectProjects', 'sqlite']);
-    expect(test.stderr).toMatch(/Tests:\s+3 passed, 3 total/);
+    expect(test.stderr).toMatch(/Tests:\s+5 passed, 5 total/);
     expect(test.status).toBe(0);
 
     const again = run(copy, [GENERATOR, 'reviews']);
@@ -69,6 +70,7 @@ once('npm run new-subgraph', () => {
       'subgraphs/shop/migrations/1800000000000-CreateOrderLineTables.ts',
       'subgraphs/shop/order-line-service.ts',
       'subgraphs/shop/resolvers/order-line-resolver.ts',
+      'subgraphs/shop/routes.ts',
       'test/shop/order-line.test.ts',
     ]);
     const all = Object.values(files).join('\n');
@@ -77,7 +79,17 @@ once('npm run new-subgraph', () => {
     expect(all).toMatch(/class OrderLinePage extends PageOf\(OrderLine\)/);
     expect(all).toMatch(/type: 'order_line\.updated'/);
     expect(files['test/shop/order-line.test.ts']).toMatch(/from '\.\.\/helpers\/http'/);
+    expect(files['subgraphs/shop/routes.ts']).toMatch(/path = '\/shop\/order-lines'|PATH = '\/shop\/order-lines'/);
+    expect(files['subgraphs/shop/routes.ts']).toMatch(/export const shopRoutes/);
     // A template word the renaming does not know is refused, not left in the module.
     expect(() => renameTemplate('an Example here', skeletonNames('shop'), 1)).toThrow(/template holds/);
+  });
+
+  it("lists the module's REST routes for the facade in subgraphs/routes.ts, one import and one line", () => {
+    const registry = fs.readFileSync(path.join(ROOT, 'subgraphs/routes.ts'), 'utf8');
+    const once = registerRoutes(registry, skeletonNames('shop'));
+    expect(once).toMatch(/import \{ shopRoutes \} from '\.\/shop\/routes';\n/);
+    const twice = registerRoutes(once, skeletonNames('reviews'));
+    expect(twice).toMatch(/\.\.\.shopRoutes,\n {2}\.\.\.reviewsRoutes,\n\];/);
   });
 });
