@@ -25,7 +25,10 @@ beforeAll(async () => {
   // Long enough that a few copies, but not ten, fit in the budget.
   const created = await http.post(
     '/api/v1/tts/syntheses',
-    { text: 'The quick brown fox jumps over the lazy dog, and then it runs far away into the forest.', base_voice: 'f3' },
+    {
+      text: 'The quick brown fox jumps over the lazy dog, and then it runs far away into the forest.',
+      base_voice: 'f3',
+    },
     { token: user.token },
   );
   expect(created.status).toBe(202);
