@@ -3,9 +3,15 @@
 // mutations in a loop; and the server's RSS before and after amplification attempts (audio
 // chunk aliases, __schema aliases) that once made answers of hundreds of megabytes. Then the
 // metrics-cardinality attack of issue 29: case variants of a path under every method, with
-// /health/live's latency, the RSS and the size of /metrics before and after.
+// /health/live's latency, the RSS and the size of /metrics before and after. Last, issue 29's
+// subgraph amplification: a subgraph process of its own, as deployed (production, hop secret),
+// under concurrent alias floods of `_service { sdl }` and thousands of `_entities`
+// representations, with its RSS and /health/live latency.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
-import { benchEnv, load, postJson, printTable, startBenchServer } from './harness';
+import { startProcess } from '../test/helpers/processes';
+import { benchEnv, load, postJson, printTable, removeBenchData, startBenchServer } from './harness';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ATTACKERS = 20;
@@ -184,6 +190,7 @@ export async function run(): Promise<void> {
   } finally {
     await server.stop();
   }
+  await subgraphAmplification(db);
 }
 
 /** A random variant of `path`'s letters' case. */
@@ -263,4 +270,87 @@ async function metricsCardinality(server: { url: string; rssMiB(): number }): Pr
       'RSS MiB': m.rss.toFixed(1),
     })),
   );
+}
+
+/** Concurrent attackers on a subgraph process. */
+const SUBGRAPH_ATTACKERS = 8;
+
+/**
+ * Issue 29's attack on a subgraph port: once, one request of 12,434 aliases of `_service { sdl }`
+ * answered 152 MB and held the event loop 1.8 s; 8 at once stalled /health/live 13 s at 2.9 GB
+ * RSS, 20 killed the process. Each attack here runs SUBGRAPH_ATTACKERS loops for DURATION seconds
+ * against the auth subgraph in a process of its own, while a client reads /health/live.
+ */
+async function subgraphAmplification(db: 'sqlite' | 'mysql'): Promise<void> {
+  const secret = crypto.randomBytes(24).toString('hex');
+  const env = benchEnv(db, { NODE_ENV: 'production', SUBGRAPH_SECRET: secret, LOG_LEVEL: 'warn' });
+  const subgraph = await startProcess('subgraph auth', 'subgraph.js', ['auth'], env);
+  const rssMiB = () =>
+    Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${subgraph.pid}/status`, 'utf8'))![1]) / 1024;
+  try {
+    const live = `${subgraph.url}/health/live`;
+    const quiet = await load('no attack', { url: live, connections: 4, duration: 3 });
+    const rows: Record<string, string | number>[] = [
+      // Every column in the first row: the table takes its columns from it.
+      {
+        attack: 'none',
+        'request bytes': '',
+        requests: '',
+        statuses: '',
+        'attack p99 ms': '',
+        'largest answer bytes': '',
+        'live p50 ms': quiet.p50,
+        'live p99 ms': quiet.p99,
+        'live non-2xx': quiet.non2xx,
+        'RSS MiB after': rssMiB().toFixed(1),
+      },
+    ];
+    const sdlFlood = JSON.stringify({
+      query: `{ ${Array.from({ length: 12_434 }, (_, i) => `a${i.toString(36)}:_service{sdl}`).join(' ')} }`,
+    });
+    const representations = JSON.stringify({
+      query: 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { id username } } }',
+      variables: { r: Array.from({ length: 3500 }, () => ({ __typename: 'User', id: crypto.randomUUID() })) },
+    });
+    const attacks: { name: string; body: string; headers: Record<string, string> }[] = [
+      { name: '12,434 aliases of _service{sdl}, no secret', body: sdlFlood, headers: {} },
+      { name: '12,434 aliases of _service{sdl}, with the secret', body: sdlFlood, headers: { 'x-hop-secret': secret } },
+      {
+        name: '3,500 _entities representations, with the secret',
+        body: representations,
+        headers: { 'x-hop-secret': secret },
+      },
+    ];
+    const rssBefore = rssMiB();
+    let rssPeak = rssBefore;
+    for (const a of attacks) {
+      const probes = load(a.name, { url: live, connections: 4, duration: DURATION });
+      const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB())), 200);
+      const attackers = await hammer(subgraph.url, a.body, SUBGRAPH_ATTACKERS, probes, a.headers);
+      clearInterval(sampler);
+      const probed = await probes;
+      rows.push({
+        attack: a.name,
+        'request bytes': a.body.length,
+        requests: attackers.requests,
+        statuses: JSON.stringify(attackers.statuses),
+        'attack p99 ms': attackers.p99,
+        'largest answer bytes': attackers.maxBytes,
+        'live p50 ms': probed.p50,
+        'live p99 ms': probed.p99,
+        'live non-2xx': probed.non2xx,
+        'RSS MiB after': rssMiB().toFixed(1),
+      });
+    }
+    printTable(
+      `A subgraph process (auth, production, ${db}) beside ${SUBGRAPH_ATTACKERS} attackers, ${DURATION} s each`,
+      rows,
+    );
+    printTable('Subgraph RSS', [
+      { 'before (MiB)': rssBefore.toFixed(1), 'peak (MiB)': rssPeak.toFixed(1), 'after (MiB)': rssMiB().toFixed(1) },
+    ]);
+  } finally {
+    await subgraph.kill();
+    await removeBenchData(env);
+  }
 }

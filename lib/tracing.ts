@@ -73,8 +73,21 @@ export function trustedCallers(list: string[]): net.BlockList {
   return blocks;
 }
 
-/** Whether a request's caller is one of TRACE_TRUST_PARENT. */
-export function traceParentTrust(list: string[]): (req: http.IncomingMessage) => boolean {
+/** Whether a request presents the hop secret (lib/hop.ts `HopSecret`). */
+export interface HopSecretCheck {
+  presentedBy(headers: http.IncomingHttpHeaders): boolean;
+}
+
+/**
+ * Whether a request's caller is trusted with its sampled flag: one of TRACE_TRUST_PARENT, or a
+ * hop of this service (it presents the hop secret, SUBGRAPH_SECRET), wherever it runs.
+ */
+export function traceParentTrust(list: string[], hop?: HopSecretCheck): (req: http.IncomingMessage) => boolean {
+  const byAddress = traceParentTrustByAddress(list);
+  return hop ? (req) => hop.presentedBy(req.headers) || byAddress(req) : byAddress;
+}
+
+function traceParentTrustByAddress(list: string[]): (req: http.IncomingMessage) => boolean {
   if (!list.length) return () => false;
   const blocks = trustedCallers(list);
   return (req) => {
@@ -140,7 +153,8 @@ function startTracing(endpoint: string, config: Config): void {
   const { PinoInstrumentation } =
     require('@opentelemetry/instrumentation-pino') as typeof import('@opentelemetry/instrumentation-pino');
 
-  const trusted = traceParentTrust(config.TRACE_TRUST_PARENT);
+  // Set once the instrumentations are registered: lib/hop loads express, which they must patch.
+  let trusted: (req: http.IncomingMessage) => boolean = () => false;
   const tracerProvider = new NodeTracerProvider({
     sampler: callerSampler(config.TRACE_SAMPLE_RATIO),
     resource: resourceFromAttributes({ 'service.name': serviceName() }),
@@ -168,6 +182,8 @@ function startTracing(endpoint: string, config: Config): void {
       new PinoInstrumentation({ logKeys: { traceId: 'trace_id', spanId: 'span_id', traceFlags: 'trace_flags' } }),
     ],
   });
+  const { HopSecret } = require('./hop') as typeof import('./hop');
+  trusted = traceParentTrust(config.TRACE_TRUST_PARENT, new HopSecret(config.SUBGRAPH_SECRET));
   provider = tracerProvider;
 }
 

@@ -9,6 +9,7 @@ import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision } from '@opentelemetry/sdk-trace-base';
 import { DistributedLayout, startDistributed } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
+import { HopSecret } from '../../lib/hop';
 import { callerSampler, traceParentTrust, TRUSTED_PARENT_ATTRIBUTE } from '../../lib/tracing';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
@@ -235,6 +236,20 @@ describe('whose traceparent decides sampling', () => {
       false,
     ]);
     expect(() => loadConfig({ TRACE_TRUST_PARENT: 'everyone' })).toThrow(/TRACE_TRUST_PARENT/);
+  });
+
+  it('trusts a caller presenting the hop secret (SUBGRAPH_SECRET), from any address', () => {
+    const SECRET = 'a-hop-secret-of-at-least-thirty-two-characters';
+    const from = (remoteAddress: string, headers: Record<string, string>) =>
+      ({ socket: { remoteAddress }, headers }) as unknown as import('node:http').IncomingMessage;
+    const trust = traceParentTrust([], new HopSecret(SECRET));
+    expect(trust(from('198.51.100.7', { 'x-hop-secret': SECRET }))).toBe(true);
+    expect(trust(from('198.51.100.7', {}))).toBe(false);
+    expect(trust(from('198.51.100.7', { 'x-hop-secret': `${SECRET}x` }))).toBe(false);
+    // Without a configured secret no header is believed; the address list still is.
+    const unset = traceParentTrust(['loopback'], new HopSecret(undefined));
+    expect(unset(from('198.51.100.7', { 'x-hop-secret': SECRET }))).toBe(false);
+    expect(unset(from('127.0.0.1', {}))).toBe(true);
   });
 
   it("follows a trusted caller's sampled flag, and the process's own rule for anyone else", () => {
