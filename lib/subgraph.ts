@@ -152,6 +152,7 @@ export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) =>
 /** A TypeGraphQL schema, printed with its directives and built as a Federation 2 subgraph. */
 export async function buildFederatedSchema(
   parts: Pick<SubgraphParts, 'resolvers' | 'orphanedTypes' | 'references'>,
+  maxRepresentations = Infinity,
 ): Promise<GraphQLSchema> {
   const instances = new Map<Function, object>(parts.resolvers.map((r) => [r.constructor, r]));
   const schema = await buildSchema({
@@ -170,19 +171,30 @@ export async function buildFederatedSchema(
     typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`),
     resolvers,
   });
-  refuseUnknownEntityTypes(subgraph);
+  checkRepresentations(subgraph, maxRepresentations);
   return subgraph;
 }
 
 /**
  * `_entities` with a `__typename` this subgraph does not have is the caller's mistake: a plain
  * `validation_error`, where @apollo/subgraph throws an Error that would be masked as internal.
+ * More representations than the gateway's whole cost budget (GRAPHQL_MAX_COST) cannot come from
+ * an operation it admitted (each entity it fetches is at least one counted field): refused before
+ * any reference resolver reads the database.
  */
-function refuseUnknownEntityTypes(schema: GraphQLSchema): void {
+function checkRepresentations(schema: GraphQLSchema, max: number): void {
   const field = schema.getQueryType()?.getFields()._entities;
   const resolve = field?.resolve;
   if (!field || !resolve) return;
   field.resolve = (source, args, context, info) => {
+    const count = (args.representations as unknown[] | undefined)?.length ?? 0;
+    if (count > max) {
+      throw new AppError(
+        'validation_error',
+        `_entities: ${count} representations exceed the limit of ${max} (GRAPHQL_MAX_COST).`,
+        { limit: 'GRAPHQL_MAX_COST', max },
+      );
+    }
     for (const representation of (args.representations ?? []) as Record<string, unknown>[]) {
       const name = representation?.__typename;
       const type = typeof name === 'string' ? schema.getType(name) : undefined;
@@ -230,7 +242,7 @@ export async function startSubgraph(
 ): Promise<RunningSubgraph> {
   const { logger, dataSource, relay, close } = await openSubgraphData(definition, deps);
   const parts = await definition.create({ ...deps, logger, dataSource });
-  const schema = await buildFederatedSchema(parts);
+  const schema = await buildFederatedSchema(parts, deps.config.GRAPHQL_MAX_COST);
   const verifier = new TokenVerifier(deps.keys, deps.config.JWT_ISSUER);
   const checkPrincipal =
     parts.checkPrincipal ??

@@ -133,6 +133,19 @@ describe('a subgraph endpoint (issue 29)', () => {
     expect(res.body.errors[0].message).toMatch(/needs its key \(id\)/);
   });
 
+  it('refuses more _entities representations than the cost budget (GRAPHQL_MAX_COST) before resolving any', async () => {
+    const max = configs.subgraph.GRAPHQL_MAX_COST;
+    const representations = Array.from({ length: max + 1 }, (_, i) => ({ __typename: 'User', id: String(i) }));
+    const res = await request(subgraph.url, 'POST', '/graphql', {
+      body: {
+        query: 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { id } } }',
+        variables: { r: representations },
+      },
+    });
+    expect(res.body.errors[0].extensions.code).toBe('validation_error');
+    expect(res.body.errors[0].message).toMatch(/representations exceed the limit of \d+ \(GRAPHQL_MAX_COST\)/);
+  });
+
   it('in production answers nothing without the hop secret, _service included', async () => {
     const without = await request(production.url, 'POST', '/graphql', { body: { query: '{ _service { sdl } }' } });
     expect(without.status).toBe(401);
