@@ -76,6 +76,7 @@ export function mapEvents(
       return mapped;
     },
   };
+  // An async generator in all but [Symbol.asyncDispose], which the types ask for and nobody here calls.
   return mapped as unknown as EventResults;
 }
 
