@@ -322,7 +322,7 @@ export async function startSubgraph(
           operationName: op.request.operationName,
           contextValue: op.context,
           hideSuggestions,
-        }) as OperationResult | Promise<OperationResult>,
+        }),
       // In one process the gateway caps the whole answer, as one refusal of the operation.
       maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
       metrics: over === 'http' && deps.config.METRICS_ENABLED,

@@ -93,7 +93,7 @@ function armor<O>(
       (context: ValidationContext | null, error: GraphQLError) =>
         context?.reportError(refused(limit, value, variable, /found (\d+)/.exec(error.message)?.[1])),
     ],
-  } as O);
+  });
 }
 
 const PAGE_ARGUMENTS = ['first', 'last', 'limit'];

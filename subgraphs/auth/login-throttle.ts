@@ -49,7 +49,7 @@ async function createLimiter(
         ...opts,
         storeClient: client.sqlite,
         storeType: 'better-sqlite3',
-      } as IRateLimiterStoreOptions);
+      });
 }
 
 const FAILURE_PREFIX = 'login_fail';

@@ -58,7 +58,7 @@ describe("the Apollo adapter's hold on Apollo's gateway", () => {
         read.add(key);
         return Reflect.get(target, key, receiver);
       },
-    }) as ExecutorRequestContext;
+    });
     const executor: typeof gateway.executor = (requestContext) => (executed++, gateway.executor(requestContext));
     return { built, result: await executeOnGateway(executor, watched, plans) };
   }
