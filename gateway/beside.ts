@@ -10,7 +10,6 @@ import {
   execute,
   ExecutionResult,
   extendSchema,
-  FieldNode,
   GraphQLError,
   GraphQLFormattedError,
   GraphQLNamedType,
@@ -18,7 +17,7 @@ import {
   isIntrospectionType,
   isSpecifiedScalarType,
   Kind,
-  OperationDefinitionNode,
+  OperationTypeNode,
   parse,
   printType,
   SelectionSetNode,
@@ -96,13 +95,13 @@ export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside
       const wrapped: GatewayExecutor = async (requestContext) => {
         const operation = requestContext.operation;
         const { document, request } = requestContext;
-        if (operation.operation === 'subscription') {
+        if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
           return refusal(
             'Subscriptions are served over GraphQL-over-SSE at /graphql/stream (POST, or GET with ?query=; a browser passes ?ticket=).',
           );
         }
         const fields = rootFields(operation.selectionSet, document);
-        if (operation.operation === 'query' && [...fields].every((f) => INTROSPECTION.has(f))) {
+        if (operation.operation === OperationTypeNode.QUERY && [...fields].every((f) => INTROSPECTION.has(f))) {
           // The gateway would answer from the supergraph alone.
           return execute({
             schema: joined!,

@@ -183,7 +183,7 @@ export interface BodyReadError {
   type?: string;
   limit?: number;
   charset?: string;
-  code?: unknown;
+  code?: string;
   expose?: boolean;
   message?: unknown;
 }

@@ -69,8 +69,11 @@ export async function postGraphQL(
   }
   if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors)))
     return body;
-  throw Object.assign(new Error(`${url} answered ${answer.status} ${answer.statusText} without a GraphQL answer`), {
-    status: answer.status,
-    body: answer.body.slice(0, 500),
-  });
+  throw Object.assign(
+    new Error(`${String(url)} answered ${answer.status} ${answer.statusText} without a GraphQL answer`),
+    {
+      status: answer.status,
+      body: answer.body.slice(0, 500),
+    },
+  );
 }

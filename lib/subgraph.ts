@@ -30,7 +30,7 @@ import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
-import { Operation, operationLimits, operationPipeline, OperationResult, Pipeline } from './operation-pipeline';
+import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
 import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
 

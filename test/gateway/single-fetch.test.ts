@@ -3,7 +3,7 @@
 // and every other plan still through the executor.
 import { ApolloGateway } from '@apollo/gateway';
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { buildSchema, GraphQLError, GraphQLSchema, parse } from 'graphql';
+import { buildSchema, GraphQLSchema, parse } from 'graphql';
 import { composeSupergraph } from '../../gateway/compose';
 import { GatewayContext, InProcessDataSource } from '../../gateway/data-sources';
 import { directExecution } from '../../gateway/direct-execution';
