@@ -1,9 +1,9 @@
 // `npm run test:mutation` (Stryker): the test files of the modules whose rules are mutated,
 // on SQLite only, so that one run fits in about 20 minutes on a small machine.
-const { projects, ...global } = require('./jest.config');
+const { projects, ...shared } = require('./jest.config');
 
 module.exports = {
-  ...global,
+  ...shared,
   ...projects.find((p) => p.displayName === 'sqlite'),
   testMatch: [
     '<rootDir>/test/tts/voices.test.ts',

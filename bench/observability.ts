@@ -43,7 +43,7 @@ export async function run(): Promise<void> {
     ...s,
     runs: [] as LoadResult[],
     server: undefined as Awaited<ReturnType<typeof startBenchServer>> | undefined,
-    headers: {} as Record<string, string>,
+    headers: {},
   }));
   try {
     for (const side of sides) {

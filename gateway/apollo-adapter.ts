@@ -103,7 +103,7 @@ export function pipelinePlugin(
           if (response.body.kind !== 'single') return;
           op.operation = operation;
           op.context = contextValue;
-          op.result = response.body.singleResult as OperationResult;
+          op.result = response.body.singleResult;
           op.normalized = true; // by formatError
           p.finish(op);
           if (op.result !== response.body.singleResult) {

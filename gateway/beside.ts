@@ -10,7 +10,6 @@ import {
   execute,
   ExecutionResult,
   extendSchema,
-  FieldNode,
   GraphQLError,
   GraphQLFormattedError,
   GraphQLNamedType,
@@ -18,7 +17,7 @@ import {
   isIntrospectionType,
   isSpecifiedScalarType,
   Kind,
-  OperationDefinitionNode,
+  OperationTypeNode,
   parse,
   printType,
   SelectionSetNode,
@@ -44,7 +43,7 @@ const INTROSPECTION = new Set(['__schema', '__type', '__typename']);
 /** The names of an operation's root fields, through fragments. */
 function rootFields(selectionSet: SelectionSetNode, document: DocumentNode, into = new Set<string>()): Set<string> {
   for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) into.add((selection as FieldNode).name.value);
+    if (selection.kind === Kind.FIELD) into.add(selection.name.value);
     else if (selection.kind === Kind.INLINE_FRAGMENT) rootFields(selection.selectionSet, document, into);
     else {
       const fragment = document.definitions.find(
@@ -94,15 +93,15 @@ export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside
       const { executor } = await gateway.load(options);
       if (!executor) throw new Error('The gateway loaded without an executor.');
       const wrapped: GatewayExecutor = async (requestContext) => {
-        const operation = requestContext.operation as OperationDefinitionNode;
+        const operation = requestContext.operation;
         const { document, request } = requestContext;
-        if (operation.operation === 'subscription') {
+        if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
           return refusal(
             'Subscriptions are served over GraphQL-over-SSE at /graphql/stream (POST, or GET with ?query=; a browser passes ?ticket=).',
           );
         }
         const fields = rootFields(operation.selectionSet, document);
-        if (operation.operation === 'query' && [...fields].every((f) => INTROSPECTION.has(f))) {
+        if (operation.operation === OperationTypeNode.QUERY && [...fields].every((f) => INTROSPECTION.has(f))) {
           // The gateway would answer from the supergraph alone.
           return execute({
             schema: joined!,
@@ -120,7 +119,7 @@ export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside
           }
           const authorization = (requestContext.context as { authorization?: string }).authorization;
           const result = await beside.query({
-            query: requestContext.source!,
+            query: requestContext.source,
             variables: request.variables,
             operationName: request.operationName,
             headers: { authorization },
@@ -135,5 +134,5 @@ export function withSchemaBeside(gateway: GatewayInterface, beside: ServedBeside
       };
       return { executor: wrapped };
     },
-  } as GatewayInterface;
+  };
 }

@@ -20,7 +20,9 @@ export function composeSupergraph(subgraphs: SubgraphSdl[]): string {
   const result = composeServices(subgraphs.map((s) => ({ name: s.name, url: s.url, typeDefs: parse(s.sdl) })));
   if (result.errors) {
     throw new CompositionError(
-      result.errors.map((e) => `${e.extensions?.code ? `[${e.extensions.code}] ` : ''}${e.message}`),
+      result.errors.map(
+        (e) => `${typeof e.extensions?.code === 'string' ? `[${e.extensions.code}] ` : ''}${e.message}`,
+      ),
     );
   }
   return result.supergraphSdl;

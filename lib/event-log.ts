@@ -351,6 +351,6 @@ export function startPruning(
         (err) => logger?.warn({ err }, 'event pruning failed; retrying later'),
       );
   void prune();
-  const timer = setInterval(prune, everyMs).unref();
+  const timer = setInterval(() => void prune(), everyMs).unref();
   return () => clearInterval(timer);
 }

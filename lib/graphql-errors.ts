@@ -176,18 +176,30 @@ export function errorResult(e: AppError): { errors: GraphQLFormattedError[] } {
   return { errors: [normalizeError(e.toJSON(), e)] };
 }
 
+/** What Express's body parser (raw-body, http-errors) puts on the errors it raises; any of it may be missing. */
+export interface BodyReadError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  limit?: number;
+  charset?: string;
+  code?: string;
+  expose?: boolean;
+  message?: unknown;
+}
+
 /** A /graphql body that cannot be read (bad JSON, too large, undecodable Content-Encoding): a 4xx GraphQL error. */
-export function graphqlBodyError(err: any, _req: Request, res: Response, next: NextFunction) {
+export function graphqlBodyError(err: BodyReadError | undefined, _req: Request, res: Response, next: NextFunction) {
   const status: number = err?.status ?? err?.statusCode ?? 500;
   if (res.headersSent || status >= 500) return next(err);
   const [code, message]: [ErrorCode, string] =
-    err.type === 'entity.too.large'
+    err?.type === 'entity.too.large'
       ? ['payload_too_large', `The request body is larger than ${err.limit} bytes.`]
-      : err.type === 'entity.parse.failed'
+      : err?.type === 'entity.parse.failed'
         ? ['validation_error', 'The request body is not valid JSON.']
-        : err.type === 'encoding.unsupported' || err.type === 'charset.unsupported'
+        : err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported'
           ? ['unsupported_media_type', String(err.message)]
-          : ['validation_error', `The request body could not be read: ${err.message}.`];
+          : ['validation_error', `The request body could not be read: ${String(err?.message)}.`];
   sendJson(res, ERROR_STATUS[code], errorResult(new AppError(code, message)));
 }
 

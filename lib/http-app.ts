@@ -88,7 +88,8 @@ declare module 'http' {
  */
 export function routeLabel(req: Request): string {
   const base = req.baseUrl.toLowerCase();
-  if (req.route) return `${base}${String(req.route.path)}`;
+  const route = req.route as { path: unknown } | undefined; // Express types it `any`
+  if (route) return `${base}${String(route.path)}`;
   return base || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
 }
 
@@ -124,7 +125,7 @@ function tokenSubject(authorization: string | undefined): string | undefined {
   const payload = authorization?.startsWith('Bearer ') ? authorization.split('.')[1] : undefined;
   if (!payload) return undefined;
   try {
-    const sub = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')).sub;
+    const { sub } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown };
     return typeof sub === 'string' && sub.length <= 64 ? sub : undefined;
   } catch {
     return undefined;
@@ -219,13 +220,11 @@ export function createBaseApp({
     const answer = await checks();
     const report = isReadinessReport(answer) ? answer : { checks: answer };
     const ok = Object.values(report.checks).every((v) => v !== 'down');
-    res
-      .status(ok ? 200 : 503)
-      .json({
-        status: ok ? 'ready' : 'not_ready',
-        checks: report.checks,
-        ...(report.details ? { details: report.details } : {}),
-      });
+    res.status(ok ? 200 : 503).json({
+      status: ok ? 'ready' : 'not_ready',
+      checks: report.checks,
+      ...(report.details ? { details: report.details } : {}),
+    });
   };
   // With METRICS_PORT set, metrics are served there instead (lib/http-server.ts). In production
   // they are not on the public port unless METRICS_PUBLIC says so: they need no token.

@@ -68,9 +68,12 @@ export async function postGraphQL(
     body = undefined;
   }
   if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors)))
-    return body as GraphQLAnswer;
-  throw Object.assign(new Error(`${url} answered ${answer.status} ${answer.statusText} without a GraphQL answer`), {
-    status: answer.status,
-    body: answer.body.slice(0, 500),
-  });
+    return body;
+  throw Object.assign(
+    new Error(`${String(url)} answered ${answer.status} ${answer.statusText} without a GraphQL answer`),
+    {
+      status: answer.status,
+      body: answer.body.slice(0, 500),
+    },
+  );
 }

@@ -37,7 +37,7 @@ export function startPoller(options: PollerOptions): Poller {
   let again = false;
   let stopped = false;
 
-  const tick = async () => {
+  const run = async () => {
     clearTimeout(timer);
     if (stopped) return;
     if (running) {
@@ -63,6 +63,10 @@ export function startPoller(options: PollerOptions): Poller {
     timer = setTimeout(tick, pause);
     if (!found) pause = Math.min(pause * 2, maxIntervalMs);
   };
+  // Timers want a void callback; run() handles the work's failure itself, this catches anything else.
+  function tick() {
+    run().catch((err) => options.logger?.warn({ err }, `${options.name} failed; retrying`));
+  }
   const wake = () => {
     pause = intervalMs;
     setImmediate(tick);

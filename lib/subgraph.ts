@@ -30,7 +30,7 @@ import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
-import { Operation, operationLimits, operationPipeline, OperationResult, Pipeline } from './operation-pipeline';
+import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
 import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
 
@@ -334,7 +334,7 @@ export async function startSubgraph(
           operationName: op.request.operationName,
           contextValue: op.context,
           hideSuggestions,
-        }) as OperationResult | Promise<OperationResult>,
+        }),
       // In one process the gateway caps the whole answer, as one refusal of the operation.
       maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
       metrics: over === 'http' && deps.config.METRICS_ENABLED,

@@ -1,5 +1,6 @@
 // The REST facade: Express, driven by the route table. It validates, runs the route's
 // GraphQL operation and shapes the answer; it holds no business rules.
+import type { BodyReadError } from '../lib/graphql-errors';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
@@ -112,7 +113,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
     res.setHeader('Allow', allowed.join(', '));
     sendError(res, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(', ')}.`);
   });
-  app.use((err: any, req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: BodyReadError | undefined, req: Request, res: Response, _next: NextFunction) => {
     if (clientMistake(err, req, res, config)) return;
     req.log?.error({ err }, 'unhandled error');
     sendError(res, 'internal_error');
@@ -159,7 +160,7 @@ const CONTENT_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
  * Errors raised by Express and its body parser for what the client sent: answered with the
  * error object and a 4xx, never a 500. True when it was one of these and has been answered.
  */
-function clientMistake(err: any, req: Request, res: Response, config: Config): boolean {
+function clientMistake(err: BodyReadError | undefined, req: Request, res: Response, config: Config): boolean {
   const encoding =
     String(req.headers['content-encoding'] ?? 'identity')
       .trim()
@@ -173,9 +174,14 @@ function clientMistake(err: any, req: Request, res: Response, config: Config): b
   } else if (err?.type === 'entity.parse.failed') {
     sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
   } else if (err?.type === 'charset.unsupported') {
-    sendError(res, 'unsupported_media_type', `The charset "${err.charset}" is not supported; send JSON in UTF-8.`, {
-      content_type: ['charset must be utf-8'],
-    });
+    sendError(
+      res,
+      'unsupported_media_type',
+      `The charset "${String(err.charset)}" is not supported; send JSON in UTF-8.`,
+      {
+        content_type: ['charset must be utf-8'],
+      },
+    );
   } else if (err?.type === 'encoding.unsupported') {
     sendError(res, 'unsupported_media_type', `Content-Encoding "${encoding}" is not supported.`, encodingDetails);
   } else if (err instanceof URIError) {

@@ -106,7 +106,7 @@ export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): Gr
           return {
             checks: { gateway: 'up', ...(body.checks ?? {}) },
             ...(body.details ? { details: body.details } : {}),
-          } as ReadinessReport;
+          };
         });
       } catch {
         return { gateway: 'down' };

@@ -664,8 +664,7 @@ export const routes: RouteSpec[] = [
     ],
     check: ({ headers }) => {
       const value = headers['last-event-id'];
-      return value === undefined ||
-        (typeof value === 'string' && new RegExp(LAST_EVENT_ID.pattern as string).test(value))
+      return value === undefined || (typeof value === 'string' && new RegExp(LAST_EVENT_ID.pattern).test(value))
         ? null
         : { 'Last-Event-ID': ['must be the id of an event (a stream position: digits)'] };
     },

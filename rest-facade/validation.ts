@@ -63,7 +63,7 @@ function trimmer(schema: JsonSchema | undefined): (body: Record<string, unknown>
     .filter(([, s]) => s['x-trimmed'])
     .map(([name]) => name);
   return (body) => {
-    for (const name of trimmed) if (typeof body[name] === 'string') body[name] = (body[name] as string).trim();
+    for (const name of trimmed) if (typeof body[name] === 'string') body[name] = body[name].trim();
   };
 }
 

@@ -57,6 +57,8 @@ export function driverSelect(
 ): (params: unknown[]) => Promise<Record<string, unknown>[]> {
   if (isSqlite(dataSource)) {
     let prepared: { db: SqliteHandle; statement: ReturnType<SqliteHandle['prepare']> } | undefined;
+    // async, so that the throw below reaches the caller as a rejection, like the other drivers' errors
+    // eslint-disable-next-line @typescript-eslint/require-await
     return async (params) => {
       const db = sqliteConnection(dataSource);
       if (!dataSource.isInitialized || !db) throw new Error('Pool is closed: the data source is not initialized');
@@ -73,5 +75,5 @@ export function driverSelect(
         pool.query(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as Record<string, unknown>[])));
       });
   }
-  return async (params) => (await dataSource.query(sql, params)) as Record<string, unknown>[];
+  return async (params) => await dataSource.query<Record<string, unknown>[]>(sql, params);
 }

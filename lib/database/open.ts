@@ -109,7 +109,9 @@ export async function runMigrationsLocked(dataSource: DataSource, lockTimeoutSec
   const lock = dataSource.createQueryRunner();
   const name = `fav_migrations:${dataSource.options.database}`.slice(0, 64); // MySQL's limit for lock names
   try {
-    const [row] = await lock.query('SELECT GET_LOCK(?, ?) AS taken', [name, lockTimeoutSeconds]);
+    const [row] = (await lock.query('SELECT GET_LOCK(?, ?) AS taken', [name, lockTimeoutSeconds])) as {
+      taken?: unknown;
+    }[];
     if (Number(row?.taken) !== 1) {
       throw new StartupError(
         `the ${databaseLabel(dataSource)} database is being migrated by another process and its lock was not free within ${lockTimeoutSeconds} s (MIGRATION_LOCK_TIMEOUT_SECONDS)`,

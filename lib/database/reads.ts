@@ -9,7 +9,7 @@ import { driverSelect, isSqlite, sqliteConnection } from './driver';
  * until it is not, then read synchronously, so that nothing can begin in between.
  */
 export async function selectCommitted<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
-  if (!isSqlite(dataSource)) return (await dataSource.query(sql, params)) as T[];
+  if (!isSqlite(dataSource)) return await dataSource.query<T[]>(sql, params);
   const db = sqliteConnection(dataSource);
   if (!db) throw new Error('Pool is closed: the data source is not initialized');
   while (db.inTransaction) await new Promise((resolve) => setTimeout(resolve, 1));

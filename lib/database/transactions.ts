@@ -32,7 +32,7 @@ export function onCommit(dataSource: DataSource, listener: () => void): () => vo
   let listeners = commitListeners.get(dataSource);
   if (!listeners) commitListeners.set(dataSource, (listeners = new Set()));
   listeners.add(listener);
-  return () => listeners!.delete(listener);
+  return () => listeners.delete(listener);
 }
 
 /**

@@ -93,7 +93,7 @@ function armor<O>(
       (context: ValidationContext | null, error: GraphQLError) =>
         context?.reportError(refused(limit, value, variable, /found (\d+)/.exec(error.message)?.[1])),
     ],
-  } as O);
+  });
 }
 
 const PAGE_ARGUMENTS = ['first', 'last', 'limit'];
@@ -105,7 +105,7 @@ const PAGE_ARGUMENTS = ['first', 'last', 'limit'];
  */
 const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   if (field.name.startsWith('__')) return 1;
-  const page = PAGE_ARGUMENTS.map((a) => args[a]).find((v) => typeof v === 'number' && v > 0) as number | undefined;
+  const page = PAGE_ARGUMENTS.map((a): unknown => args[a]).find((v): v is number => typeof v === 'number' && v > 0);
   return 1 + (page ?? 1) * childComplexity;
 };
 
@@ -210,7 +210,7 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
   function analysed(schema: GraphQLSchema, query: string): Analysis {
     if (query.length > CACHED_QUERY_CHARS) return analyse(schema, query);
     let kept = analyses.get(schema);
-    if (!kept) analyses.set(schema, (kept = new Map()));
+    if (!kept) analyses.set(schema, (kept = new Map<string, Analysis>()));
     let analysis = kept.get(query);
     if (!analysis) {
       analysis = analyse(schema, query);
@@ -285,10 +285,10 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
  * The step: an operation over a limit is refused before it is validated. `authenticated`: the
  * caller presented a token (the larger cost budget; a token found invalid later is refused then).
  */
-export function limitsStep(
+export function limitsStep<Caller, Context>(
   limits: OperationLimits,
-  authenticated: (op: Operation<any, any>) => boolean,
-): OperationStep {
+  authenticated: (op: Operation<Caller, Context>) => boolean,
+): OperationStep<Caller, Context> {
   return {
     name: 'limits',
     before(op) {

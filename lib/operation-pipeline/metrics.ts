@@ -3,13 +3,14 @@
 import { observeOperation, secondsSince } from '../metrics';
 import type { Operation, OperationStep } from './pipeline';
 
-export type OperationObserver = (op: Operation<any, any>, seconds: number) => void;
+export type OperationObserver = (op: Operation, seconds: number) => void;
 
 /** The outcome label: `ok`, or the first error's code. */
-export function outcomeOf(op: Operation<any, any>): string {
+export function outcomeOf(op: Operation): string {
   const errors = op.answer.errors;
   if (!errors?.length) return 'ok';
-  return String(errors[0].extensions?.code ?? 'error');
+  const code = errors[0].extensions?.code;
+  return typeof code === 'string' ? code : 'error';
 }
 
 export function metricsStep(options: {

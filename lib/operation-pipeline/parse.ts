@@ -7,7 +7,9 @@ import { noOperation } from './limits';
 import type { Operation, OperationStep } from './pipeline';
 
 /** `documents`: the cache of the operation's schema; undefined while no schema is loaded. */
-export function parseStep(documents: (op: Operation<any, any>) => DocumentCache | undefined): OperationStep {
+export function parseStep<Caller, Context>(
+  documents: (op: Operation<Caller, Context>) => DocumentCache | undefined,
+): OperationStep<Caller, Context> {
   return {
     name: 'parse',
     before(op) {

@@ -73,7 +73,7 @@ export class Operation<Caller = unknown, Context = unknown> {
   }
 }
 
-export interface OperationStep<Caller = any, Context = any> {
+export interface OperationStep<Caller = unknown, Context = unknown> {
   /** For logs and tests: `limits`, `parse`, `principal`, `execute`, `errors`, `response-cap`, `metrics`. */
   readonly name: string;
   /** Runs before execution, in order; setting `op.result` (or `op.stream`) answers the operation. */
@@ -94,8 +94,8 @@ export function pipeline<Caller, Context>(
   steps: readonly (OperationStep<Caller, Context> | false | undefined)[],
 ): Pipeline<Caller, Context> {
   const used = steps.filter((s): s is OperationStep<Caller, Context> => Boolean(s));
-  const befores = used.filter((s) => s.before);
-  const afters = used.filter((s) => s.after);
+  const befores = used.filter((s) => s.before !== undefined);
+  const afters = used.filter((s) => s.after !== undefined);
   const finish = (op: Operation<Caller, Context>) => {
     for (const step of afters) step.after!(op);
   };

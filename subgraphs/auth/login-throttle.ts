@@ -22,12 +22,7 @@ import type { Config } from '../../lib/config';
 import { nativeClient } from '../../lib/database/driver';
 import { AppError } from '../../lib/errors';
 
-async function createLimiter(
-  config: Config,
-  dataSource: DataSource,
-  keyPrefix: string,
-  points: number,
-): Promise<RateLimiterAbstract> {
+function createLimiter(config: Config, dataSource: DataSource, keyPrefix: string, points: number): RateLimiterAbstract {
   const base = { keyPrefix, points, duration: config.LOGIN_RATE_WINDOW_SECONDS };
   if (config.RATE_LIMIT_STORE === 'memory') return new RateLimiterMemory(base);
   const client = nativeClient(dataSource);
@@ -49,7 +44,7 @@ async function createLimiter(
         ...opts,
         storeClient: client.sqlite,
         storeType: 'better-sqlite3',
-      } as IRateLimiterStoreOptions);
+      });
 }
 
 const FAILURE_PREFIX = 'login_fail';
@@ -96,13 +91,12 @@ export class LoginThrottle {
     private readonly dataSource?: DataSource,
   ) {}
 
-  static async create(config: Config, dataSource: DataSource): Promise<LoginThrottle> {
-    const [failures, usernameFailures, attempts] = await Promise.all([
-      createLimiter(config, dataSource, FAILURE_PREFIX, config.LOGIN_MAX_FAILURES_PER_USER),
-      createLimiter(config, dataSource, USERNAME_PREFIX, config.LOGIN_MAX_FAILURES_PER_USERNAME),
-      createLimiter(config, dataSource, 'login_ip', config.LOGIN_MAX_ATTEMPTS_PER_CLIENT),
-    ]);
-    return new LoginThrottle(
+  /** A Promise, so that a store needing setup can be awaited by callers; none does today. */
+  static create(config: Config, dataSource: DataSource): Promise<LoginThrottle> {
+    const failures = createLimiter(config, dataSource, FAILURE_PREFIX, config.LOGIN_MAX_FAILURES_PER_USER);
+    const usernameFailures = createLimiter(config, dataSource, USERNAME_PREFIX, config.LOGIN_MAX_FAILURES_PER_USERNAME);
+    const attempts = createLimiter(config, dataSource, 'login_ip', config.LOGIN_MAX_ATTEMPTS_PER_CLIENT);
+    const throttle = new LoginThrottle(
       failures,
       usernameFailures,
       attempts,
@@ -110,6 +104,7 @@ export class LoginThrottle {
       config.LOGIN_MAX_FAILURES_PER_USERNAME,
       config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource,
     );
+    return Promise.resolve(throttle);
   }
 
   private static userKey(usernameKey: string, clientIp: string) {

@@ -461,7 +461,7 @@ export class SynthesisWorker {
         }
         const finished = { ...outcome, ...published, finishedAt: new Date(), leaseUntil: null, workerId: null };
         if (affectedRows(await m.update(Synthesis, held(job), finished)) !== 1) return false;
-        await this.recordOutcome(m, { ...job, ...finished } as Synthesis);
+        await this.recordOutcome(m, { ...job, ...finished });
         return true;
       }),
     );

@@ -183,7 +183,7 @@ export class VoiceService {
         previous[field] = voice[field];
       }
     }
-    const updated = { ...voice, ...next } as Voice;
+    const updated = { ...voice, ...next };
     let won: boolean;
     try {
       won = await inTransaction(this.dataSource, async (m) => {

@@ -6,12 +6,7 @@
 import { LocalGraphQLDataSource } from '@apollo/gateway';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { getOperationAST, GraphQLSchema, parse } from 'graphql';
-import {
-  apolloGateway,
-  ExecutorRequestContext,
-  executeOnGateway,
-  executorRequestContext,
-} from '../../gateway/apollo-adapter';
+import { apolloGateway, executeOnGateway, executorRequestContext } from '../../gateway/apollo-adapter';
 import { composeSupergraph } from '../../gateway/compose';
 import type { GatewayContext } from '../../gateway/data-sources';
 import { createLogger } from '../../lib/logger';
@@ -58,7 +53,7 @@ describe("the Apollo adapter's hold on Apollo's gateway", () => {
         read.add(key);
         return Reflect.get(target, key, receiver);
       },
-    }) as ExecutorRequestContext;
+    });
     const executor: typeof gateway.executor = (requestContext) => (executed++, gateway.executor(requestContext));
     return { built, result: await executeOnGateway(executor, watched, plans) };
   }

@@ -52,7 +52,7 @@ describe('log lines', () => {
       buffered = parts.pop()!;
       lines.push(...parts.filter(Boolean));
     });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     await lineMatching((l) => l.msg === 'ready');
   }, 60_000);
 

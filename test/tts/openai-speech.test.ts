@@ -2,7 +2,6 @@
 // (client.audio.speech.create) against the running server, on SQLite and on MySQL; streaming
 // while it renders and a client hanging up, with fetch.
 import fs from 'node:fs';
-import path from 'node:path';
 import OpenAI from 'openai';
 import { synthesisRenderSeconds } from '../../lib/metrics';
 import { OPENAI_VOICES } from '../../subgraphs/tts/synthesis-service';

@@ -451,7 +451,7 @@ describe('outcomes', () => {
     const dir = path.join(config.audioDir, 'failing');
     const disk = new DiskAudioStore(dir);
     const writeFile = jest.spyOn(fsp, 'writeFile').mockImplementationOnce(async (file) => {
-      await realWriteFile(file as string, 'half a wav');
+      await realWriteFile(file, 'half a wav');
       throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     });
     try {

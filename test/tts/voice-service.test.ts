@@ -43,7 +43,7 @@ afterAll(async () => {
 let n = 0;
 const create = () => service.create(owner, { name: `voice ${++n}`, baseVoice: 'F3' });
 const deletedEvents = (id: string) => db.manager.findBy(OutboxEvent, { resourceId: id, type: 'voice.deleted' });
-const codeOf = (err: unknown) => (err instanceof AppError ? err.code : `not an AppError: ${err}`);
+const codeOf = (err: unknown) => (err instanceof AppError ? err.code : `not an AppError: ${String(err)}`);
 
 describe('VoiceService.delete', () => {
   it('refuses a delete whose version moved after it was read: the statement checks it, not only the read', async () => {

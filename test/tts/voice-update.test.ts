@@ -116,7 +116,7 @@ describe('PATCH /api/v1/tts/voices/{id}', () => {
     [{ description: 'd'.repeat(1001) }, { version: 1 }, ['description']],
   ])('%j with %j is a validation_error naming %j, and changes nothing', async (body, opts, fields) => {
     const id = await createVoice();
-    const res = await patch(id, body, opts as { version?: number });
+    const res = await patch(id, body, opts);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
     expect(Object.keys(res.body.details).sort()).toEqual(fields);

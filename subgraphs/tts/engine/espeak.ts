@@ -153,7 +153,7 @@ function espeakThread() {
     if (length > maxSamples)
       throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
     pipe(new Int16Array(0), true);
-    let samples = new Int16Array(args.stream ? 0 : out) as Int16Array<ArrayBufferLike>;
+    const samples = new Int16Array(args.stream ? 0 : out) as Int16Array<ArrayBufferLike>;
     let at = 0;
     for (const c of chunks) {
       samples.set(c, at);
@@ -241,7 +241,7 @@ class EngineThread {
   call<T>(op: string, args?: unknown, onAudio?: (samples: Int16Array, sampleRate: number) => void): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onAudio });
+      this.pending.set(id, { resolve: resolve, reject, onAudio });
       this.worker.postMessage({ id, op, args });
     });
   }
