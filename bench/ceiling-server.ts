@@ -37,7 +37,9 @@ function send(res: http.ServerResponse, status: number, body: unknown) {
 const unauthorized = (res: http.ServerResponse) =>
   send(res, 401, { error: 'unauthorized', message: 'The token is missing, invalid or expired.' });
 
-const server = http.createServer(async (req, res) => {
+const server = http.createServer((req, res) => void answer(req, res));
+
+async function answer(req: http.IncomingMessage, res: http.ServerResponse) {
   if (req.method !== 'GET' || req.url !== '/api/v1/auth/session') return send(res, 404, { error: 'not_found' });
   const header = req.headers.authorization;
   if (!header?.startsWith('Bearer ')) return unauthorized(res);
@@ -67,7 +69,7 @@ const server = http.createServer(async (req, res) => {
   } catch {
     send(res, 503, { error: 'service_unavailable' });
   }
-});
+}
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () =>
   process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}\n`),

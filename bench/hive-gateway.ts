@@ -10,9 +10,9 @@ import { benchRequire } from './tools';
 // Loaded untyped, from bench/node_modules: its typings widen graphql's error extensions for the
 // whole build (Yoga's `http.headers` as a plain record), which would clash with Apollo's HeaderMap in gateway/.
 const { createGatewayRuntime } = benchRequire('@graphql-hive/gateway') as {
-  createGatewayRuntime(
+  createGatewayRuntime: (
     options: Record<string, unknown>,
-  ): ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { dispose(): Promise<void> | void };
+  ) => ((req: http.IncomingMessage, res: http.ServerResponse) => void) & { dispose(): Promise<void> | void };
 };
 
 /** The supergraph with each subgraph's URL replaced by its address in `urls` (by name). */

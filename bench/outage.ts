@@ -227,7 +227,7 @@ export async function runOutage(options: { outageMs: number; log?: (line: string
     await sleep(1000);
     stop = true;
     await Promise.all(load);
-    const streamResumed = !!after.id && (await until(async () => streamed.has(after.id!), 20_000));
+    const streamResumed = !!after.id && (await until(() => Promise.resolve(streamed.has(after.id!)), 20_000));
     stream.abort();
 
     let readBack = 0;

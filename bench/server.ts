@@ -8,7 +8,7 @@ import { onShutdownSignal } from '../lib/http-server';
 import { mountAuthBaseline } from './baselines/auth';
 import { mountTtsBaseline } from './baselines/tts';
 
-startServer(loadConfig(), {
+void startServer(loadConfig(), {
   mount: (app, internals) => {
     mountAuthBaseline(app, internals);
     mountTtsBaseline(app, internals);

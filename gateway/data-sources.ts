@@ -75,7 +75,10 @@ export class HttpDataSource implements GraphQLDataSource<GatewayContext> {
 export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   constructor(private readonly subgraph: RunningSubgraph) {}
 
-  process({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>) {
+  process(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    const { request } = options;
+    // Apollo's union types some kinds' context as any: every fetch of ours carries a GatewayContext.
+    const context = options.context as GatewayContext;
     // Nothing crosses HTTP: no secret; the address is passed as it is.
     const caller = {
       headers: callerHeaders(context, undefined),

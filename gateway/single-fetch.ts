@@ -110,7 +110,7 @@ export function withSingleFetches(gateway: GatewayInterface, plans: SingleFetchP
  */
 async function send({ fetch, dataSource }: SingleFetch, requestContext: RequestContext) {
   const provided = requestContext.request.variables;
-  const variables: Record<string, unknown> = Object.create(null);
+  const variables = Object.create(null) as Record<string, unknown>;
   for (const name of fetch.variableUsages ?? []) {
     if (provided && Object.hasOwn(provided, name) && provided[name] !== undefined) variables[name] = provided[name];
   }

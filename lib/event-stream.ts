@@ -46,7 +46,7 @@ const toStreamEvent = (e: LoggedEvent): StreamEvent => ({
   userId: e.userId,
   resourceId: e.resourceId,
   occurredAt: e.occurredAt,
-  data: JSON.parse(e.payload),
+  data: JSON.parse(e.payload) as Record<string, unknown>,
 });
 
 export class EventStream {

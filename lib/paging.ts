@@ -67,7 +67,8 @@ export function decodeCursor(cursor: string, kinds: readonly CursorKind[]): Curs
   } catch {
     throw badCursor();
   }
-  if (!Array.isArray(values) || values.length !== kinds.length || encodeCursor(values) !== cursor) throw badCursor();
+  if (!Array.isArray(values) || values.length !== kinds.length || encodeCursor(values as CursorValue[]) !== cursor)
+    throw badCursor();
   return kinds.map((kind, i) => {
     const v: unknown = values[i];
     if (kind === 'time' && Number.isSafeInteger(v)) return new Date(v as number);

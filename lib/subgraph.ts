@@ -2,6 +2,7 @@
 // its data source, and a context whose caller is proven by a token the subgraph verified
 // itself (a subgraph may be reached directly, so it never trusts a forwarded claim).
 import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import {
   execute,
@@ -57,7 +58,8 @@ export interface SubgraphDeps {
   events: EventLog;
 }
 
-type ReferenceResolvers = Record<string, { __resolveReference: (ref: any, ctx: SubgraphContext) => unknown }>;
+// A reference resolver declares the representation it takes (`{ id: string }`): `never` admits any such parameter.
+type ReferenceResolvers = Record<string, { __resolveReference: (ref: never, ctx: SubgraphContext) => unknown }>;
 
 export interface SubgraphParts {
   /** Resolver instances, constructed with their services. */
@@ -157,19 +159,20 @@ export async function buildFederatedSchema(
   const instances = new Map<Function, object>(parts.resolvers.map((r) => [r.constructor, r]));
   const schema = await buildSchema({
     resolvers: [...instances.keys()] as unknown as NonEmptyArray<Function>,
-    container: { get: (cls) => instances.get(cls) },
+    container: { get: (cls: Function) => instances.get(cls) },
     orphanedTypes: parts.orphanedTypes,
     authChecker,
     validate: { forbidUnknownValues: false },
     skipCheck: true,
   });
-  const resolvers = createResolversMap(schema) as Record<string, any>;
+  const resolvers = createResolversMap(schema) as Record<string, object>;
   for (const [type, ref] of Object.entries(parts.references ?? {})) {
     resolvers[type] = { ...(resolvers[type] ?? {}), ...ref };
   }
   const subgraph = buildSubgraphSchema({
     typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`),
-    resolvers,
+    // type-graphql's map is of its resolver objects; Apollo's type spells each kind of entry out.
+    resolvers: resolvers as GraphQLResolverMap<unknown>,
   });
   checkRepresentations(subgraph, maxRepresentations);
   return subgraph;
@@ -186,8 +189,9 @@ function checkRepresentations(schema: GraphQLSchema, max: number): void {
   const field = schema.getQueryType()?.getFields()._entities;
   const resolve = field?.resolve;
   if (!field || !resolve) return;
-  field.resolve = (source, args, context, info) => {
-    const count = (args.representations as unknown[] | undefined)?.length ?? 0;
+  field.resolve = (source, args: { representations?: Record<string, unknown>[] }, context, info) => {
+    const representations = args.representations ?? [];
+    const count = representations.length;
     if (count > max) {
       throw new AppError(
         'validation_error',
@@ -195,7 +199,7 @@ function checkRepresentations(schema: GraphQLSchema, max: number): void {
         { limit: 'GRAPHQL_MAX_COST', max },
       );
     }
-    for (const representation of (args.representations ?? []) as Record<string, unknown>[]) {
+    for (const representation of representations) {
       const name = representation?.__typename;
       const type = typeof name === 'string' ? schema.getType(name) : undefined;
       if (!type || !isObjectType(type)) {
@@ -208,9 +212,9 @@ function checkRepresentations(schema: GraphQLSchema, max: number): void {
       if (keys.length && !keys.some((fields) => fields.every((f) => isKeyValue(representation[f])))) {
         throw new AppError(
           'validation_error',
-          `_entities: a ${name} representation needs its key (${keys.map((k) => k.join(' ')).join(' or ')}).`,
+          `_entities: a ${String(name)} representation needs its key (${keys.map((k) => k.join(' ')).join(' or ')}).`,
           {
-            representations: [`give the key fields of ${name}`],
+            representations: [`give the key fields of ${String(name)}`],
           },
         );
       }
@@ -436,7 +440,8 @@ async function openSubgraphData(
     logger,
     dataSource,
     relay,
-    async close() {
+    // An arrow: callers take it out of the object.
+    close: async () => {
       await relay.stop();
       await relay
         .drain()

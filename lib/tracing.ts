@@ -171,7 +171,7 @@ function startTracing(endpoint: string, config: Config): void {
         ignoreIncomingRequestHook: (req) =>
           /^\/(health|metrics)/.test(req.url ?? '') || /\/health\//.test(req.url ?? ''),
         // Read by callerSampler: the hook's attributes are there when the server span is sampled.
-        startIncomingSpanHook: (req) => ({ [TRUSTED_PARENT_ATTRIBUTE]: trusted(req as http.IncomingMessage) }),
+        startIncomingSpanHook: (req) => ({ [TRUSTED_PARENT_ATTRIBUTE]: trusted(req) }),
       }),
       // Route handlers only: a span per middleware (request id, body parser, …) is noise.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),

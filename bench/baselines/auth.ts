@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import type { ServerInternals } from '../../bin/all-in-one';
 import { loadConfig } from '../../lib/config';
 import { TokenVerifier } from '../../lib/tokens';
-import { Session } from '../../subgraphs/auth/entities/session';
+import { Session, SessionState } from '../../subgraphs/auth/entities/session';
 
 export function mountAuthBaseline(app: Express, { subgraphs, keys }: ServerInternals): void {
   const auth = subgraphs.find((s) => s.name === 'auth')!;
@@ -13,7 +13,8 @@ export function mountAuthBaseline(app: Express, { subgraphs, keys }: ServerInter
     try {
       const principal = await verifier.verifyRequest(req);
       const s = await auth.dataSource.manager.findOneBy(Session, { id: principal.sessionId });
-      if (!s || s.state !== 'active') return res.status(401).json({ error: 'unauthorized', message: 'no session' });
+      if (!s || s.state !== SessionState.active)
+        return res.status(401).json({ error: 'unauthorized', message: 'no session' });
       res.json({
         session_id: s.id,
         user_id: s.userId,

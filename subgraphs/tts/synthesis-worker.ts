@@ -68,7 +68,8 @@ class AppendQueue {
 
   async done(): Promise<void> {
     while (this.writing) await this.writing;
-    if (this.failure) throw this.failure;
+    if (this.failure)
+      throw this.failure instanceof Error ? this.failure : new Error('the audio write failed', { cause: this.failure });
   }
 }
 

@@ -1,6 +1,7 @@
 // Start-up: failures are one line naming the cause, exit 1, the stack only at LOG_LEVEL=debug;
 // migrations are safe when processes start at once; `npm run migrate` for a separate step.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -95,7 +96,7 @@ describe('start-up failures', () => {
       await conn.query('CREATE TABLE ??.voices (id INT)', [db]);
       await conn.end();
     } else {
-      require('node:fs').mkdirSync(config.dataDir, { recursive: true });
+      fs.mkdirSync(config.dataDir, { recursive: true });
       const db = new Database(path.join(config.dataDir, 'tts.sqlite'));
       db.exec('CREATE TABLE voices (id INTEGER)');
       db.close();
