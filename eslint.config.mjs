@@ -6,6 +6,16 @@ import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
+/** The rules against `any`, off where code reads JSON whose shape TypeScript does not know (reasons below). */
+const UNTYPED_JSON_ALLOWED = {
+  '@typescript-eslint/no-explicit-any': 'off',
+  '@typescript-eslint/no-unsafe-argument': 'off',
+  '@typescript-eslint/no-unsafe-assignment': 'off',
+  '@typescript-eslint/no-unsafe-call': 'off',
+  '@typescript-eslint/no-unsafe-member-access': 'off',
+  '@typescript-eslint/no-unsafe-return': 'off',
+};
+
 /** Node's CommonJS globals, for the plain .js files (jest.config.js, test/run.js, scripts/). */
 const nodeGlobals = Object.fromEntries(
   [
@@ -61,12 +71,7 @@ export default defineConfig(
     // The scaffold's test template is such a test, copied into test/<module>/.
     files: ['test/**/*.ts', 'templates/subgraph-test/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_JSON_ALLOWED,
     },
   },
   {
@@ -80,12 +85,7 @@ export default defineConfig(
     // fields of them (tokens, ids); typing those answers would add casts, not checks.
     files: ['bench/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_JSON_ALLOWED,
     },
   },
   {
@@ -96,12 +96,7 @@ export default defineConfig(
     // A module's route declarations (templates/subgraph/routes.ts, subgraphs/*/routes.ts) are facade code too.
     files: ['rest-facade/**/*.ts', 'templates/subgraph/routes.ts', 'subgraphs/*/routes.ts'],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_JSON_ALLOWED,
     },
   },
   {
@@ -123,12 +118,7 @@ export default defineConfig(
     files: ['subgraphs/tts/engine/espeak.ts'],
     rules: {
       '@typescript-eslint/no-require-imports': 'off',
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_JSON_ALLOWED,
     },
   },
   {

@@ -13,7 +13,7 @@ import { WAV_CONTENT_TYPE } from './audio/wav';
 import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
 import { ACTIVE_STATES, Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
-import { SynthesisOwner } from './entities/synthesis-owner';
+import { ensureSynthesisOwner, SynthesisOwner } from './entities/synthesis-owner';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import { VoiceService } from './voice-service';
 import { currentTraceParent } from '../../lib/tracing';
@@ -211,15 +211,8 @@ export class SynthesisService {
       startedAt: null,
       finishedAt: null,
     });
-    // The owner's row, to lock below (inserted on its own: on MySQL an INSERT IGNORE of an
-    // existing key takes a shared lock, and two of them upgrading to the UPDATE's would deadlock).
-    await this.dataSource.manager
-      .createQueryBuilder()
-      .insert()
-      .into(SynthesisOwner)
-      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null })
-      .orIgnore()
-      .execute();
+    // The owner's row, to lock below.
+    await ensureSynthesisOwner(this.dataSource, ownerId);
     // The job and its synthesis.queued event commit together.
     await inTransaction(this.dataSource, async (m) => {
       // Writing the owner's row first serialises this owner's requests (a row lock on MySQL, the

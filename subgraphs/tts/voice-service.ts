@@ -9,7 +9,7 @@ import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { SpeechEngine } from './engine/speech-engine';
-import { SynthesisOwner } from './entities/synthesis-owner';
+import { ensureSynthesisOwner, SynthesisOwner } from './entities/synthesis-owner';
 import { Voice } from './entities/voice';
 import { checkVoiceSettings, VoiceSettingsInput } from './voice-settings';
 
@@ -90,14 +90,8 @@ export class VoiceService {
       createdAt: now,
       updatedAt: now,
     });
-    // The owner's row, to lock below (inserted on its own, as SynthesisService.queue does).
-    await this.dataSource.manager
-      .createQueryBuilder()
-      .insert()
-      .into(SynthesisOwner)
-      .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null })
-      .orIgnore()
-      .execute();
+    // The owner's row, to lock below.
+    await ensureSynthesisOwner(this.dataSource, ownerId);
     try {
       return await inTransaction(this.dataSource, async (m) => {
         await lockOwner(this.dataSource, m, ownerId);

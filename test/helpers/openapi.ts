@@ -13,7 +13,7 @@ export interface OpenApiDocument {
 }
 
 /** The schema made strict: an object lists every field it may have. */
-function strict(schema: any): any {
+export function strict(schema: any): any {
   if (Array.isArray(schema)) return schema.map(strict);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Schema = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'example' ? v : strict(v)]));

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * One row per user who has requested speech, for two things the job rows alone cannot do:
@@ -18,4 +18,19 @@ export class SynthesisOwner {
   /** When the owner last requested a job (written under the lock). */
   @Column({ name: 'last_queued_at', type: 'datetime', precision: 3, nullable: true })
   lastQueuedAt!: Date | null;
+}
+
+/**
+ * The owner's row, made if missing, before a transaction locks it. Inserted on its own: on MySQL
+ * an INSERT IGNORE of an existing key takes a shared lock, and two of them upgrading to the
+ * transaction's UPDATE would deadlock.
+ */
+export async function ensureSynthesisOwner(dataSource: DataSource, ownerId: string): Promise<void> {
+  await dataSource.manager
+    .createQueryBuilder()
+    .insert()
+    .into(SynthesisOwner)
+    .values({ ownerId, lastClaimedAt: null, lastQueuedAt: null })
+    .orIgnore()
+    .execute();
 }
