@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HOP_SECRET_HEADER } from '../lib/request-context';
 import { benchRequire } from './tools';
 
 // Loaded untyped, from bench/node_modules: its typings widen graphql's error extensions for the
@@ -25,15 +26,21 @@ export function supergraphFor(sdl: string, urls: Record<string, string>): string
 /** Headers passed on to every subgraph: the caller's token, request id and address. */
 const PROPAGATED = ['authorization', 'x-request-id', 'x-forwarded-for'];
 
-export function hiveGatewayHandler(supergraph: string) {
+/**
+ * `hopSecret`: the project's subgraphs in production answer only the holders of SUBGRAPH_SECRET
+ * (lib/hop.ts), so Hive Gateway sends it too, as the project's gateway does.
+ */
+export function hiveGatewayHandler(supergraph: string, hopSecret = process.env.SUBGRAPH_SECRET) {
   return createGatewayRuntime({
     supergraph,
     logging: false,
     // Off, so that both gateways send every request to the subgraphs (Apollo's does not dedupe).
     transportEntries: { '*.http': { options: { deduplicateInflightRequests: false } as Record<string, unknown> } },
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }: { request: Request }) =>
-        Object.fromEntries(PROPAGATED.map((h) => [h, request.headers.get(h)])),
+      fromClientToSubgraphs: ({ request }: { request: Request }) => ({
+        ...Object.fromEntries(PROPAGATED.map((h) => [h, request.headers.get(h)])),
+        ...(hopSecret ? { [HOP_SECRET_HEADER]: hopSecret } : {}),
+      }),
     },
   });
 }

@@ -4,6 +4,7 @@
 // Run after `npm run build` (the processes are the built entry points). Hive Gateway is one of
 // the bench tools (bench/package.json): it is loaded from bench/node_modules, installed here when
 // missing (.ci/run installs it beforehand).
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { DistributedLayout, ServiceProcess, startDistributed, startProcess } from '../helpers/processes';
 import { ensureBenchTools } from '../../bench/tools';
@@ -20,6 +21,8 @@ onMysql('Hive Gateway over the same subgraphs', () => {
     LOG_LEVEL: 'silent',
     AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
     AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    // The subgraphs run as in production: they answer only the hop secret's holders, Hive Gateway too.
+    SUBGRAPH_SECRET: crypto.randomBytes(24).toString('hex'),
   };
   let layout: DistributedLayout;
   let hive: ServiceProcess;
