@@ -3,7 +3,10 @@
 // - the gateway's `experimental_didResolveQueryPlan`, which hands the plans to ./single-fetch.ts;
 // - the request context that the direct path builds by hand for the gateway's executor (the
 //   fields of Apollo Server's GraphQLRequestContext that the executor reads);
-// - the Apollo Server plugin that runs the operation pipeline's after-steps on Apollo's answers.
+// - the Apollo Server plugin that runs the operation pipeline's after-steps on Apollo's answers;
+// - the supergraph Apollo Gateway is handed: without the `for: SECURITY` of the @authenticated and
+//   @requiresScopes links, which it refuses because it cannot enforce them (the subgraphs do:
+//   lib/operation-pipeline). The published supergraph keeps them for every other tool.
 import { createHash } from 'node:crypto';
 import { ApolloGateway, GraphQLDataSource, SupergraphSdlHook } from '@apollo/gateway';
 import type { ApolloServerPlugin } from '@apollo/server';
@@ -27,13 +30,29 @@ export function apolloGateway(options: {
 }) {
   const plans = new SingleFetchPlans();
   const gateway = new ApolloGateway({
-    supergraphSdl: options.supergraphSdl,
+    supergraphSdl: forApolloGateway(options.supergraphSdl),
     experimental_didResolveQueryPlan: plans.record,
     buildService: options.buildService,
   });
   plans.follow(gateway);
   const served: GatewayInterface = withSingleFetches(gateway, plans);
   return { gateway, plans, served };
+}
+
+const SECURITY_LINK =
+  /(@link\(url: "https:\/\/specs\.apollo\.dev\/(?:authenticated|requiresScopes)\/v[\d.]+"), for: SECURITY\)/g;
+
+/** The supergraph as Apollo Gateway loads it: the security features' links without `for: SECURITY`. */
+export function withoutSecurityPurpose(supergraphSdl: string): string {
+  return supergraphSdl.replace(SECURITY_LINK, '$1)');
+}
+
+function forApolloGateway(source: string | SupergraphSdlHook): string | SupergraphSdlHook {
+  if (typeof source === 'string') return withoutSecurityPurpose(source);
+  return async (options) => {
+    const loaded = await source({ ...options, update: (sdl) => options.update(withoutSecurityPurpose(sdl)) });
+    return { ...loaded, supergraphSdl: withoutSecurityPurpose(loaded.supergraphSdl) };
+  };
 }
 
 /**

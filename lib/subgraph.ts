@@ -143,7 +143,7 @@ export interface RunningSubgraph {
 }
 
 const FEDERATION_LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@authenticated", "@requiresScopes"])';
 
 export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) => {
   if (!context.principal) throw context.authError ?? new AppError('unauthorized');

@@ -1,12 +1,19 @@
 // Pins what gateway/apollo-adapter.ts relies on in Apollo's gateway, so that an upgrade that
 // changes it fails here rather than in production:
 // - the executor reads no field of the request context beyond those the direct path builds;
+// - Apollo Gateway still refuses a supergraph whose @authenticated / @requiresScopes links are
+//   `for: SECURITY`, and loads the adapter's copy without that purpose (the directives kept);
 // - `experimental_didResolveQueryPlan` is still called with each plan, in the shape that
 //   gateway/single-fetch.ts reads (a single Fetch node), so a plan of one fetch skips the executor.
-import { LocalGraphQLDataSource } from '@apollo/gateway';
+import { ApolloGateway, LocalGraphQLDataSource } from '@apollo/gateway';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { getOperationAST, GraphQLSchema, parse } from 'graphql';
-import { apolloGateway, executeOnGateway, executorRequestContext } from '../../gateway/apollo-adapter';
+import {
+  apolloGateway,
+  executeOnGateway,
+  executorRequestContext,
+  withoutSecurityPurpose,
+} from '../../gateway/apollo-adapter';
 import { composeSupergraph } from '../../gateway/compose';
 import type { GatewayContext } from '../../gateway/data-sources';
 import { createLogger } from '../../lib/logger';
@@ -87,6 +94,39 @@ describe("the Apollo adapter's hold on Apollo's gateway", () => {
     expect(executed).toBe(2);
     expect(await executeOnGateway(executor, requestContext, plans)).toEqual({ data: { ping: 'pong' } });
     expect(executed).toBe(2); // the recorded single fetch went straight to the subgraph
+  });
+});
+
+describe('the supergraph Apollo Gateway is handed', () => {
+  const secured = composeSupergraph([
+    {
+      name: 'secured',
+      url: 'http://secured.invalid',
+      sdl: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@authenticated", "@requiresScopes"])
+        type Query { open: String @authenticated, notes: [String] @requiresScopes(scopes: [["notes:read"]]) }`,
+    },
+  ]);
+
+  async function loads(supergraphSdl: string): Promise<true | string> {
+    const gateway = new ApolloGateway({ supergraphSdl });
+    try {
+      await gateway.load();
+      return true;
+    } catch (err) {
+      return (err as Error).message;
+    } finally {
+      await gateway.stop().catch(() => undefined);
+    }
+  }
+
+  it('is refused with the security links as composed, and loads without their purpose, directives kept', async () => {
+    expect(secured).toMatch(/requiresScopes\/v[\d.]+", for: SECURITY\)/);
+    expect(await loads(secured)).toMatch(/is for: SECURITY but is unsupported/);
+    const handed = withoutSecurityPurpose(secured);
+    expect(handed).not.toMatch(/for: SECURITY/);
+    expect(handed).toMatch(/@requiresScopes\(scopes: \[\["notes:read"\]\]\)/);
+    expect(handed).toMatch(/open: String[^\n]*@authenticated/);
+    expect(await loads(handed)).toBe(true);
   });
 });
 
