@@ -1,0 +1,97 @@
+// The guard on every request this service makes to an address a user gave (the Vault's fetcher,
+// webhook deliveries): one module for both, so there is one rule to review.
+//
+// It resolves the name itself and connects to the very address it checked, so a DNS answer that
+// changes between the check and the connection (rebinding) cannot slip past it. Only public
+// unicast addresses pass: loopback, private, link-local, CGNAT, multicast, broadcast, reserved,
+// unspecified, IPv4-mapped and IPv4-embedding IPv6 (6to4, NAT64, Teredo) are refused, on the first
+// request and on every redirect (each redirect is a new connection through the same check).
+// A refused address passes only when the URL's host, as written, is listed in the allow-list.
+import dns from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector } from 'undici';
+
+/** The connection was refused before anything was sent: the address is not a public one. */
+export class BlockedAddressError extends Error {
+  readonly code = 'blocked_address';
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(`${host} resolves to ${address}, which is not a public address`);
+    this.name = 'BlockedAddressError';
+  }
+}
+
+/** True when the error, or any error it was caused by, is the guard's refusal. */
+export function isBlockedAddress(err: unknown): err is BlockedAddressError {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof BlockedAddressError || (e as { code?: unknown }).code === 'blocked_address') return true;
+  }
+  return false;
+}
+
+/** Public unicast only; anything that does not parse is not public either. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.parse(address).range() === 'unicast';
+}
+
+type Resolve = (hostname: string) => Promise<LookupAddress[]>;
+
+export interface GuardOptions {
+  /** Hosts, as written in URLs (lower case, IPv6 without brackets), whose refused addresses pass. */
+  allowHosts?: readonly string[];
+  /** Name resolution; the system resolver unless a test gives its own. */
+  resolve?: Resolve;
+  /** Connection timeout in ms (the caller's own deadline covers the whole exchange). */
+  connectTimeoutMs?: number;
+}
+
+const systemResolve: Resolve = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+function unbracketed(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/**
+ * An undici dispatcher whose every connection goes through the guard. Pass it as `dispatcher`
+ * to undici's `request`/`fetch`; redirects followed by the caller connect through it again.
+ */
+export function guardedAgent(options: GuardOptions = {}): Agent {
+  const allowed = new Set((options.allowHosts ?? []).map((h) => unbracketed(h.trim().toLowerCase())).filter(Boolean));
+  const resolve = options.resolve ?? systemResolve;
+  const timeout = options.connectTimeoutMs ?? 10_000;
+  const connectLiteral = buildConnector({ timeout });
+
+  return new Agent({
+    connect(connectOptions, callback) {
+      const host = unbracketed(connectOptions.hostname.toLowerCase());
+      const passes = (address: string) => allowed.has(host) || isPublicAddress(address);
+
+      if (ipaddr.isValid(host)) {
+        // A literal address: Node would not look it up, so it is checked here.
+        if (!passes(host)) return callback(new BlockedAddressError(host, host), null);
+        return connectLiteral(connectOptions, callback);
+      }
+      // Resolved once, checked, and the socket is handed only the checked addresses.
+      resolve(host).then(
+        (addresses) => {
+          const permitted = addresses.filter((a) => passes(a.address));
+          if (!permitted.length) {
+            return callback(new BlockedAddressError(host, addresses[0]?.address ?? 'nothing'), null);
+          }
+          const lookup: LookupFunction = (_name, lookupOptions, done) => {
+            if (lookupOptions.all) return (done as (e: null, a: LookupAddress[]) => void)(null, permitted);
+            done(null, permitted[0].address, permitted[0].family);
+          };
+          // undici hands the socket its connector's options, so the checked lookup needs a connector of its own.
+          buildConnector({ timeout, lookup })(connectOptions, callback);
+        },
+        (err: Error) => callback(err, null),
+      );
+    },
+  });
+}
