@@ -7,7 +7,7 @@ import type { Config } from '../lib/config';
 import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { errorResult, graphqlBodyError } from '../lib/graphql-errors';
 import { EventLog } from '../lib/event-log';
-import { clientAddress, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
+import { hopClientAddress, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
 import { createBaseApp, sendJson } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
@@ -56,7 +56,7 @@ function graphqlEndpoint(subgraph: RunningSubgraph, hop: HopSecret) {
     if (typeof params === 'string') return refuse(res, 'validation_error', `Not a GraphQL request: ${params}.`);
     const { operation: _operation, ...answer } = await subgraph.serve(
       params,
-      { headers: req.headers, clientIp: clientAddress(req, hop) },
+      { headers: req.headers, clientIp: hopClientAddress(req, hop) },
       hop.presentedBy(req.headers),
     );
     sendJson(res, 'data' in answer ? 200 : 400, answer);

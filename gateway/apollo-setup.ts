@@ -8,7 +8,7 @@ import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
-import { clientAddress, HopSecret } from '../lib/hop';
+import { hopClientAddress, HopSecret } from '../lib/hop';
 import type { Logger } from '../lib/logger';
 import { Operation, OperationStep, Pipeline } from '../lib/operation-pipeline';
 import type { Headers } from '../lib/request-context';
@@ -128,7 +128,7 @@ export async function apolloSetup(options: {
     expressMiddleware(apollo, {
       context: async ({ req }) => {
         try {
-          return await contextFor(req.headers, clientAddress(req, hop));
+          return await contextFor(req.headers, hopClientAddress(req, hop));
         } catch (err) {
           // Apollo answers a context failure with this error and its HTTP status.
           const e = err instanceof AppError ? err : new AppError('unauthorized');

@@ -37,7 +37,7 @@ export class HopSecret {
  * The client's address: the previous hop's claim when it presents the hop secret and the claim
  * is an IP address, else the peer (as TRUST_PROXY makes `req.ip`).
  */
-export function clientAddress(req: Request, hop: HopSecret): string {
+export function hopClientAddress(req: Request, hop: HopSecret): string {
   const claimed = headerValue(req.headers, CLIENT_IP_HEADER);
   if (claimed && net.isIP(claimed) && hop.presentedBy(req.headers)) return claimed;
   return req.ip ?? '';

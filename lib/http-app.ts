@@ -34,7 +34,7 @@ function trustProxy(value: string): boolean | number | string {
  * `host:port`) is ignored and logged: the hop that sent it is the client. Addresses end up in
  * sessions, rate-limit keys and events that users and administrators read.
  */
-function clientAddress(req: Request): string {
+function forwardedClientAddress(req: Request): string {
   let address = req.socket.remoteAddress ?? '';
   // req.ips: farthest first, up to the first address not trusted; walked from our side outwards.
   const claims = req.ips;
@@ -171,7 +171,7 @@ export function createBaseApp({
   Object.defineProperty(app.request, 'ip', {
     configurable: true,
     get(this: Request) {
-      const ip = clientAddress(this);
+      const ip = forwardedClientAddress(this);
       Object.defineProperty(this, 'ip', { value: ip, configurable: true, writable: true });
       return ip;
     },
