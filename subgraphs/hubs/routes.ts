@@ -20,7 +20,11 @@ const size = { type: 'integer', minimum: 1, maximum: 100_000 };
 const color = { type: 'string', pattern: '^([1-6]|#[0-9A-Fa-f]{6})$', description: '"1"–"6" or #RRGGBB' };
 const side = { type: 'string', enum: ['top', 'right', 'bottom', 'left'] };
 const end = { type: 'string', enum: ['none', 'arrow'] };
-const nullable = (schema: JsonSchema): JsonSchema => ({ ...schema, nullable: true });
+const nullable = (schema: JsonSchema): JsonSchema => ({
+  ...schema,
+  nullable: true,
+  ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}),
+});
 const date = { type: 'string', format: 'date-time' };
 const uuid = { type: 'string', format: 'uuid' };
 
