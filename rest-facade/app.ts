@@ -85,7 +85,11 @@ export function createFacadeApp(options: FacadeOptions): Express {
   const defaultParser = jsonParser(config.BODY_LIMIT_BYTES);
   const ownLimits = routes
     .filter((r) => r.bodyLimit)
-    .map((r) => ({ pattern: pathPattern(r.path), method: r.method.toUpperCase(), parser: jsonParser(r.bodyLimit!(config)) }));
+    .map((r) => ({
+      pattern: pathPattern(r.path),
+      method: r.method.toUpperCase(),
+      parser: jsonParser(r.bodyLimit!(config)),
+    }));
   api.use((req, res, next) => {
     const own = ownLimits.find((o) => o.method === req.method && o.pattern.test(req.path));
     (own?.parser ?? defaultParser)(req, res, next);

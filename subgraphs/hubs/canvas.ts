@@ -2,12 +2,22 @@
 // its JSON schema (checked with ajv), a hub written as a canvas, and a canvas read as a hub's
 // nodes and edges. Unknown fields are ignored, as the format allows; `file` nodes become text
 // nodes naming the file; ref nodes export as text nodes naming and linking what they point at.
-import Ajv, { ErrorObject } from 'ajv';
+import Ajv from 'ajv';
 import { AppError, validationError } from '../../lib/errors';
 import type { HubEdge } from './entities/hub-edge';
 import type { HubNode } from './entities/hub-node';
 import type { GraphRows, NodeInput } from './hub-service';
-import { charCount, COLOR_PATTERN, HubLimits, INT32_MAX, INT32_MIN, isHttpUrl, LABEL_MAX, SIZE_MAX, SIZE_MIN } from './hub-rules';
+import {
+  charCount,
+  COLOR_PATTERN,
+  HubLimits,
+  INT32_MAX,
+  INT32_MIN,
+  isHttpUrl,
+  LABEL_MAX,
+  SIZE_MAX,
+  SIZE_MIN,
+} from './hub-rules';
 
 const canvasColor = { type: 'string', description: 'A preset "1"–"6", or a hex colour such as "#FF0000".' };
 const side = { enum: ['top', 'right', 'bottom', 'left'] };
@@ -134,7 +144,7 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
     if (Object.keys(problems).length < MAX_DETAILS) (problems[at] ??= []).push(message);
   };
   if (!validateCanvas(canvas)) {
-    for (const e of (validateCanvas.errors ?? []) as ErrorObject[])
+    for (const e of validateCanvas.errors ?? [])
       if (e.keyword !== 'if') add(path(e.instancePath), e.message ?? 'is invalid');
     throw validationError(problems, 'The canvas is not a valid JSON Canvas 1.0 document.');
   }
@@ -156,11 +166,13 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
     else if (n.type === 'file') text = `${n.file}${n.subpath ?? ''}`;
     else if (n.type === 'link' && !isHttpUrl(n.url!)) text = n.url!; // not a web link: kept as its text
     if (text !== undefined) {
-      if (charCount(text) > limits.nodeTextMaxChars) add(`${at}.text`, `must be at most ${limits.nodeTextMaxChars} characters`);
+      if (charCount(text) > limits.nodeTextMaxChars)
+        add(`${at}.text`, `must be at most ${limits.nodeTextMaxChars} characters`);
       return { type: 'text', ...layout, text };
     }
     if (n.type === 'link') return { type: 'link', ...layout, url: n.url! };
-    if (n.label !== undefined && charCount(n.label) > LABEL_MAX) add(`${at}.label`, `must be at most ${LABEL_MAX} characters`);
+    if (n.label !== undefined && charCount(n.label) > LABEL_MAX)
+      add(`${at}.label`, `must be at most ${LABEL_MAX} characters`);
     return { type: 'group', ...layout, label: n.label?.trim() || null };
   });
   const edgeIds = new Set<string>();
@@ -172,7 +184,8 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
     const toIndex = index.get(e.toNode);
     if (fromIndex === undefined) add(`${at}.fromNode`, 'is not a node of the canvas');
     if (toIndex === undefined) add(`${at}.toNode`, 'is not a node of the canvas');
-    if (e.label !== undefined && charCount(e.label) > LABEL_MAX) add(`${at}.label`, `must be at most ${LABEL_MAX} characters`);
+    if (e.label !== undefined && charCount(e.label) > LABEL_MAX)
+      add(`${at}.label`, `must be at most ${LABEL_MAX} characters`);
     return {
       fromIndex: fromIndex ?? -1,
       toIndex: toIndex ?? -1,
@@ -186,8 +199,7 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
       color: colorOf(e.color),
     };
   });
-  if (Object.keys(problems).length)
-    throw validationError(problems, 'The canvas breaks a rule of hubs (see details).');
+  if (Object.keys(problems).length) throw validationError(problems, 'The canvas breaks a rule of hubs (see details).');
   return { nodes: rows, edges: edgeRows };
 }
 

@@ -320,8 +320,12 @@ export class HubService {
     const problems: Record<string, string[]> = {};
     const only = (field: 'text' | 'url' | 'refId', allowed: boolean, required: boolean) => {
       const value = node[field];
-      if (!allowed && value !== undefined && value !== null) problems[field] = [`is only for ${field === 'refId' ? 'note, vault_item and voice' : field === 'text' ? 'text' : 'link'} nodes`];
-      if (allowed && required && (value === undefined || value === null)) problems[field] = [`is required for a ${type} node`];
+      if (!allowed && value !== undefined && value !== null)
+        problems[field] = [
+          `is only for ${field === 'refId' ? 'note, vault_item and voice' : field === 'text' ? 'text' : 'link'} nodes`,
+        ];
+      if (allowed && required && (value === undefined || value === null))
+        problems[field] = [`is required for a ${type} node`];
     };
     only('text', type === 'text', true);
     only('url', type === 'link', true);
@@ -367,7 +371,13 @@ export class HubService {
     });
   }
 
-  async updateNode(ownerId: string, hubId: string, nodeId: string, version: number, changes: NodeChanges): Promise<HubNode> {
+  async updateNode(
+    ownerId: string,
+    hubId: string,
+    nodeId: string,
+    version: number,
+    changes: NodeChanges,
+  ): Promise<HubNode> {
     const values = given(changes);
     if (typeof values.label === 'string') values.label = values.label.trim() || null;
     return inTransaction(this.dataSource, async (m) => {
@@ -376,7 +386,13 @@ export class HubService {
         throw err;
       });
       const merged = { text: current.text, url: current.url, refId: current.refId, ...values };
-      await this.checkNode(m, ownerId, current.type, merged, values.refId !== undefined && values.refId !== current.refId);
+      await this.checkNode(
+        m,
+        ownerId,
+        current.type,
+        merged,
+        values.refId !== undefined && values.refId !== current.refId,
+      );
       const dt = values.text !== undefined ? textBytes(values.text) - textBytes(current.text) : 0;
       await this.reserve(m, ownerId, hubId, { textBytes: dt });
       // A new reference points at something that exists now (checked above).
@@ -450,12 +466,16 @@ export class HubService {
     });
     return inTransaction(this.dataSource, async (m) => {
       await this.reserve(m, ownerId, hubId, { edges: 1 });
-      const ends = await m.find(HubNode, { select: { id: true }, where: { hubId, id: In([edge.fromNode, edge.toNode]) } });
+      const ends = await m.find(HubNode, {
+        select: { id: true },
+        where: { hubId, id: In([edge.fromNode, edge.toNode]) },
+      });
       const found = new Set(ends.map((n) => n.id));
       const problems: Record<string, string[]> = {};
       if (!found.has(edge.fromNode)) problems.fromNode = ['is not a node of this hub'];
       if (!found.has(edge.toNode)) problems.toNode = ['is not a node of this hub'];
-      if (Object.keys(problems).length) throw validationError(problems, 'Both ends of an edge must be nodes of its hub.');
+      if (Object.keys(problems).length)
+        throw validationError(problems, 'Both ends of an edge must be nodes of its hub.');
       await m.insert(HubEdge, edge);
       await recordEvent(m, { type: 'hub.edge.added', userId: ownerId, resourceId: edge.id, data: edgeEventData(edge) });
       return edge;
@@ -470,7 +490,12 @@ export class HubService {
       await this.reserve(m, ownerId, hubId, { edges: -1 });
       if (affectedRows(await m.delete(HubEdge, { id: edgeId, hubId })) !== 1)
         throw new AppError('not_found', 'No such edge in this hub.');
-      await recordEvent(m, { type: 'hub.edge.removed', userId: ownerId, resourceId: edgeId, data: edgeEventData(edge) });
+      await recordEvent(m, {
+        type: 'hub.edge.removed',
+        userId: ownerId,
+        resourceId: edgeId,
+        data: edgeEventData(edge),
+      });
       return edge;
     });
   }
@@ -489,9 +514,7 @@ export class HubService {
     const type: NodeType = hasText ? 'text' : 'link';
     const now = new Date();
     return inTransaction(this.dataSource, async (m) => {
-      const near = input.nearNodeId
-        ? await m.findOneBy(HubNode, { id: input.nearNodeId, hubId })
-        : null;
+      const near = input.nearNodeId ? await m.findOneBy(HubNode, { id: input.nearNodeId, hubId }) : null;
       if (input.nearNodeId && !near) {
         await this.get(ownerId, hubId, m);
         throw validationError({ nearNodeId: ['is not a node of this hub'] });
@@ -534,7 +557,12 @@ export class HubService {
           createdAt: now,
         });
         await m.insert(HubEdge, edge);
-        await recordEvent(m, { type: 'hub.edge.added', userId: ownerId, resourceId: edge.id, data: edgeEventData(edge) });
+        await recordEvent(m, {
+          type: 'hub.edge.added',
+          userId: ownerId,
+          resourceId: edge.id,
+          data: edgeEventData(edge),
+        });
       }
       if (input.capture)
         await recordEvent(m, {

@@ -29,7 +29,9 @@ export class HubSweeper {
       return;
     }
     this.running = this.sweep()
-      .catch((err) => this.logger?.warn({ err }, 'removing the rows of deleted hubs failed; retrying at the next deletion or start'))
+      .catch((err) =>
+        this.logger?.warn({ err }, 'removing the rows of deleted hubs failed; retrying at the next deletion or start'),
+      )
       .finally(() => {
         this.running = undefined;
         if (this.again) {

@@ -112,7 +112,15 @@ async function finishCapture(m: EntityManager, event: LoggedEvent): Promise<void
   const result = await m.update(
     HubNode,
     { id: nodeId, hubId, version: node.version },
-    { type: 'vault_item', refId: event.resourceId, text: null, url: null, missing: false, version: node.version + 1, updatedAt: now },
+    {
+      type: 'vault_item',
+      refId: event.resourceId,
+      text: null,
+      url: null,
+      missing: false,
+      version: node.version + 1,
+      updatedAt: now,
+    },
   );
   if (!result.affected) return;
   await m

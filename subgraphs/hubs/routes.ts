@@ -118,7 +118,11 @@ const ImportHubRequest: JsonSchema = {
 const NODE_LOOKS: Record<string, JsonSchema> = {
   color: nullable(color),
   label: { type: 'string', maxLength: 200, nullable: true },
-  text: { type: 'string', nullable: true, description: `Markdown, of a text node (at most ${configured('HUB_NODE_TEXT_MAX_CHARS')} characters)` },
+  text: {
+    type: 'string',
+    nullable: true,
+    description: `Markdown, of a text node (at most ${configured('HUB_NODE_TEXT_MAX_CHARS')} characters)`,
+  },
   url: { type: 'string', maxLength: 2048, nullable: true, description: 'An http(s) URL, of a link node' },
   ref_id: { ...uuid, nullable: true, description: 'One of your notes, vault items or voices, of a ref node' },
 };
@@ -127,7 +131,14 @@ const AddNodeRequest: JsonSchema = {
   type: 'object',
   required: ['type', 'x', 'y', 'width', 'height'],
   additionalProperties: true,
-  properties: { type: { type: 'string', enum: [...NODE_TYPES] }, x: int32, y: int32, width: size, height: size, ...NODE_LOOKS },
+  properties: {
+    type: { type: 'string', enum: [...NODE_TYPES] },
+    x: int32,
+    y: int32,
+    width: size,
+    height: size,
+    ...NODE_LOOKS,
+  },
 };
 
 const NODE_CHANGES: Record<string, JsonSchema> = { x: int32, y: int32, width: size, height: size, ...NODE_LOOKS };
@@ -171,7 +182,24 @@ const QuickAddRequest: JsonSchema = {
 
 export const HubNodeBody: JsonSchema = {
   type: 'object',
-  required: ['id', 'hub_id', 'type', 'x', 'y', 'width', 'height', 'color', 'label', 'text', 'url', 'ref_id', 'missing', 'version', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'hub_id',
+    'type',
+    'x',
+    'y',
+    'width',
+    'height',
+    'color',
+    'label',
+    'text',
+    'url',
+    'ref_id',
+    'missing',
+    'version',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: uuid,
     hub_id: uuid,
@@ -199,7 +227,11 @@ const HUB_SUMMARY: Record<string, JsonSchema> = {
   name: { type: 'string' },
   node_count: { type: 'integer', minimum: 0 },
   edge_count: { type: 'integer', minimum: 0 },
-  version: { type: 'integer', minimum: 1, description: '1 when created; a hub PATCH adds 1. PATCH and DELETE name it.' },
+  version: {
+    type: 'integer',
+    minimum: 1,
+    description: '1 when created; a hub PATCH adds 1. PATCH and DELETE name it.',
+  },
   owner_id: uuid,
   created_at: date,
   updated_at: { ...date, description: 'Moves with every change of the hub, its nodes and edges' },
@@ -208,7 +240,10 @@ const HUB_SUMMARY: Record<string, JsonSchema> = {
 export const HubListItem: JsonSchema = {
   type: 'object',
   required: ['excerpt', ...Object.keys(HUB_SUMMARY)],
-  properties: { ...HUB_SUMMARY, excerpt: { type: 'string', description: 'The first 300 characters of the description' } },
+  properties: {
+    ...HUB_SUMMARY,
+    excerpt: { type: 'string', description: 'The first 300 characters of the description' },
+  },
 };
 
 export const HubBody: JsonSchema = {
@@ -337,7 +372,8 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Rename or describe a hub at the version you expect',
-    description: 'Name the version with `?version=N` or `If-Match: "N"`; another is `conflict` with `details.current_version`.',
+    description:
+      'Name the version with `?version=N` or `If-Match: "N"`; another is `conflict` with `details.current_version`.',
     params: { hubId: uuidParam },
     ...EXPECTED_VERSION,
     body: UpdateHubRequest,
@@ -527,7 +563,12 @@ export const hubsRoutes: RouteSpec[] = [
     description: `Both ends must be nodes of this hub (else 400). At most ${configured('HUB_MAX_EDGES')} edges per hub.`,
     params: { hubId: uuidParam },
     body: AddEdgeRequest,
-    graphql: { kind: 'mutation', field: 'addHubEdge', args: { ...hubArg, ...bodyArgs(AddEdgeRequest) }, select: '{ id hub_id: hubId }' },
+    graphql: {
+      kind: 'mutation',
+      field: 'addHubEdge',
+      args: { ...hubArg, ...bodyArgs(AddEdgeRequest) },
+      select: '{ id hub_id: hubId }',
+    },
     status: 202,
     ack: 'Added the edge.',
     location: (r) => `/api/v1${PATH}/${r.hub_id}`,

@@ -65,9 +65,12 @@ async function addEdge(token: string, hubId: string, from: string, to: string, e
 describe('hubs', () => {
   it('creates, gets with nodes and edges, lists with excerpts, patches at the version, deletes', async () => {
     const token = await newUser('hubs-crud');
-    const stream = await openStream(`${server.url}/api/v1/events?types=hub.created,hub.updated,hub.node.added,hub.edge.added`, {
-      token,
-    });
+    const stream = await openStream(
+      `${server.url}/api/v1/events?types=hub.created,hub.updated,hub.node.added,hub.edge.added`,
+      {
+        token,
+      },
+    );
     try {
       const created = await call('POST', H, H, token, { name: ' Ideas ', description: 'd'.repeat(400) });
       expect(created.status).toBe(202);
@@ -75,7 +78,13 @@ describe('hubs', () => {
       expect(created.headers.get('location')).toBe(`${H}/${id}`);
       const a = await addNode(token, id, { type: 'text', text: 'alpha', color: '3' });
       const b = await addNode(token, id, { type: 'link', url: 'https://jsoncanvas.org/', color: '#A0b0C0' });
-      const g = await addNode(token, id, { type: 'group', label: 'Group', x: -2147483648, y: 2147483647, width: 100000 });
+      const g = await addNode(token, id, {
+        type: 'group',
+        label: 'Group',
+        x: -2147483648,
+        y: 2147483647,
+        width: 100000,
+      });
       const edge = await addEdge(token, id, a, b, { from_side: 'right', to_end: 'arrow', label: 'see' });
       expect(edge.status).toBe(202);
 
@@ -158,7 +167,11 @@ describe('hubs', () => {
     const foreign = await addNode(token, other, { type: 'text', text: 'f' });
     const bad = async (node: Record<string, unknown>, field: string) => {
       const res = await call('POST', NODES, `${H}/${id}/nodes`, token, { x: 0, y: 0, width: 10, height: 10, ...node });
-      expect([res.status, res.body.error, Object.keys(res.body.details ?? {})]).toEqual([400, 'validation_error', [field]]);
+      expect([res.status, res.body.error, Object.keys(res.body.details ?? {})]).toEqual([
+        400,
+        'validation_error',
+        [field],
+      ]);
     };
     await bad({ type: 'text' }, 'text');
     await bad({ type: 'text', text: 'x'.repeat(601) }, 'text');
@@ -180,7 +193,18 @@ describe('hubs', () => {
     const stranger = await newUser('hubs-stranger');
     expect((await call('GET', HUB, `${H}/${id}`, stranger)).status).toBe(404);
     expect((await call('GET', NODE, `${H}/${id}/nodes/${a}`, stranger)).status).toBe(404);
-    expect((await call('POST', NODES, `${H}/${id}/nodes`, stranger, { type: 'text', text: 'x', x: 0, y: 0, width: 1, height: 1 })).status).toBe(404);
+    expect(
+      (
+        await call('POST', NODES, `${H}/${id}/nodes`, stranger, {
+          type: 'text',
+          text: 'x',
+          x: 0,
+          y: 0,
+          width: 1,
+          height: 1,
+        })
+      ).status,
+    ).toBe(404);
     expect((await addEdge(stranger, id, a, a)).status).toBe(404);
     expect((await call('GET', HUB, `${H}/${id}`, undefined)).status).toBe(401);
     expect((await call('GET', HUB, `${H}/not-a-uuid`, token)).status).toBe(400);
@@ -198,7 +222,13 @@ describe('hubs', () => {
     const hub = ids[0];
     const nodes: string[] = [];
     for (let i = 0; i < 12; i++) nodes.push(await addNode(token, hub, { type: 'group', x: i * 10 }));
-    const node13 = await call('POST', NODES, `${H}/${hub}/nodes`, token, { type: 'group', x: 0, y: 0, width: 1, height: 1 });
+    const node13 = await call('POST', NODES, `${H}/${hub}/nodes`, token, {
+      type: 'group',
+      x: 0,
+      y: 0,
+      width: 1,
+      height: 1,
+    });
     expect([node13.status, node13.body.details]).toEqual([409, { limit: 12, nodes: 12 }]);
     for (let i = 0; i < 6; i++) expect((await addEdge(token, hub, nodes[i], nodes[i + 1])).status).toBe(202);
     const edge7 = await addEdge(token, hub, nodes[0], nodes[2]);
@@ -208,9 +238,19 @@ describe('hubs', () => {
     const texts = ids[1];
     const t1 = await addNode(token, texts, { type: 'text', text: 'é'.repeat(250) }); // 500 bytes
     await addNode(token, texts, { type: 'text', text: 'x'.repeat(500) });
-    const over = await call('POST', NODES, `${H}/${texts}/nodes`, token, { type: 'text', text: 'y'.repeat(100), x: 0, y: 0, width: 1, height: 1 });
+    const over = await call('POST', NODES, `${H}/${texts}/nodes`, token, {
+      type: 'text',
+      text: 'y'.repeat(100),
+      x: 0,
+      y: 0,
+      width: 1,
+      height: 1,
+    });
     expect([over.status, over.body.details]).toEqual([409, { limit: 1024, text_bytes: 1000 }]);
-    const shorter = await request(server.url, 'PATCH', `${H}/${texts}/nodes/${t1}?version=1`, { token, body: { text: 'short' } });
+    const shorter = await request(server.url, 'PATCH', `${H}/${texts}/nodes/${t1}?version=1`, {
+      token,
+      body: { text: 'short' },
+    });
     expect(shorter.status).toBe(202);
     await addNode(token, texts, { type: 'text', text: 'y'.repeat(100) });
   });
@@ -233,7 +273,11 @@ describe('hubs', () => {
     const reach = async (query: string) => {
       const res = await call('GET', T, `${H}/${id}/nodes/${n[0]}/neighbors?${query}`, token);
       expect(res.status).toBe(200);
-      return { ids: res.body.nodes.map((x: any) => n.indexOf(x.id)), edges: res.body.edges.length, truncated: res.body.truncated };
+      return {
+        ids: res.body.nodes.map((x: any) => n.indexOf(x.id)),
+        edges: res.body.edges.length,
+        truncated: res.body.truncated,
+      };
     };
     expect(await reach('depth=1&direction=out')).toEqual({ ids: [0, 1], edges: 1, truncated: false });
     expect(await reach('depth=3&direction=out')).toEqual({ ids: [0, 1, 2, 3], edges: 3, truncated: false });
@@ -255,7 +299,11 @@ describe('canvas', () => {
   it('imports a canvas saved by Obsidian (file nodes become text nodes, layout and colours kept) and exports valid JSON Canvas 1.0', async () => {
     const token = await newUser('hubs-canvas');
     // Unknown fields anywhere are ignored.
-    const canvas = { ...fixture, metadata: { v: 1 }, nodes: fixture.nodes.map((x: any) => ({ ...x, pluginData: { k: 1 } })) };
+    const canvas = {
+      ...fixture,
+      metadata: { v: 1 },
+      nodes: fixture.nodes.map((x: any) => ({ ...x, pluginData: { k: 1 } })),
+    };
     const imported = await call('POST', H + '/import', H + '/import', token, { name: 'Welcome', canvas });
     expect(imported.status).toBe(202);
     const id = imported.body.id;
@@ -263,7 +311,14 @@ describe('canvas', () => {
     const hub = (await call('GET', HUB, `${H}/${id}`, token)).body;
     expect([hub.node_count, hub.edge_count]).toEqual([5, 4]);
     const byText = new Map(hub.nodes.map((x: any) => [x.text, x]));
-    expect(byText.get('Blog/Blog.md')).toMatchObject({ type: 'text', x: -1960, y: -1280, width: 400, height: 240, color: '5' });
+    expect(byText.get('Blog/Blog.md')).toMatchObject({
+      type: 'text',
+      x: -1960,
+      y: -1280,
+      width: 400,
+      height: 240,
+      color: '5',
+    });
     expect(byText.get('Documentation/Documentation.md')).toMatchObject({ color: '#656161' });
     const root = byText.get('Divengine Open Source') as any;
     expect(hub.edges.every((e: any) => e.from_node === root.id && e.from_side === 'bottom')).toBe(true);
@@ -299,7 +354,9 @@ describe('canvas', () => {
     expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0']);
     expect(await refuse({ nodes: [node, node] })).toEqual(['canvas.nodes.1.id']);
     expect(await refuse({ nodes: [{ ...node, width: 0 }] })).toEqual(['canvas.nodes.0.width']);
-    expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'zz' }] })).toEqual(['canvas.edges.0.to_node']);
+    expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'zz' }] })).toEqual([
+      'canvas.edges.0.to_node',
+    ]);
     expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'a', toEnd: 'both' }] })).toEqual([
       'canvas.edges.0.toEnd',
     ]);
@@ -311,7 +368,10 @@ describe('canvas', () => {
   it('takes an import body up to HUB_IMPORT_BODY_LIMIT_BYTES while other routes keep BODY_LIMIT_BYTES', async () => {
     const token = await newUser('hubs-canvas-big');
     const padding = 'p'.repeat(600 * 1024); // over BODY_LIMIT_BYTES (256 KiB), ignored by the import
-    const res = await call('POST', H + '/import', H + '/import', token, { name: 'padded', canvas: { nodes: [], padding } });
+    const res = await call('POST', H + '/import', H + '/import', token, {
+      name: 'padded',
+      canvas: { nodes: [], padding },
+    });
     expect(res.status).toBe(202);
     const other = await call('POST', H, H, token, { name: 'x', padding });
     expect(other.status).toBe(413);

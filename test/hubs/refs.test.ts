@@ -29,7 +29,8 @@ beforeAll(async () => {
   http = api(server.url);
   admin = (await login(server.url, ADMIN)).access_token;
   log = await openLog(server.config);
-  baseVoice = (await http.get('/api/v1/tts/base-voices', { token: admin })).body.items?.[0]?.name ??
+  baseVoice =
+    (await http.get('/api/v1/tts/base-voices', { token: admin })).body.items?.[0]?.name ??
     (await http.get('/api/v1/tts/base-voices', { token: admin })).body[0].name;
 });
 afterAll(async () => {
@@ -45,7 +46,13 @@ const uuid7 = () => {
 };
 
 /** Writes an event into the log as another module's relay would. */
-async function inject(type: string, userId: string, resourceId: string, data: Record<string, unknown> = {}, eventId = crypto.randomUUID()) {
+async function inject(
+  type: string,
+  userId: string,
+  resourceId: string,
+  data: Record<string, unknown> = {},
+  eventId = crypto.randomUUID(),
+) {
   const event = { eventId, type, userId, resourceId, payload: JSON.stringify(data), occurredAt: new Date() };
   await log.append(type.split('.')[0], [event as OutboxEvent]);
   return event;
@@ -86,11 +93,16 @@ describe('refs projection', () => {
     const hub = await createHub(owner.token);
     const started = Date.now();
     const voiceId = await createVoice(owner.token, 'Narrator');
-    const node = await until(async () => {
-      const r = await addNode(owner.token, hub, { type: 'voice', ref_id: voiceId, label: 'narrator' });
-      if (r.status !== 202) expect([r.status, Object.keys(r.body.details)]).toEqual([400, ['ref_id']]);
-      return r.status === 202 && r.body.id;
-    }, 'the voice to become referable', 5000, 20);
+    const node = await until(
+      async () => {
+        const r = await addNode(owner.token, hub, { type: 'voice', ref_id: voiceId, label: 'narrator' });
+        if (r.status !== 202) expect([r.status, Object.keys(r.body.details)]).toEqual([400, ['ref_id']]);
+        return r.status === 202 && r.body.id;
+      },
+      'the voice to become referable',
+      5000,
+      20,
+    );
     expect(Date.now() - started).toBeLessThan(2000); // docs/hubs.md: referable within 2 s
 
     // Another user's voice is unknown to the caller: 400, as an id that never existed.
@@ -111,7 +123,9 @@ describe('refs projection', () => {
       voice: { id: voiceId, name: 'Narrator', base_voice: baseVoice, speed: 1 },
     });
     const text = await addNode(owner.token, hub, { type: 'text', text: 'plain' });
-    const textContent = await request(server.url, 'GET', `${H}/${hub}/nodes/${text.body.id}/content`, { token: owner.token });
+    const textContent = await request(server.url, 'GET', `${H}/${hub}/nodes/${text.body.id}/content`, {
+      token: owner.token,
+    });
     expect(textContent.body).toMatchObject({ type: 'text', text: 'plain', voice: null });
     // GraphQL: the node's voice field is an entity reference the tts subgraph resolves.
     const gql = await http.graphql(
@@ -119,7 +133,9 @@ describe('refs projection', () => {
       { h: hub, n: node },
       owner.token,
     );
-    expect(gql.body).toEqual({ data: { hubNode: { type: 'voice', voice: { id: voiceId, name: 'Narrator' }, note: null, vaultItem: null } } });
+    expect(gql.body).toEqual({
+      data: { hubNode: { type: 'voice', voice: { id: voiceId, name: 'Narrator' }, note: null, vaultItem: null } },
+    });
   });
 
   it("tts's Voice reference resolver answers null for another user's voice through _entities", async () => {
@@ -169,7 +185,9 @@ describe('refs projection', () => {
     const all = (await request(server.url, 'GET', `${H}/${hub}`, { token: owner.token })).body.nodes;
     nodes.set('voice', all.find((n: any) => n.type === 'voice').id);
 
-    const voice = await request(server.url, 'DELETE', `/api/v1/tts/voices/${voiceId}?version=1`, { token: owner.token });
+    const voice = await request(server.url, 'DELETE', `/api/v1/tts/voices/${voiceId}?version=1`, {
+      token: owner.token,
+    });
     expect(voice.status).toBe(202);
     await inject('note.deleted', owner.id, noteId);
     const itemDeleted = await inject('vault.item.deleted', owner.id, itemId);
@@ -200,7 +218,11 @@ describe('refs projection', () => {
       body: { ref_id: fresh },
     });
     expect(repointed.status).toBe(202);
-    expect(await getNode(owner.token, hub, nodes.get('note')!)).toMatchObject({ missing: false, ref_id: fresh, version: 3 });
+    expect(await getNode(owner.token, hub, nodes.get('note')!)).toMatchObject({
+      missing: false,
+      ref_id: fresh,
+      version: 3,
+    });
   });
 });
 
@@ -217,7 +239,12 @@ describe('quick-add', () => {
     const nodeId = quick.body.id;
     expect(quick.headers.get('location')).toBe(`${H}/${hub}/nodes/${nodeId}`);
     const graph = (await request(server.url, 'GET', `${H}/${hub}`, { token: owner.token })).body;
-    expect(graph.nodes.find((n: any) => n.id === nodeId)).toMatchObject({ type: 'text', text: 'remember this', x: 480, y: 200 });
+    expect(graph.nodes.find((n: any) => n.id === nodeId)).toMatchObject({
+      type: 'text',
+      text: 'remember this',
+      x: 480,
+      y: 200,
+    });
     expect(graph.edges).toEqual([expect.objectContaining({ from_node: near.body.id, to_node: nodeId })]);
 
     const [requested] = await until(async () => {
@@ -229,9 +256,15 @@ describe('quick-add', () => {
 
     // The vault's side, as the vault subgraph writes it: the item, naming the node as its source.
     const itemId = uuid7();
-    const captured = await inject('vault.item.captured', owner.id, itemId, { item_id: itemId, source: { hub_id: hub, node_id: nodeId } });
+    const captured = await inject('vault.item.captured', owner.id, itemId, {
+      item_id: itemId,
+      source: { hub_id: hub, node_id: nodeId },
+    });
     await log.append('vault', [captured as OutboxEvent]); // the same event relayed twice: one row
-    await inject('vault.item.captured', owner.id, itemId, { item_id: itemId, source: { hub_id: hub, node_id: nodeId } });
+    await inject('vault.item.captured', owner.id, itemId, {
+      item_id: itemId,
+      source: { hub_id: hub, node_id: nodeId },
+    });
     // Another user's item naming this node changes nothing.
     await inject('vault.item.captured', crypto.randomUUID(), uuid7(), { source: { hub_id: hub, node_id: nodeId } });
     await settled(owner.token, owner.id, hub);
@@ -240,16 +273,30 @@ describe('quick-add', () => {
     const changes = await loggedFor(log, nodeId, 'hub.node.updated');
     expect(changes.map((e) => JSON.parse(e.payload).reason)).toEqual(['captured']);
     // Its text no longer counts against the hub's text bytes; the node shows the item through federation.
-    const gql = await http.graphql('query ($h: ID!, $n: ID!) { hubNode(hubId: $h, nodeId: $n) { vaultItem { id } } }', { h: hub, n: nodeId }, owner.token);
+    const gql = await http.graphql(
+      'query ($h: ID!, $n: ID!) { hubNode(hubId: $h, nodeId: $n) { vaultItem { id } } }',
+      { h: hub, n: nodeId },
+      owner.token,
+    );
     expect(gql.body.data.hubNode.vaultItem).toEqual({ id: itemId });
 
     // Without near_node_id: right of everything, no edge; a link with url; exactly one of text and url.
-    const link = await request(server.url, 'POST', `${H}/${hub}/quick-add`, { token: owner.token, body: { url: 'https://example.org/a' } });
+    const link = await request(server.url, 'POST', `${H}/${hub}/quick-add`, {
+      token: owner.token,
+      body: { url: 'https://example.org/a' },
+    });
     expect(link.status).toBe(202);
     expect(await getNode(owner.token, hub, link.body.id)).toMatchObject({ type: 'link', x: 480 + 250 + 80, y: 200 });
     expect((await loggedFor(log, link.body.id, 'hub.capture_requested')).length).toBe(0);
-    for (const body of [{}, { text: 'a', url: 'https://b.example' }, { url: 'ftp://x' }, { text: 'x', near_node_id: crypto.randomUUID() }])
-      expect((await request(server.url, 'POST', `${H}/${hub}/quick-add`, { token: owner.token, body })).status).toBe(400);
+    for (const body of [
+      {},
+      { text: 'a', url: 'https://b.example' },
+      { url: 'ftp://x' },
+      { text: 'x', near_node_id: crypto.randomUUID() },
+    ])
+      expect((await request(server.url, 'POST', `${H}/${hub}/quick-add`, { token: owner.token, body })).status).toBe(
+        400,
+      );
   });
 });
 
@@ -259,9 +306,17 @@ describe('user.deleted', () => {
     const hub = await createHub(doomed.token);
     const a = await addNode(doomed.token, hub, { type: 'text', text: 'a' });
     const b = await addNode(doomed.token, hub, { type: 'text', text: 'b' });
-    await request(server.url, 'POST', `${H}/${hub}/edges`, { token: doomed.token, body: { from_node: a.body.id, to_node: b.body.id } });
-    const version = (await http.graphql('query ($id: ID!) { user(id: $id) { version } }', { id: doomed.id }, admin)).body.data.user.version;
-    const deleted = await http.graphql('mutation ($id: ID!, $v: Int!) { deleteUser(id: $id, version: $v) { id } }', { id: doomed.id, v: version }, admin);
+    await request(server.url, 'POST', `${H}/${hub}/edges`, {
+      token: doomed.token,
+      body: { from_node: a.body.id, to_node: b.body.id },
+    });
+    const version = (await http.graphql('query ($id: ID!) { user(id: $id) { version } }', { id: doomed.id }, admin))
+      .body.data.user.version;
+    const deleted = await http.graphql(
+      'mutation ($id: ID!, $v: Int!) { deleteUser(id: $id, version: $v) { id } }',
+      { id: doomed.id, v: version },
+      admin,
+    );
     expect(deleted.body.errors).toBeUndefined();
     await until(async () => (await loggedFor(log, hub, 'hub.deleted')).length > 0, 'hub.deleted of the deleted user');
     const [event] = await loggedFor(log, hub, 'hub.deleted');
@@ -269,7 +324,11 @@ describe('user.deleted', () => {
     // Its rows go in the background (hub-sweeper.ts): read the hubs database itself.
     const db = await openDatabase(server.config, hubsSubgraph);
     try {
-      await until(async () => !(await db.manager.countBy(HubNode, { hubId: hub })) && !(await db.manager.countBy(HubEdge, { hubId: hub })), 'the nodes and edges to go');
+      await until(
+        async () =>
+          !(await db.manager.countBy(HubNode, { hubId: hub })) && !(await db.manager.countBy(HubEdge, { hubId: hub })),
+        'the nodes and edges to go',
+      );
       expect(await db.manager.countBy(HubDeletion, { hubId: hub })).toBe(0);
       expect(await db.manager.countBy(Hub, { ownerId: doomed.id })).toBe(0);
     } finally {

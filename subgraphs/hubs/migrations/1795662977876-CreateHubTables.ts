@@ -69,10 +69,7 @@ export class CreateHubTables1795662977876 implements MigrationInterface {
           c.timestamp('created_at'),
         ],
         // The neighbours' breadth-first search follows edges out of and into a set of nodes, level by level.
-        indices: [
-          { columnNames: ['hub_id', 'from_node'] },
-          { columnNames: ['hub_id', 'to_node'] },
-        ],
+        indices: [{ columnNames: ['hub_id', 'from_node'] }, { columnNames: ['hub_id', 'to_node'] }],
       }),
     );
     await queryRunner.createTable(
@@ -85,7 +82,9 @@ export class CreateHubTables1795662977876 implements MigrationInterface {
     await queryRunner.createTable(
       new Table({ name: 'hub_owners', columns: [c.uuid('owner_id', { isPrimary: true }), int('hub_count')] }),
     );
-    await queryRunner.createTable(new Table({ name: 'hub_deletions', columns: [c.uuid('hub_id', { isPrimary: true })] }));
+    await queryRunner.createTable(
+      new Table({ name: 'hub_deletions', columns: [c.uuid('hub_id', { isPrimary: true })] }),
+    );
     // Events are written here, in the same transaction as the change, then relayed to the stream.
     await createOutboxTable(queryRunner);
     // The stored position of the refs projection in the event log (refs-projection.ts).
@@ -93,7 +92,16 @@ export class CreateHubTables1795662977876 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['event_consumers', 'outbox', 'hub_deletions', 'hub_owners', 'hub_refs', 'hub_edges', 'hub_nodes', 'hubs'])
+    for (const table of [
+      'event_consumers',
+      'outbox',
+      'hub_deletions',
+      'hub_owners',
+      'hub_refs',
+      'hub_edges',
+      'hub_nodes',
+      'hubs',
+    ])
       await queryRunner.dropTable(table);
   }
 }

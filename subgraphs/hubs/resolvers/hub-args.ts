@@ -197,7 +197,10 @@ export class QuickAddArgs {
   @IsUUID()
   nearNodeId?: string | null;
 
-  @Field(() => Boolean, { nullable: true, description: 'Also capture it into the Vault; the node then becomes a vault_item node.' })
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Also capture it into the Vault; the node then becomes a vault_item node.',
+  })
   @IsOptional()
   @IsBoolean()
   capture?: boolean | null;

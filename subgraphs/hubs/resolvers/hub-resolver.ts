@@ -27,6 +27,7 @@ import {
   VersionedNodeArgs,
 } from './hub-args';
 
+@RequiresScopes('hubs:read')
 @ObjectType({ description: "A page of the caller's hubs, oldest first." })
 class HubPage extends PageOf(Hub) {}
 
@@ -62,7 +63,9 @@ export class HubResolver {
   }
 
   @RequiresScopes('hubs:write')
-  @Mutation(() => Hub, { description: 'Change name or description at the given version; `conflict` when it has another.' })
+  @Mutation(() => Hub, {
+    description: 'Change name or description at the given version; `conflict` when it has another.',
+  })
   updateHub(
     @Args() { id, version }: VersionedIdArgs,
     @Args() changes: UpdateHubArgs,
@@ -73,7 +76,9 @@ export class HubResolver {
   }
 
   @RequiresScopes('hubs:write')
-  @Mutation(() => Hub, { description: 'Delete the hub at the given version; its nodes and edges go in the background.' })
+  @Mutation(() => Hub, {
+    description: 'Delete the hub at the given version; its nodes and edges go in the background.',
+  })
   deleteHub(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
     return this.service.delete(userOf(ctx), id, version);
   }
@@ -142,7 +147,12 @@ export class HubNodeResolver {
   ): Promise<HubNode> {
     const { x, y, width, height, ...rest } = changes;
     // Layout values cannot be cleared: null is the same as left out.
-    const layout = defined({ x: x ?? undefined, y: y ?? undefined, width: width ?? undefined, height: height ?? undefined });
+    const layout = defined({
+      x: x ?? undefined,
+      y: y ?? undefined,
+      width: width ?? undefined,
+      height: height ?? undefined,
+    });
     return this.service.updateNode(userOf(ctx), hubId, nodeId, version, { ...defined(rest), ...layout });
   }
 
@@ -154,9 +164,14 @@ export class HubNodeResolver {
 
   @RequiresScopes('hubs:write')
   @Mutation(() => HubNode, {
-    description: 'Add a text or link node beside another (or at the first free place); with capture, into the Vault too.',
+    description:
+      'Add a text or link node beside another (or at the first free place); with capture, into the Vault too.',
   })
-  quickAddToHub(@Args() { hubId }: HubIdArgs, @Args() input: QuickAddArgs, @Ctx() ctx: SubgraphContext): Promise<HubNode> {
+  quickAddToHub(
+    @Args() { hubId }: HubIdArgs,
+    @Args() input: QuickAddArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<HubNode> {
     return this.service.quickAdd(userOf(ctx), hubId, input);
   }
 
@@ -167,7 +182,9 @@ export class HubNodeResolver {
   }
 
   @RequiresScopes('hubs:read')
-  @Query(() => HubNeighborhood, { description: 'Breadth-first from a node over the edges: depth 1–3, out, in or both.' })
+  @Query(() => HubNeighborhood, {
+    description: 'Breadth-first from a node over the edges: depth 1–3, out, in or both.',
+  })
   async hubNeighbors(
     @Args() { hubId, nodeId }: NodeIdArgs,
     @Args() { depth, direction }: NeighborsArgs,
@@ -194,7 +211,10 @@ export class HubNodeResolver {
   }
 
   @RequiresScopes('hubs:read')
-  @FieldResolver(() => VaultItemReference, { nullable: true, description: 'A vault_item node: the item (vault subgraph).' })
+  @FieldResolver(() => VaultItemReference, {
+    nullable: true,
+    description: 'A vault_item node: the item (vault subgraph).',
+  })
   vaultItem(@Root() node: HubNode): VaultItemReference | null {
     return node.type === 'vault_item' && node.refId && !node.missing ? { id: node.refId } : null;
   }
