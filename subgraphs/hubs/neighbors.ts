@@ -1,9 +1,9 @@
 // Neighbours of a node: breadth-first over the stored edges, one query per depth level (the
 // edges out of, into, or touching the whole frontier at once), never one per node. The answer
 // holds at most HUB_NEIGHBORS_MAX_NODES nodes, nearest first, and says when it stopped there.
-import { Brackets, DataSource, In } from 'typeorm';
-import { HubEdge } from './entities/hub-edge';
-import { HubNode } from './entities/hub-node';
+import type { HubEdge } from './entities/hub-edge';
+import type { HubNode } from './entities/hub-node';
+import type { GraphReads } from './graph-reads';
 
 export type Direction = 'out' | 'in' | 'both';
 
@@ -19,7 +19,7 @@ export interface Neighborhood {
 }
 
 export async function neighborsOf(
-  dataSource: DataSource,
+  reads: GraphReads,
   hubId: string,
   start: HubNode,
   depth: number,
@@ -31,17 +31,7 @@ export async function neighborsOf(
   let frontier = [start.id];
   let truncated = false;
   for (let level = 1; level <= depth && frontier.length; level++) {
-    const query = dataSource.manager
-      .createQueryBuilder(HubEdge, 'e')
-      .where('e.hubId = :hubId', { hubId })
-      .andWhere(
-        new Brackets((q) => {
-          if (direction !== 'in') q.orWhere('e.fromNode IN (:...frontier)', { frontier });
-          if (direction !== 'out') q.orWhere('e.toNode IN (:...frontier)', { frontier });
-        }),
-      )
-      .orderBy('e.id', 'ASC');
-    const edges = await query.getMany();
+    const edges = await reads.edgesAround(hubId, frontier, direction);
     const inFrontier = new Set(frontier);
     const next: string[] = [];
     for (const edge of edges) {
@@ -63,7 +53,7 @@ export async function neighborsOf(
     frontier = next;
   }
   const ids = [...depths.keys()];
-  const rows = await dataSource.manager.find(HubNode, { where: { hubId, id: In(ids) } });
+  const rows = await reads.nodesByIds(hubId, ids);
   const byId = new Map(rows.map((n) => [n.id, n]));
   return {
     nodes: ids.map((id) => byId.get(id)).filter((n): n is HubNode => n !== undefined),

@@ -192,7 +192,7 @@ export class HubNodeResolver {
   ): Promise<HubNeighborhood> {
     const start = await this.service.getNode(userOf(ctx), hubId, nodeId);
     const { nodes, edges, truncated } = await neighborsOf(
-      this.service.dataSource,
+      this.service.reads,
       hubId,
       start,
       depth,
