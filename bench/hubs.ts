@@ -75,15 +75,43 @@ export async function run(): Promise<void> {
         note: '',
       });
 
+      // The REST GET (Hub.graph, one JSON value) and the typed GraphQL selection of every node's
+      // and edge's fields, alternately, so that both see the same machine.
+      const typed = JSON.stringify({
+        query: `query ($id: ID!) { hub(id: $id) { id name nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id fromNode toNode fromSide toSide fromEnd toEnd label color } } }`,
+        variables: { id: hub },
+      });
       const rssBefore = server.rssMiB();
-      const get = await timed(base, token, ROUNDS);
+      const get: number[] = [];
+      const gql: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < ROUNDS; i++) {
+        const rest = await timed(base, token, 1);
+        get.push(...rest.ms);
+        bytes = rest.bytes;
+        const started = performance.now();
+        const res = await fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: typed,
+        });
+        await res.arrayBuffer();
+        gql.push(performance.now() - started);
+      }
       const rssAfter = server.rssMiB();
       rows.push({
         db,
-        what: 'GET /hubs/{id}',
-        p50: Math.round(p(get.ms, 0.5)),
-        p95: Math.round(p(get.ms, 0.95)),
-        note: `${(get.bytes / 1024 ** 2).toFixed(1)} MiB; RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MiB`,
+        what: 'GET /hubs/{id} (Hub.graph)',
+        p50: Math.round(p(get, 0.5)),
+        p95: Math.round(p(get, 0.95)),
+        note: `${(bytes / 1024 ** 2).toFixed(1)} MiB; RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MiB over both`,
+      });
+      rows.push({
+        db,
+        what: 'POST /graphql hub { nodes {…} edges {…} }',
+        p50: Math.round(p(gql, 0.5)),
+        p95: Math.round(p(gql, 0.95)),
+        note: `${(p(gql, 0.5) / p(get, 0.5)).toFixed(2)}× the REST GET (p50)`,
       });
 
       const whole = (await (await fetch(base, { headers })).json()) as { nodes: { id: string }[] };

@@ -111,6 +111,16 @@ describe('hubs', () => {
         },
       ]);
 
+      // GraphQL: the typed lists, and the same graph as one JSON value (what the REST GET reads).
+      const gql = await http.graphql(
+        'query ($id: ID!) { hub(id: $id) { nodes { id type x } edges { id fromNode toNode } graph } }',
+        { id },
+        token,
+      );
+      const { nodes, edges, graph } = gql.body.data.hub;
+      expect(graph.nodes.map((x: any) => ({ id: x.id, type: x.type, x: x.x }))).toEqual(nodes);
+      expect(graph.edges.map((x: any) => ({ id: x.id, fromNode: x.fromNode, toNode: x.toNode }))).toEqual(edges);
+
       const page = await call('GET', H, `${H}?limit=10`, token);
       expect(page.body.items).toEqual([expect.objectContaining({ id, excerpt: 'd'.repeat(300) })]);
       expect(page.body.items[0]).not.toHaveProperty('description');
