@@ -50,6 +50,8 @@ export function configSchema() {
     TRUST_PROXY: z.string().default('false'),
     /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
+    /** Bodies between this service's own processes (with the hop secret): a route's own larger limit passes on. */
+    HOP_BODY_LIMIT_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
 
     JWT_PRIVATE_KEY: z.string().optional(),
     JWT_PUBLIC_KEY: z.string().optional(),

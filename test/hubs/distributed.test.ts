@@ -67,6 +67,28 @@ it("reads a voice node's content from the tts process through the gateway", asyn
   expect(content.body).toMatchObject({ type: 'voice', voice: { id: voice.body.id, name: 'Far away' } });
 });
 
+it('takes a hub import over BODY_LIMIT_BYTES through every hop (the hop secret lifts the limit inside)', async () => {
+  const text = 'x'.repeat(4000);
+  const nodes = Array.from({ length: 100 }, (_, i) => ({
+    id: `n${i}`,
+    type: 'text',
+    text,
+    x: i,
+    y: 0,
+    width: 10,
+    height: 10,
+  }));
+  const res = await send('POST', '/api/v1/hubs/import', { name: 'big', canvas: { nodes, edges: [] } }); // ~400 KiB
+  expect(res.status).toBe(202);
+  expect((await send('GET', `/api/v1/hubs/${res.body.id}`)).body.node_count).toBe(100);
+  // Without the secret, a subgraph keeps BODY_LIMIT_BYTES (in production it answers nobody without it at all).
+  const hubs = layout.subgraphs.find((p) => p.name === 'subgraph hubs')!;
+  const direct = await request(hubs.url, 'POST', '/graphql', {
+    body: { query: '{ __typename }', padding: 'p'.repeat(300 * 1024) },
+  });
+  expect([413, 401]).toContain(direct.status);
+});
+
 it('finishes quick-add exactly once when the hubs process is killed while the vault answer waits', async () => {
   const hub = (await send('POST', '/api/v1/hubs', { name: 'saga' })).body.id;
   const quick = await send('POST', `/api/v1/hubs/${hub}/quick-add`, { url: 'https://example.org/saga', capture: true });
