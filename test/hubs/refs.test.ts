@@ -13,6 +13,7 @@ import { Hub } from '../../subgraphs/hubs/entities/hub';
 import { HubEdge } from '../../subgraphs/hubs/entities/hub-edge';
 import { HubNode } from '../../subgraphs/hubs/entities/hub-node';
 import { HubDeletion } from '../../subgraphs/hubs/entities/hub-ref';
+import { SWEEP_BATCH } from '../../subgraphs/hubs/hub-sweeper';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { loggedFor, openLog } from '../helpers/event-log';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
@@ -334,5 +335,43 @@ describe('user.deleted', () => {
     } finally {
       await db.destroy();
     }
+  });
+
+  it('deleting a big hub answers at once; its rows go in batches of at most 1,000', async () => {
+    const owner = await user('refs-big');
+    const nodes = Array.from({ length: 1200 }, (_, i) => ({
+      id: `n${i}`,
+      type: 'group',
+      x: i,
+      y: 0,
+      width: 10,
+      height: 10,
+    }));
+    const edges = Array.from({ length: 1500 }, (_, i) => ({
+      id: `e${i}`,
+      fromNode: `n${i % 1200}`,
+      toNode: `n${(i * 7) % 1200}`,
+    }));
+    const imported = await request(server.url, 'POST', `${H}/import`, {
+      token: owner.token,
+      body: { name: 'big', canvas: { nodes, edges } },
+    });
+    expect(imported.status).toBe(202);
+    const hub = imported.body.id;
+    expect((await request(server.url, 'DELETE', `${H}/${hub}?version=1`, { token: owner.token })).status).toBe(202);
+    expect((await request(server.url, 'GET', `${H}/${hub}`, { token: owner.token })).status).toBe(404);
+    const db = await openDatabase(server.config, hubsSubgraph);
+    try {
+      await until(
+        async () =>
+          !(await db.manager.countBy(HubNode, { hubId: hub })) &&
+          !(await db.manager.countBy(HubEdge, { hubId: hub })) &&
+          !(await db.manager.countBy(HubDeletion, { hubId: hub })),
+        'the rows of the deleted hub to go',
+      );
+    } finally {
+      await db.destroy();
+    }
+    expect(SWEEP_BATCH).toBe(1000);
   });
 });
