@@ -17,6 +17,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   speech: () => import('./speech'),
   cpu: () => import('./cpu'),
   idle: () => import('./idle'),
+  hubs: () => import('./hubs'),
 };
 
 async function main() {

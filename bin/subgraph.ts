@@ -2,12 +2,12 @@
 // POST /graphql serves its Federation 2 schema to gateways; it verifies every token itself.
 import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
-import express, { Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Config } from '../lib/config';
 import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { errorResult, graphqlBodyError } from '../lib/graphql-errors';
 import { EventLog } from '../lib/event-log';
-import { hopClientAddress, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
+import { hopClientAddress, hopJsonBody, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
 import { createBaseApp, sendJson } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
@@ -74,7 +74,7 @@ export async function startSubgraphServer(config: Config, name: string) {
     '/graphql',
     // In production only the gateway is answered, before a body is read (lib/hop.ts).
     requireHopSecret(config, hop),
-    express.json({ limit: config.BODY_LIMIT_BYTES }),
+    hopJsonBody(config, hop),
     graphqlEndpoint(subgraph, hop),
     graphqlBodyError,
   );

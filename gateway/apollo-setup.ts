@@ -8,7 +8,7 @@ import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
-import { hopClientAddress, HopSecret } from '../lib/hop';
+import { hopClientAddress, hopJsonBody, HopSecret } from '../lib/hop';
 import type { Logger } from '../lib/logger';
 import { Operation, OperationStep, Pipeline } from '../lib/operation-pipeline';
 import type { Headers } from '../lib/request-context';
@@ -105,7 +105,7 @@ export async function apolloSetup(options: {
   if (config.graphqlExplorer) router.use(explorer());
   router.use(
     '/graphql',
-    express.json({ limit: config.BODY_LIMIT_BYTES }),
+    hopJsonBody(config, hop),
     (req: Request, res: Response, next: NextFunction) => {
       const input: unknown = req.method === 'GET' ? fromQueryString(req.query) : req.body;
       // Batches are refused by Apollo (allowBatchedHttpRequests is off).

@@ -50,6 +50,8 @@ export function configSchema() {
     TRUST_PROXY: z.string().default('false'),
     /** Large enough for a synthesis text of 10,000 characters however they are escaped. */
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
+    /** Bodies between this service's own processes (with the hop secret): a route's own larger limit passes on. */
+    HOP_BODY_LIMIT_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
 
     JWT_PRIVATE_KEY: z.string().optional(),
     JWT_PUBLIC_KEY: z.string().optional(),
@@ -212,6 +214,21 @@ export function configSchema() {
     VOICES_PER_USER: int(1, 100_000_000).default(1000),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
+    // Hubs (subgraphs/hubs, docs/hubs.md). Caps past which a write is 409 `conflict` with details.limit.
+    /** Hubs one user may keep. */
+    HUBS_PER_USER: int(1, 100_000_000).default(1000),
+    /** Nodes in one hub. */
+    HUB_MAX_NODES: int(1, 1_000_000).default(5000),
+    /** Edges in one hub. */
+    HUB_MAX_EDGES: int(1, 10_000_000).default(20_000),
+    /** UTF-8 bytes of all the node texts of one hub. */
+    HUB_MAX_TEXT_BYTES: int(1024, 1024 ** 3).default(5 * 1024 * 1024),
+    /** Characters of one text node (400 beyond). */
+    HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(5000),
+    /** Nodes a neighbours answer holds at most. */
+    HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
+    /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
+    HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // Hops between this service's processes (lib/hop.ts, docs/operation-pipeline.md).
     /**
      * The hop secret every process sends to the next (facade → gateway → subgraph). In production

@@ -4,7 +4,7 @@
 // (contract: "Subgraph access", "Client addresses").
 import crypto from 'node:crypto';
 import net from 'node:net';
-import type { NextFunction, Request, Response } from 'express';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from './config';
 import { AppError, ERROR_STATUS } from './errors';
 import { errorResult } from './graphql-errors';
@@ -72,4 +72,18 @@ export function requireHopSecret(config: Pick<Config, 'NODE_ENV'>, hop: HopSecre
     );
     sendJson(res, ERROR_STATUS.unauthorized, errorResult(e));
   };
+}
+
+/**
+ * The JSON body parser of a hop's receiving end (gateway, subgraph): up to HOP_BODY_LIMIT_BYTES
+ * (16 MiB) from the hop secret's holders, whose bodies a route of the facade has already
+ * limited (a hub import takes 8 MiB), and BODY_LIMIT_BYTES from anyone else.
+ */
+export function hopJsonBody(
+  config: Pick<Config, 'BODY_LIMIT_BYTES' | 'HOP_BODY_LIMIT_BYTES'>,
+  hop: HopSecret,
+): RequestHandler {
+  const outside = express.json({ limit: config.BODY_LIMIT_BYTES });
+  const inside = express.json({ limit: Math.max(config.BODY_LIMIT_BYTES, config.HOP_BODY_LIMIT_BYTES) });
+  return (req, res, next) => (hop.presentedBy(req.headers) ? inside : outside)(req, res, next);
 }

@@ -80,7 +80,20 @@ export function createFacadeApp(options: FacadeOptions): Express {
       return sendError(res, 'unsupported_media_type');
     next();
   });
-  api.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
+  // Each route's body limit: BODY_LIMIT_BYTES, or its own (a hub import takes a whole canvas).
+  const jsonParser = (limit: number) => express.json({ limit });
+  const defaultParser = jsonParser(config.BODY_LIMIT_BYTES);
+  const ownLimits = routes
+    .filter((r) => r.bodyLimit)
+    .map((r) => ({
+      pattern: pathPattern(r.path),
+      method: r.method.toUpperCase(),
+      parser: jsonParser(r.bodyLimit!(config)),
+    }));
+  api.use((req, res, next) => {
+    const own = ownLimits.find((o) => o.method === req.method && o.pattern.test(req.path));
+    (own?.parser ?? defaultParser)(req, res, next);
+  });
   for (const route of routes) {
     const handler = route.stream
       ? streamHandler(route, graphql, config)
@@ -170,7 +183,8 @@ function clientMistake(err: BodyReadError | undefined, req: Request, res: Respon
     content_encoding: [`must be one of ${CONTENT_ENCODINGS.join(', ')}, and the body encoded with it`],
   };
   if (err?.type === 'entity.too.large') {
-    sendError(res, 'payload_too_large', `The request body is larger than ${config.BODY_LIMIT_BYTES} bytes.`);
+    const limit = Number((err as { limit?: number }).limit) || config.BODY_LIMIT_BYTES;
+    sendError(res, 'payload_too_large', `The request body is larger than ${limit} bytes.`);
   } else if (err?.type === 'entity.parse.failed') {
     sendError(res, 'validation_error', 'The request body is not valid JSON.', { body: ['is not valid JSON'] });
   } else if (err?.type === 'charset.unsupported') {

@@ -1,4 +1,5 @@
 // The shape of one row of the route table.
+import type { Config } from '../lib/config';
 import type { ErrorCode } from '../lib/errors';
 import type { GraphQLCall } from './graphql-mapping';
 import { JsonSchema, TokenSet } from './schemas';
@@ -25,6 +26,8 @@ export interface RouteSpec {
   params?: Record<string, JsonSchema>;
   query?: { schema: JsonSchema; required?: string[] };
   body?: JsonSchema;
+  /** A body limit of its own (e.g. a hub import), instead of BODY_LIMIT_BYTES. */
+  bodyLimit?: (config: Config) => number;
   /** Request headers the route reads, for the OpenAPI document (their checks go in `check`). */
   headerParams?: { name: string; schema: JsonSchema; description: string }[];
   /** Checks across parameters that the schemas cannot express (e.g. `?version` or `If-Match`). */

@@ -3,10 +3,12 @@
 import type { SubgraphDefinition } from '../lib/subgraph';
 import { authSubgraph } from './auth';
 import { ttsSubgraph } from './tts';
+import { hubsSubgraph } from './hubs';
 
 export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   auth: authSubgraph,
   tts: ttsSubgraph,
+  hubs: hubsSubgraph,
 };
 
 export function selectSubgraphs(names: string[]): SubgraphDefinition[] {

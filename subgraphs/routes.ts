@@ -2,7 +2,9 @@
 // adds it), read by the facade's route table (rest-facade/routes.ts). Each module declares its
 // routes beside its resolvers, in subgraphs/<name>/routes.ts; they hold declarations only.
 import type { RouteSpec } from '../rest-facade/route-spec';
+import { hubsRoutes } from './hubs/routes';
 
 export const subgraphRoutes: RouteSpec[] = [
   // ...reviewsRoutes,
+  ...hubsRoutes,
 ];

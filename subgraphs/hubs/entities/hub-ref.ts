@@ -1,0 +1,36 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * The projection of refs: a note, vault item or voice that exists, and its owner, as the owning
+ * modules' events told (refs-projection.ts). A node's `ref_id` is checked against it; the other
+ * modules' tables are never read.
+ */
+@Entity('hub_refs')
+export class HubRef {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  /** note | vault_item | voice: the node type that may point at it. */
+  @Column({ type: 'varchar', length: 16 })
+  kind!: string;
+
+  @Column({ name: 'owner_id', type: 'varchar', length: 36 })
+  ownerId!: string;
+}
+
+/** One row per user with hubs: locked by the conditional count update that enforces HUBS_PER_USER. */
+@Entity('hub_owners')
+export class HubOwner {
+  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 36 })
+  ownerId!: string;
+
+  @Column({ name: 'hub_count', type: 'integer' })
+  hubCount!: number;
+}
+
+/** A deleted hub whose nodes and edges are still being removed, 1,000 rows a transaction (hub-sweeper.ts). */
+@Entity('hub_deletions')
+export class HubDeletion {
+  @PrimaryColumn({ name: 'hub_id', type: 'varchar', length: 36 })
+  hubId!: string;
+}

@@ -1,0 +1,47 @@
+// The value rules of hubs, nodes and edges (contract "Hubs", JSON Canvas 1.0), shared by the
+// GraphQL arguments, the services and the canvas import, so that each rule is written once.
+import { AppError } from '../../lib/errors';
+
+export const INT32_MIN = -2147483648;
+export const INT32_MAX = 2147483647;
+export const SIZE_MIN = 1;
+export const SIZE_MAX = 100_000;
+export const LABEL_MAX = 200;
+export const URL_MAX = 2048;
+/** JSON Canvas colours: a preset "1"–"6", or #RRGGBB. */
+export const COLOR_PATTERN = /^(?:[1-6]|#[0-9A-Fa-f]{6})$/;
+
+export interface HubLimits {
+  hubsPerUser: number;
+  maxNodes: number;
+  maxEdges: number;
+  maxTextBytes: number;
+  nodeTextMaxChars: number;
+  neighborsMaxNodes: number;
+}
+
+/** Characters as JSON Schema counts them (code points). */
+export const charCount = (s: string) => [...s].length;
+
+export const isHttpUrl = (value: string): boolean => {
+  if (value.length > URL_MAX) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+/** UTF-8 bytes of a node text, as HUB_MAX_TEXT_BYTES counts them. */
+export const textBytes = (text: string | null | undefined) => (text ? Buffer.byteLength(text, 'utf8') : 0);
+
+export function capReached(what: 'hubs' | 'nodes' | 'edges' | 'text_bytes', limit: number, current: number): AppError {
+  const message = {
+    hubs: `You have ${current} hubs, the most allowed (${limit}); delete some to make more.`,
+    nodes: `The hub would have more than ${limit} nodes (it has ${current}).`,
+    edges: `The hub would have more than ${limit} edges (it has ${current}).`,
+    text_bytes: `The hub's texts would take more than ${limit} bytes (they take ${current}).`,
+  }[what];
+  return new AppError('conflict', message, { limit, [what]: current });
+}

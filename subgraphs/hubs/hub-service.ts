@@ -1,0 +1,664 @@
+// The hubs module's rules. Every change and its event are written in one transaction (the
+// outbox, lib/outbox.ts). A write to a hub's nodes or edges first updates the hub's row with its
+// counts, under the caps (`… WHERE node_count + n <= max`): that one statement enforces the caps
+// and serialises the writes of one hub (the row stays locked until the commit), so an edge never
+// joins a node being removed and two adds never both take the last place.
+import { v7 as uuidv7 } from 'uuid';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
+import { persistedValue } from '../../lib/database/reads';
+import { inTransaction } from '../../lib/database/transactions';
+import { AppError, validationError } from '../../lib/errors';
+import { recordEvent } from '../../lib/outbox';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { Hub } from './entities/hub';
+import { HubEdge } from './entities/hub-edge';
+import { HubNode, isRefType, NodeType } from './entities/hub-node';
+import { HubDeletion, HubOwner, HubRef } from './entities/hub-ref';
+import { GraphReads } from './graph-reads';
+import { capReached, charCount, HubLimits, isHttpUrl, textBytes } from './hub-rules';
+
+/** Oldest first: ids are UUIDv7, in creation order. */
+const ORDER: PageOrder<Hub> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
+/** Rows per INSERT statement when a whole canvas is written. */
+const INSERT_CHUNK = 500;
+/** How far right of its neighbour a quick-added node goes. */
+const GAP = 80;
+
+export interface HubFields {
+  name: string;
+  description?: string | null;
+}
+
+export interface NodeInput {
+  type: NodeType;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  color?: string | null;
+  label?: string | null;
+  text?: string | null;
+  url?: string | null;
+  refId?: string | null;
+}
+
+export type NodeChanges = Partial<Omit<NodeInput, 'type'>>;
+
+export interface EdgeInput {
+  fromNode: string;
+  toNode: string;
+  fromSide?: string | null;
+  toSide?: string | null;
+  fromEnd?: string | null;
+  toEnd?: string | null;
+  label?: string | null;
+  color?: string | null;
+}
+
+export interface QuickAddInput {
+  text?: string | null;
+  url?: string | null;
+  nearNodeId?: string | null;
+  capture?: boolean | null;
+}
+
+/** A whole graph to write at once (an import): nodes and edges already checked, with fresh ids. */
+export interface GraphRows {
+  nodes: NodeInput[];
+  edges: (EdgeInput & { fromIndex: number; toIndex: number })[];
+}
+
+/** The values given (undefined: not given), strings trimmed. */
+const given = <T extends object>(fields: T): Partial<T> =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+const hubEventData = (hub: Hub, fields?: string[]) => ({
+  hub_id: hub.id,
+  name: hub.name,
+  version: hub.version,
+  node_count: hub.nodeCount,
+  edge_count: hub.edgeCount,
+  ...(fields ? { fields } : {}),
+});
+/** Ids and names of fields, never texts (contract: event payloads). */
+const nodeEventData = (node: HubNode, fields?: string[]) => ({
+  hub_id: node.hubId,
+  node_id: node.id,
+  type: node.type,
+  version: node.version,
+  ...(node.refId ? { ref_id: node.refId } : {}),
+  ...(fields ? { fields } : {}),
+});
+const edgeEventData = (edge: HubEdge) => ({
+  hub_id: edge.hubId,
+  edge_id: edge.id,
+  from_node: edge.fromNode,
+  to_node: edge.toNode,
+});
+
+export class HubService {
+  readonly reads: GraphReads;
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly limits: HubLimits,
+    /** Called after a hub was deleted: its nodes and edges are removed in the background. */
+    private readonly onHubsDeleted: () => void = () => undefined,
+  ) {
+    this.reads = new GraphReads(dataSource);
+  }
+
+  // ---- hubs ---------------------------------------------------------------------------------
+
+  async create(ownerId: string, fields: HubFields, graph?: GraphRows): Promise<Hub> {
+    const now = new Date();
+    const nodes = graph?.nodes ?? [];
+    const hub = this.dataSource.manager.create(Hub, {
+      id: uuidv7(),
+      ownerId,
+      name: fields.name.trim(),
+      description: fields.description?.trim() ?? '',
+      nodeCount: nodes.length,
+      edgeCount: graph?.edges.length ?? 0,
+      textBytes: nodes.reduce((sum, n) => sum + textBytes(n.text), 0),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (hub.nodeCount > this.limits.maxNodes) throw capReached('nodes', this.limits.maxNodes, 0);
+    if (hub.edgeCount > this.limits.maxEdges) throw capReached('edges', this.limits.maxEdges, 0);
+    if (hub.textBytes > this.limits.maxTextBytes) throw capReached('text_bytes', this.limits.maxTextBytes, 0);
+    await this.ensureOwner(ownerId);
+    return inTransaction(this.dataSource, async (m) => {
+      const counted = await m
+        .createQueryBuilder()
+        .update(HubOwner)
+        .set({ hubCount: () => 'hub_count + 1' })
+        .where('owner_id = :ownerId AND hub_count < :max', { ownerId, max: this.limits.hubsPerUser })
+        .execute();
+      if (affectedRows(counted) !== 1) {
+        const owner = await m.findOneByOrFail(HubOwner, { ownerId });
+        throw capReached('hubs', this.limits.hubsPerUser, owner.hubCount);
+      }
+      await m.insert(Hub, hub);
+      if (graph) await this.insertGraph(m, hub, graph, now);
+      await recordEvent(m, { type: 'hub.created', userId: ownerId, resourceId: hub.id, data: hubEventData(hub) });
+      return hub;
+    });
+  }
+
+  private async ensureOwner(ownerId: string): Promise<void> {
+    if (await this.dataSource.manager.existsBy(HubOwner, { ownerId })) return;
+    try {
+      await this.dataSource.manager.insert(HubOwner, { ownerId, hubCount: 0 });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err; // made at the same time by another request
+    }
+  }
+
+  /**
+   * An imported canvas: its nodes and edges with fresh ids, in multi-row INSERTs of plain SQL
+   * (TypeORM's insert of 25,000 entities spent seconds building parameters).
+   */
+  private async insertGraph(m: EntityManager, hub: Hub, graph: GraphRows, now: Date): Promise<void> {
+    const stamp = persistedValue(this.dataSource, HubNode, 'createdAt', now);
+    const notMissing = persistedValue(this.dataSource, HubNode, 'missing', false);
+    const nodeIds = graph.nodes.map(() => uuidv7());
+    await insertRows(
+      m,
+      'hub_nodes',
+      [
+        'id',
+        'hub_id',
+        'type',
+        'x',
+        'y',
+        'width',
+        'height',
+        'color',
+        'label',
+        'text',
+        'url',
+        'ref_id',
+        'missing',
+        'version',
+        'created_at',
+        'updated_at',
+      ],
+      graph.nodes.map((n, i) => [
+        nodeIds[i],
+        hub.id,
+        n.type,
+        n.x,
+        n.y,
+        n.width,
+        n.height,
+        n.color ?? null,
+        n.label ?? null,
+        n.text ?? null,
+        n.url ?? null,
+        null,
+        notMissing,
+        1,
+        stamp,
+        stamp,
+      ]),
+    );
+    await insertRows(
+      m,
+      'hub_edges',
+      [
+        'id',
+        'hub_id',
+        'from_node',
+        'to_node',
+        'from_side',
+        'to_side',
+        'from_end',
+        'to_end',
+        'label',
+        'color',
+        'created_at',
+      ],
+      graph.edges.map((e) => [
+        uuidv7(),
+        hub.id,
+        nodeIds[e.fromIndex],
+        nodeIds[e.toIndex],
+        e.fromSide ?? null,
+        e.toSide ?? null,
+        e.fromEnd ?? null,
+        e.toEnd ?? null,
+        e.label ?? null,
+        e.color ?? null,
+        stamp,
+      ]),
+    );
+  }
+
+  /** Another user's hub is `not_found`, exactly like an unknown id. */
+  async get(ownerId: string, id: string, m: EntityManager = this.dataSource.manager): Promise<Hub> {
+    const hub = await m.findOneBy(Hub, { id, ownerId });
+    if (!hub) throw new AppError('not_found', 'No such hub.');
+    return hub;
+  }
+
+  list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<Hub>> {
+    const query = this.dataSource.manager.createQueryBuilder(Hub, 'item').where('item.ownerId = :ownerId', { ownerId });
+    return pageOf(query, ORDER, limit, cursor);
+  }
+
+  /** A hub's nodes in creation order (the canvas's z-order). */
+  nodesOf(hubId: string): Promise<HubNode[]> {
+    return this.reads.nodesOf(hubId);
+  }
+
+  edgesOf(hubId: string): Promise<HubEdge[]> {
+    return this.reads.edgesOf(hubId);
+  }
+
+  /** The statement checks the version: of concurrent updates at one version, one wins. */
+  async update(ownerId: string, id: string, version: number, changes: Partial<HubFields>): Promise<Hub> {
+    // A description of null is cleared (stored empty).
+    const description = changes.description === undefined ? undefined : (changes.description ?? '').trim();
+    const values = given({ name: changes.name?.trim(), description });
+    const updated = await inTransaction(this.dataSource, async (m) => {
+      const result = await m.update(
+        Hub,
+        { id, ownerId, version },
+        { ...values, version: version + 1, updatedAt: new Date() },
+      );
+      if (affectedRows(result) !== 1) return null;
+      const hub = await m.findOneByOrFail(Hub, { id, ownerId });
+      await recordEvent(m, {
+        type: 'hub.updated',
+        userId: ownerId,
+        resourceId: id,
+        data: hubEventData(hub, Object.keys(values)),
+      });
+      return hub;
+    });
+    return updated ?? this.lost(ownerId, id, version);
+  }
+
+  /**
+   * Answers at once: the hub's row goes now, its nodes and edges in the background, at most
+   * 1,000 rows a transaction (hub-sweeper.ts), from a durable list of deletions.
+   */
+  async delete(ownerId: string, id: string, version: number): Promise<Hub> {
+    const hub = await this.get(ownerId, id);
+    const won =
+      hub.version === version &&
+      (await inTransaction(this.dataSource, async (m) => {
+        if (affectedRows(await m.delete(Hub, { id, ownerId, version })) !== 1) return false;
+        await forgetHubs(m, ownerId, [id]);
+        await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
+        return true;
+      }));
+    if (!won) return this.lost(ownerId, id, version);
+    this.onHubsDeleted();
+    return hub;
+  }
+
+  /** A write at `expected` changed nothing: the hub is gone, or at another version. */
+  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
+    const current = await this.get(ownerId, id);
+    throw new AppError('conflict', `The hub is at version ${current.version}, not ${expected}.`, {
+      currentVersion: current.version,
+    });
+  }
+
+  /**
+   * Takes the hub's row for this transaction and moves its counts by the deltas, within the caps;
+   * `not_found` for another user's hub, `conflict` with `details.limit` past a cap.
+   */
+  private async reserve(
+    m: EntityManager,
+    ownerId: string,
+    hubId: string,
+    delta: { nodes?: number; edges?: number; textBytes?: number },
+  ): Promise<void> {
+    const dn = delta.nodes ?? 0;
+    const de = delta.edges ?? 0;
+    const dt = delta.textBytes ?? 0;
+    const { maxNodes, maxEdges, maxTextBytes } = this.limits;
+    const result = await m
+      .createQueryBuilder()
+      .update(Hub)
+      .set({
+        nodeCount: () => 'node_count + :dn',
+        edgeCount: () => 'edge_count + :de',
+        textBytes: () => 'text_bytes + :dt',
+        updatedAt: new Date(),
+      })
+      .where('id = :hubId AND owner_id = :ownerId', { hubId, ownerId })
+      .andWhere('node_count + :dn <= :maxNodes AND edge_count + :de <= :maxEdges', { maxNodes, maxEdges })
+      .andWhere('(:dt <= 0 OR text_bytes + :dt <= :maxTextBytes)', { maxTextBytes })
+      .setParameters({ dn, de, dt })
+      .execute();
+    if (affectedRows(result) === 1) return;
+    const hub = await this.get(ownerId, hubId, m);
+    if (hub.nodeCount + dn > maxNodes) throw capReached('nodes', maxNodes, hub.nodeCount);
+    if (hub.edgeCount + de > maxEdges) throw capReached('edges', maxEdges, hub.edgeCount);
+    throw capReached('text_bytes', maxTextBytes, hub.textBytes);
+  }
+
+  // ---- nodes --------------------------------------------------------------------------------
+
+  async getNode(ownerId: string, hubId: string, nodeId: string): Promise<HubNode> {
+    await this.get(ownerId, hubId);
+    return this.nodeIn(this.dataSource.manager, hubId, nodeId);
+  }
+
+  private async nodeIn(m: EntityManager, hubId: string, nodeId: string): Promise<HubNode> {
+    const node = await m.findOneBy(HubNode, { id: nodeId, hubId });
+    if (!node) throw new AppError('not_found', 'No such node in this hub.');
+    return node;
+  }
+
+  /** What a node of `type` may hold: its type's own field, and no other's. */
+  private async checkNode(
+    m: EntityManager,
+    ownerId: string,
+    type: string,
+    node: Partial<NodeInput>,
+    refChanged = true,
+  ): Promise<void> {
+    const problems: Record<string, string[]> = {};
+    const only = (field: 'text' | 'url' | 'refId', allowed: boolean, required: boolean) => {
+      const value = node[field];
+      if (!allowed && value !== undefined && value !== null)
+        problems[field] = [
+          `is only for ${field === 'refId' ? 'note, vault_item and voice' : field === 'text' ? 'text' : 'link'} nodes`,
+        ];
+      if (allowed && required && (value === undefined || value === null))
+        problems[field] = [`is required for a ${type} node`];
+    };
+    only('text', type === 'text', true);
+    only('url', type === 'link', true);
+    only('refId', isRefType(type), true);
+    if (typeof node.text === 'string' && charCount(node.text) > this.limits.nodeTextMaxChars)
+      problems.text = [`must be at most ${this.limits.nodeTextMaxChars} characters`];
+    if (typeof node.url === 'string' && !isHttpUrl(node.url)) problems.url = ['must be an http or https URL'];
+    if (!Object.keys(problems).length && refChanged && typeof node.refId === 'string' && isRefType(type)) {
+      // Only the caller's own notes, vault items and voices, as their modules' events told (the projection).
+      const ref = await m.findOneBy(HubRef, { id: node.refId, ownerId, kind: type });
+      if (!ref) problems.refId = [`names none of your ${type === 'vault_item' ? 'vault items' : `${type}s`}`];
+    }
+    if (Object.keys(problems).length) throw validationError(problems);
+  }
+
+  /** Checks a new node (its text, URL or reference) before the transaction takes the hub. */
+  async addNode(ownerId: string, hubId: string, input: NodeInput): Promise<HubNode> {
+    const now = new Date();
+    const node = this.dataSource.manager.create(HubNode, {
+      id: uuidv7(),
+      hubId,
+      type: input.type,
+      x: input.x,
+      y: input.y,
+      width: input.width,
+      height: input.height,
+      color: input.color ?? null,
+      label: input.label?.trim() || null,
+      text: input.text ?? null,
+      url: input.url ?? null,
+      refId: input.refId ?? null,
+      missing: false,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return inTransaction(this.dataSource, async (m) => {
+      await this.reserve(m, ownerId, hubId, { nodes: 1, textBytes: textBytes(node.text) });
+      await this.checkNode(m, ownerId, node.type, input);
+      await m.insert(HubNode, node);
+      await recordEvent(m, { type: 'hub.node.added', userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
+      return node;
+    });
+  }
+
+  async updateNode(
+    ownerId: string,
+    hubId: string,
+    nodeId: string,
+    version: number,
+    changes: NodeChanges,
+  ): Promise<HubNode> {
+    const values = given(changes);
+    if (typeof values.label === 'string') values.label = values.label.trim() || null;
+    return inTransaction(this.dataSource, async (m) => {
+      const current = await this.nodeIn(m, hubId, nodeId).catch(async (err) => {
+        await this.get(ownerId, hubId, m); // another user's hub: not_found for the hub
+        throw err;
+      });
+      const merged = { text: current.text, url: current.url, refId: current.refId, ...values };
+      await this.checkNode(
+        m,
+        ownerId,
+        current.type,
+        merged,
+        values.refId !== undefined && values.refId !== current.refId,
+      );
+      const dt = values.text !== undefined ? textBytes(values.text) - textBytes(current.text) : 0;
+      await this.reserve(m, ownerId, hubId, { textBytes: dt });
+      // A new reference points at something that exists now (checked above).
+      const missing = values.refId !== undefined && values.refId !== current.refId ? { missing: false } : {};
+      const result = await m.update(
+        HubNode,
+        { id: nodeId, hubId, version },
+        { ...values, ...missing, version: version + 1, updatedAt: new Date() },
+      );
+      if (affectedRows(result) !== 1)
+        throw new AppError('conflict', `The node is at version ${current.version}, not ${version}.`, {
+          currentVersion: current.version,
+        });
+      const node = await m.findOneByOrFail(HubNode, { id: nodeId });
+      await recordEvent(m, {
+        type: 'hub.node.updated',
+        userId: ownerId,
+        resourceId: nodeId,
+        data: nodeEventData(node, Object.keys(values)),
+      });
+      return node;
+    });
+  }
+
+  /** The node and its edges, in one transaction. */
+  async removeNode(ownerId: string, hubId: string, nodeId: string, version: number): Promise<HubNode> {
+    return inTransaction(this.dataSource, async (m) => {
+      await this.get(ownerId, hubId, m);
+      const node = await this.nodeIn(m, hubId, nodeId);
+      if (node.version !== version)
+        throw new AppError('conflict', `The node is at version ${node.version}, not ${version}.`, {
+          currentVersion: node.version,
+        });
+      const edges = await m.find(HubEdge, {
+        select: { id: true },
+        where: [
+          { hubId, fromNode: nodeId },
+          { hubId, toNode: nodeId },
+        ],
+      });
+      await this.reserve(m, ownerId, hubId, { nodes: -1, edges: -edges.length, textBytes: -textBytes(node.text) });
+      if (affectedRows(await m.delete(HubNode, { id: nodeId, hubId, version })) !== 1)
+        throw new AppError('conflict', 'The node changed meanwhile.', { currentVersion: node.version + 1 });
+      for (let i = 0; i < edges.length; i += INSERT_CHUNK)
+        await m.delete(HubEdge, { id: In(edges.slice(i, i + INSERT_CHUNK).map((e) => e.id)) });
+      await recordEvent(m, {
+        type: 'hub.node.removed',
+        userId: ownerId,
+        resourceId: nodeId,
+        data: { ...nodeEventData(node), edges_removed: edges.length },
+      });
+      return node;
+    });
+  }
+
+  // ---- edges --------------------------------------------------------------------------------
+
+  async addEdge(ownerId: string, hubId: string, input: EdgeInput): Promise<HubEdge> {
+    const edge = this.dataSource.manager.create(HubEdge, {
+      id: uuidv7(),
+      hubId,
+      fromNode: input.fromNode,
+      toNode: input.toNode,
+      fromSide: input.fromSide ?? null,
+      toSide: input.toSide ?? null,
+      fromEnd: input.fromEnd ?? null,
+      toEnd: input.toEnd ?? null,
+      label: input.label?.trim() || null,
+      color: input.color ?? null,
+      createdAt: new Date(),
+    });
+    return inTransaction(this.dataSource, async (m) => {
+      await this.reserve(m, ownerId, hubId, { edges: 1 });
+      const ends = await m.find(HubNode, {
+        select: { id: true },
+        where: { hubId, id: In([edge.fromNode, edge.toNode]) },
+      });
+      const found = new Set(ends.map((n) => n.id));
+      const problems: Record<string, string[]> = {};
+      if (!found.has(edge.fromNode)) problems.fromNode = ['is not a node of this hub'];
+      if (!found.has(edge.toNode)) problems.toNode = ['is not a node of this hub'];
+      if (Object.keys(problems).length)
+        throw validationError(problems, 'Both ends of an edge must be nodes of its hub.');
+      await m.insert(HubEdge, edge);
+      await recordEvent(m, { type: 'hub.edge.added', userId: ownerId, resourceId: edge.id, data: edgeEventData(edge) });
+      return edge;
+    });
+  }
+
+  async removeEdge(ownerId: string, hubId: string, edgeId: string): Promise<HubEdge> {
+    return inTransaction(this.dataSource, async (m) => {
+      await this.get(ownerId, hubId, m);
+      const edge = await m.findOneBy(HubEdge, { id: edgeId, hubId });
+      if (!edge) throw new AppError('not_found', 'No such edge in this hub.');
+      await this.reserve(m, ownerId, hubId, { edges: -1 });
+      if (affectedRows(await m.delete(HubEdge, { id: edgeId, hubId })) !== 1)
+        throw new AppError('not_found', 'No such edge in this hub.');
+      await recordEvent(m, {
+        type: 'hub.edge.removed',
+        userId: ownerId,
+        resourceId: edgeId,
+        data: edgeEventData(edge),
+      });
+      return edge;
+    });
+  }
+
+  // ---- quick-add ----------------------------------------------------------------------------
+
+  /**
+   * A text or link node right of `nearNodeId` (with an edge from it), or right of everything.
+   * With `capture`, `hub.capture_requested` asks the vault to capture it too; the vault's
+   * `vault.item.captured` naming this node then turns it into a vault_item node (refs-projection.ts).
+   */
+  async quickAdd(ownerId: string, hubId: string, input: QuickAddInput): Promise<HubNode> {
+    const hasText = typeof input.text === 'string';
+    const hasUrl = typeof input.url === 'string';
+    if (hasText === hasUrl) throw validationError({ text: ['give exactly one of text and url'] });
+    const type: NodeType = hasText ? 'text' : 'link';
+    const now = new Date();
+    return inTransaction(this.dataSource, async (m) => {
+      const near = input.nearNodeId ? await m.findOneBy(HubNode, { id: input.nearNodeId, hubId }) : null;
+      if (input.nearNodeId && !near) {
+        await this.get(ownerId, hubId, m);
+        throw validationError({ nearNodeId: ['is not a node of this hub'] });
+      }
+      const content = hasText ? { text: input.text! } : { url: input.url!.trim() };
+      await this.reserve(m, ownerId, hubId, { nodes: 1, edges: near ? 1 : 0, textBytes: textBytes(content.text) });
+      await this.checkNode(m, ownerId, type, content);
+      const place = near ? { x: near.x + near.width + GAP, y: near.y } : await this.freePlace(m, hubId);
+      const node = m.create(HubNode, {
+        id: uuidv7(),
+        hubId,
+        type,
+        ...place,
+        width: type === 'text' ? 250 : 400,
+        height: type === 'text' ? 60 : 300,
+        color: null,
+        label: null,
+        text: content.text ?? null,
+        url: content.url ?? null,
+        refId: null,
+        missing: false,
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await m.insert(HubNode, node);
+      await recordEvent(m, { type: 'hub.node.added', userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
+      if (near) {
+        const edge = m.create(HubEdge, {
+          id: uuidv7(),
+          hubId,
+          fromNode: near.id,
+          toNode: node.id,
+          fromSide: 'right',
+          toSide: 'left',
+          fromEnd: null,
+          toEnd: null,
+          label: null,
+          color: null,
+          createdAt: now,
+        });
+        await m.insert(HubEdge, edge);
+        await recordEvent(m, {
+          type: 'hub.edge.added',
+          userId: ownerId,
+          resourceId: edge.id,
+          data: edgeEventData(edge),
+        });
+      }
+      if (input.capture)
+        await recordEvent(m, {
+          type: 'hub.capture_requested',
+          userId: ownerId,
+          resourceId: node.id,
+          data: { hub_id: hubId, node_id: node.id, ...content },
+        });
+      return node;
+    });
+  }
+
+  /** Right of the hub's rightmost node, level with its top; the origin in an empty hub. */
+  private async freePlace(m: EntityManager, hubId: string): Promise<{ x: number; y: number }> {
+    const row = await m
+      .createQueryBuilder(HubNode, 'n')
+      .select('MAX(n.x + n.width)', 'right')
+      .addSelect('MIN(n.y)', 'top')
+      .where('n.hubId = :hubId', { hubId })
+      .getRawOne<{ right: number | string | null; top: number | string | null }>();
+    if (row?.right === null || row?.right === undefined) return { x: 0, y: 0 };
+    return { x: Math.min(Number(row.right) + GAP, 2147483647 - 400), y: Number(row.top) };
+  }
+}
+
+/** Rows as multi-row INSERTs with bound parameters, INSERT_CHUNK rows a statement. */
+async function insertRows(m: EntityManager, table: string, columnNames: string[], rows: unknown[][]): Promise<void> {
+  const one = `(${columnNames.map(() => '?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const chunk = rows.slice(i, i + INSERT_CHUNK);
+    await m.query(
+      `INSERT INTO ${table} (${columnNames.join(', ')}) VALUES ${chunk.map(() => one).join(', ')}`,
+      chunk.flat(),
+    );
+  }
+}
+
+/** Inside a transaction that deleted `hubIds` of `ownerId`: counts them out and queues their rows for the sweeper. */
+export async function forgetHubs(m: EntityManager, ownerId: string, hubIds: string[]): Promise<void> {
+  if (!hubIds.length) return;
+  await m
+    .createQueryBuilder()
+    .update(HubOwner)
+    .set({ hubCount: () => 'hub_count - :n' })
+    .where('owner_id = :ownerId', { ownerId, n: hubIds.length })
+    .execute();
+  await m.insert(
+    HubDeletion,
+    hubIds.map((hubId) => ({ hubId })),
+  );
+}

@@ -1,0 +1,198 @@
+// The hubs subgraph's projection of what other modules own, fed by their events through one
+// durable consumer (lib/event-consumer.ts: a stored position in the event log, advanced in the
+// same transaction as the changes, so each event takes effect exactly once however often it is
+// offered and however many hubs processes run):
+// - `note.created` / `vault.item.captured` / `voice.created`: the thing exists and whose it is
+//   (`hub_refs`), so a node may point at it (`ref_id` is checked there, never in their tables);
+// - `note.deleted` / `vault.item.deleted` / `voice.deleted`: the row goes, and the nodes pointing
+//   at it show `missing: true` (once: only nodes not missing yet change, with one event each);
+// - `vault.item.captured` with `source: { hub_id, node_id }`: the end of quick-add's saga, the
+//   node becomes a vault_item node (once: only while it is still the text or link node it was);
+// - `user.deleted`: the user's hubs go (their rows in the background: hub-sweeper.ts).
+// A new consumer starts at the beginning of the log; docs/hubs.md has the backfill for a
+// deployment whose log no longer holds the oldest events.
+import type { DataSource, EntityManager } from 'typeorm';
+import { In } from 'typeorm';
+import { onCommit } from '../../lib/database/transactions';
+import { EventConsumer } from '../../lib/event-consumer';
+import type { EventLog, LoggedEvent } from '../../lib/event-log';
+import type { Logger } from '../../lib/logger';
+import { recordEvent } from '../../lib/outbox';
+import { Hub } from './entities/hub';
+import { HubNode, RefType } from './entities/hub-node';
+import { HubOwner, HubRef } from './entities/hub-ref';
+import { forgetHubs } from './hub-service';
+import { textBytes } from './hub-rules';
+
+export const REFS_CONSUMER = 'hubs.refs';
+
+/** The event types that make a ref exist or go, by the node type that points at it. */
+export const REF_EVENTS: Record<string, { kind: RefType; exists: boolean }> = {
+  'note.created': { kind: 'note', exists: true },
+  'note.deleted': { kind: 'note', exists: false },
+  'vault.item.captured': { kind: 'vault_item', exists: true },
+  'vault.item.deleted': { kind: 'vault_item', exists: false },
+  'voice.created': { kind: 'voice', exists: true },
+  'voice.deleted': { kind: 'voice', exists: false },
+};
+export const USER_DELETED = 'user.deleted';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function payloadOf(event: LoggedEvent): Record<string, unknown> {
+  try {
+    const data: unknown = JSON.parse(event.payload);
+    return data && typeof data === 'object' ? (data as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Handles one event inside the consumer's transaction. True when hubs were deleted (the sweeper has work). */
+export async function applyEvent(m: EntityManager, event: LoggedEvent, logger?: Logger): Promise<boolean> {
+  if (event.type === USER_DELETED) return deleteUserHubs(m, event.userId, logger);
+  const ref = REF_EVENTS[event.type];
+  if (!ref || !UUID.test(event.resourceId)) return false;
+  if (ref.exists) {
+    // Idempotent: a ref seen twice (a backfill overlapping the log) stays one row.
+    if (!(await m.existsBy(HubRef, { id: event.resourceId })))
+      await m.insert(HubRef, { id: event.resourceId, kind: ref.kind, ownerId: event.userId });
+    if (event.type === 'vault.item.captured') await finishCapture(m, event);
+  } else {
+    await m.delete(HubRef, { id: event.resourceId, kind: ref.kind });
+    await markMissing(m, event, ref.kind);
+  }
+  return false;
+}
+
+/** Every node pointing at the deleted thing shows `missing: true`; nodes already missing stay as they are. */
+async function markMissing(m: EntityManager, event: LoggedEvent, kind: RefType): Promise<void> {
+  const nodes = await m.find(HubNode, { where: { refId: event.resourceId, type: kind, missing: false } });
+  if (!nodes.length) return;
+  const now = new Date();
+  for (const node of nodes) {
+    const result = await m.update(
+      HubNode,
+      { id: node.id, version: node.version, missing: false },
+      { missing: true, version: node.version + 1, updatedAt: now },
+    );
+    if (!result.affected) continue;
+    await recordEvent(m, {
+      type: 'hub.node.updated',
+      userId: event.userId,
+      resourceId: node.id,
+      data: {
+        hub_id: node.hubId,
+        node_id: node.id,
+        type: node.type,
+        version: node.version + 1,
+        ref_id: node.refId,
+        fields: ['missing'],
+      },
+    });
+  }
+  await m.update(Hub, { id: In([...new Set(nodes.map((n) => n.hubId))]) }, { updatedAt: now });
+}
+
+/**
+ * Quick-add's last step: the text or link node the vault captured becomes a vault_item node
+ * pointing at the item. Only a node of the item's owner, and only while it is still a text or
+ * link node without a reference: a second delivery (or a retry) changes nothing.
+ */
+async function finishCapture(m: EntityManager, event: LoggedEvent): Promise<void> {
+  const source = payloadOf(event).source as { hub_id?: unknown; node_id?: unknown } | undefined;
+  const hubId = typeof source?.hub_id === 'string' ? source.hub_id : undefined;
+  const nodeId = typeof source?.node_id === 'string' ? source.node_id : undefined;
+  if (!hubId || !nodeId) return;
+  const hub = await m.findOneBy(Hub, { id: hubId, ownerId: event.userId });
+  if (!hub) return;
+  const node = await m.findOneBy(HubNode, { id: nodeId, hubId });
+  if (!node || node.refId !== null || !['text', 'link'].includes(node.type)) return;
+  const now = new Date();
+  const result = await m.update(
+    HubNode,
+    { id: nodeId, hubId, version: node.version },
+    {
+      type: 'vault_item',
+      refId: event.resourceId,
+      text: null,
+      url: null,
+      missing: false,
+      version: node.version + 1,
+      updatedAt: now,
+    },
+  );
+  if (!result.affected) return;
+  await m
+    .createQueryBuilder()
+    .update(Hub)
+    .set({ textBytes: () => 'text_bytes - :freed', updatedAt: now })
+    .where('id = :hubId', { hubId, freed: textBytes(node.text) })
+    .execute();
+  await recordEvent(m, {
+    type: 'hub.node.updated',
+    userId: event.userId,
+    resourceId: nodeId,
+    data: {
+      hub_id: hubId,
+      node_id: nodeId,
+      type: 'vault_item',
+      version: node.version + 1,
+      ref_id: event.resourceId,
+      fields: ['type', 'ref_id', node.type === 'text' ? 'text' : 'url'],
+      reason: 'captured',
+    },
+  });
+}
+
+/** A deleted user's hubs (at most HUBS_PER_USER rows here; their nodes and edges go in batches later) and refs. */
+async function deleteUserHubs(m: EntityManager, userId: string, logger?: Logger): Promise<boolean> {
+  const hubs = await m.find(Hub, { where: { ownerId: userId } });
+  for (const hub of hubs) {
+    await m.delete(Hub, { id: hub.id });
+    await recordEvent(m, {
+      type: 'hub.deleted',
+      userId,
+      resourceId: hub.id,
+      data: { hub_id: hub.id, name: hub.name, version: hub.version, reason: 'user_deleted' },
+    });
+  }
+  await forgetHubs(
+    m,
+    userId,
+    hubs.map((h) => h.id),
+  );
+  await m.delete(HubOwner, { ownerId: userId });
+  await m.delete(HubRef, { ownerId: userId });
+  if (hubs.length) logger?.info({ userId, hubs: hubs.length }, "deleted user's hubs");
+  return hubs.length > 0;
+}
+
+export function refsConsumer(options: {
+  dataSource: DataSource;
+  log: EventLog;
+  intervalMs: number;
+  maxIntervalMs?: number;
+  logger?: Logger;
+  onHubsDeleted: () => void;
+}): EventConsumer {
+  let deleted = false;
+  // After the commit of the transaction that deleted hubs: the sweeper then sees its deletions.
+  onCommit(options.dataSource, () => {
+    if (!deleted) return;
+    deleted = false;
+    options.onHubsDeleted();
+  });
+  return new EventConsumer({
+    name: REFS_CONSUMER,
+    dataSource: options.dataSource,
+    log: options.log,
+    types: [...Object.keys(REF_EVENTS), USER_DELETED],
+    intervalMs: options.intervalMs,
+    maxIntervalMs: options.maxIntervalMs,
+    logger: options.logger,
+    handle: async (m, event) => {
+      if (await applyEvent(m, event, options.logger)) deleted = true;
+    },
+  });
+}

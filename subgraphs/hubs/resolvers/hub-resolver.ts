@@ -1,0 +1,256 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
+import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { RequiresScopes } from '../../../lib/scopes';
+import type { SubgraphContext } from '../../../lib/subgraph';
+import { UserReference } from '../../../lib/user-reference';
+import { graphFromCanvas, canvasOf } from '../canvas';
+import { Hub } from '../entities/hub';
+import { HubEdge } from '../entities/hub-edge';
+import { HubNode, NodeType } from '../entities/hub-node';
+import { NoteReference, VaultItemReference, VoiceReference } from '../entities/references';
+import { HubService } from '../hub-service';
+import { neighborsOf } from '../neighbors';
+import {
+  AddEdgeArgs,
+  AddNodeArgs,
+  CreateHubArgs,
+  EdgeIdArgs,
+  HubIdArgs,
+  ImportHubArgs,
+  NeighborsArgs,
+  NodeChangesArgs,
+  NodeIdArgs,
+  QuickAddArgs,
+  UpdateHubArgs,
+  VersionedNodeArgs,
+} from './hub-args';
+
+@RequiresScopes('hubs:read')
+@ObjectType({ description: "A page of the caller's hubs, oldest first." })
+class HubPage extends PageOf(Hub) {}
+
+@RequiresScopes('hubs:read')
+@ObjectType({ description: 'The nodes reached from a node, nearest first, and the edges followed.' })
+class HubNeighborhood {
+  @Field(() => [HubNode]) nodes!: HubNode[];
+  @Field(() => [HubEdge]) edges!: HubEdge[];
+  @Field({ description: 'More nodes were reachable than the answer holds (HUB_NEIGHBORS_MAX_NODES).' })
+  truncated!: boolean;
+}
+
+const userOf = (ctx: SubgraphContext) => ctx.principal!.userId;
+/** Left-out (undefined) stays left out; null stays null (cleared), except where a field cannot be. */
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+@Resolver(() => Hub)
+export class HubResolver {
+  constructor(private readonly service: HubService) {}
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => Hub, { description: 'Create an empty hub (version 1).' })
+  createHub(@Args() fields: CreateHubArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
+    return this.service.create(userOf(ctx), fields);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => Hub, { description: 'A new hub from a JSON Canvas 1.0 document: new ids, the layout kept.' })
+  importHub(@Args() { name, description, canvas }: ImportHubArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
+    const graph = graphFromCanvas(canvas, this.service.limits);
+    return this.service.create(userOf(ctx), { name, description }, graph);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => Hub, {
+    description: 'Change name or description at the given version; `conflict` when it has another.',
+  })
+  updateHub(
+    @Args() { id, version }: VersionedIdArgs,
+    @Args() changes: UpdateHubArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Hub> {
+    const { name, description } = changes;
+    return this.service.update(userOf(ctx), id, version, defined({ name: name ?? undefined, description }));
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => Hub, {
+    description: 'Delete the hub at the given version; its nodes and edges go in the background.',
+  })
+  deleteHub(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
+    return this.service.delete(userOf(ctx), id, version);
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => Hub, { description: "One of the caller's hubs, with its nodes and edges." })
+  hub(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
+    return this.service.get(userOf(ctx), id);
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => HubPage, { description: "The caller's hubs, oldest first, a page at a time." })
+  hubs(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Hub>> {
+    return this.service.list(userOf(ctx), first, after);
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => GraphQLJSONObject, { description: 'The hub as a JSON Canvas 1.0 document.' })
+  async hubCanvas(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Record<string, unknown>> {
+    const hub = await this.service.get(userOf(ctx), id);
+    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    return canvasOf(nodes, edges) as Record<string, unknown>;
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => [HubNode], { description: 'Every node, in creation order.' })
+  nodes(@Root() hub: Hub): Promise<HubNode[]> {
+    return this.service.nodesOf(hub.id);
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => [HubEdge], { description: 'Every edge, in creation order.' })
+  edges(@Root() hub: Hub): Promise<HubEdge[]> {
+    return this.service.edgesOf(hub.id);
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => GraphQLJSONObject, {
+    description:
+      '`{ nodes, edges }`: every node and edge as plain JSON, with the fields of HubNode and HubEdge (dates as ' +
+      'ISO strings, no references). The same as selecting `nodes` and `edges`, without executing each field of ' +
+      'each node: the cheap way to read a large hub whole.',
+  })
+  async graph(@Root() hub: Hub): Promise<Record<string, unknown>> {
+    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    return { nodes, edges };
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => String, { description: 'The first 300 characters of the description, for listings.' })
+  excerpt(@Root() hub: Hub): string {
+    return [...hub.description].slice(0, 300).join('');
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => UserReference, { description: 'Resolved by the auth subgraph through the gateway.' })
+  owner(@Root() hub: Hub): UserReference {
+    return { id: hub.ownerId };
+  }
+}
+
+@Resolver(() => HubNode)
+export class HubNodeResolver {
+  constructor(private readonly service: HubService) {}
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubNode, { description: 'Add a node (version 1).' })
+  addHubNode(@Args() { hubId }: HubIdArgs, @Args() node: AddNodeArgs, @Ctx() ctx: SubgraphContext): Promise<HubNode> {
+    return this.service.addNode(userOf(ctx), hubId, { ...node, type: node.type as NodeType });
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubNode, { description: 'Change a node at the given version; `conflict` when it has another.' })
+  updateHubNode(
+    @Args() { hubId, nodeId, version }: VersionedNodeArgs,
+    @Args() changes: NodeChangesArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<HubNode> {
+    const { x, y, width, height, ...rest } = changes;
+    // Layout values cannot be cleared: null is the same as left out.
+    const layout = defined({
+      x: x ?? undefined,
+      y: y ?? undefined,
+      width: width ?? undefined,
+      height: height ?? undefined,
+    });
+    return this.service.updateNode(userOf(ctx), hubId, nodeId, version, { ...defined(rest), ...layout });
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubNode, { description: 'Remove a node at the given version, and its edges.' })
+  removeHubNode(@Args() { hubId, nodeId, version }: VersionedNodeArgs, @Ctx() ctx: SubgraphContext): Promise<HubNode> {
+    return this.service.removeNode(userOf(ctx), hubId, nodeId, version);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubNode, {
+    description:
+      'Add a text or link node beside another (or at the first free place); with capture, into the Vault too.',
+  })
+  quickAddToHub(
+    @Args() { hubId }: HubIdArgs,
+    @Args() input: QuickAddArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<HubNode> {
+    return this.service.quickAdd(userOf(ctx), hubId, input);
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => HubNode, { description: 'One node of one of your hubs.' })
+  hubNode(@Args() { hubId, nodeId }: NodeIdArgs, @Ctx() ctx: SubgraphContext): Promise<HubNode> {
+    return this.service.getNode(userOf(ctx), hubId, nodeId);
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => HubNeighborhood, {
+    description: 'Breadth-first from a node over the edges: depth 1–3, out, in or both.',
+  })
+  async hubNeighbors(
+    @Args() { hubId, nodeId }: NodeIdArgs,
+    @Args() { depth, direction }: NeighborsArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<HubNeighborhood> {
+    const start = await this.service.getNode(userOf(ctx), hubId, nodeId);
+    const { nodes, edges, truncated } = await neighborsOf(
+      this.service.reads,
+      hubId,
+      start,
+      depth,
+      direction,
+      this.service.limits.neighborsMaxNodes,
+    );
+    return { nodes, edges, truncated };
+  }
+
+  // Entity references: the gateway asks the owning subgraph, whose reference resolver answers
+  // null for anything not the caller's (or gone).
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => NoteReference, { nullable: true, description: 'A note node: the note (notes subgraph).' })
+  note(@Root() node: HubNode): NoteReference | null {
+    return node.type === 'note' && node.refId && !node.missing ? { id: node.refId } : null;
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => VaultItemReference, {
+    nullable: true,
+    description: 'A vault_item node: the item (vault subgraph).',
+  })
+  vaultItem(@Root() node: HubNode): VaultItemReference | null {
+    return node.type === 'vault_item' && node.refId && !node.missing ? { id: node.refId } : null;
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => VoiceReference, { nullable: true, description: 'A voice node: the voice (tts subgraph).' })
+  voice(@Root() node: HubNode): VoiceReference | null {
+    return node.type === 'voice' && node.refId && !node.missing ? { id: node.refId } : null;
+  }
+}
+
+@Resolver(() => HubEdge)
+export class HubEdgeResolver {
+  constructor(private readonly service: HubService) {}
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubEdge, { description: 'Add an edge between two nodes of the hub.' })
+  addHubEdge(@Args() { hubId }: HubIdArgs, @Args() edge: AddEdgeArgs, @Ctx() ctx: SubgraphContext): Promise<HubEdge> {
+    return this.service.addEdge(userOf(ctx), hubId, edge);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => HubEdge, { description: 'Remove an edge.' })
+  removeHubEdge(@Args() { hubId, edgeId }: EdgeIdArgs, @Ctx() ctx: SubgraphContext): Promise<HubEdge> {
+    return this.service.removeEdge(userOf(ctx), hubId, edgeId);
+  }
+}

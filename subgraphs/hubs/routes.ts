@@ -1,0 +1,664 @@
+// The hubs module's REST routes, under /api/v1/hubs: declarations only, each running one
+// GraphQL operation through the gateway (rest-facade/graphql-mapping.ts reads the selection off
+// the response schema and the arguments off the body schema). Listed in subgraphs/routes.ts.
+import { configured } from '../../rest-facade/configured';
+import { bodyArgs, pathArg, queryArg, selection } from '../../rest-facade/graphql-mapping';
+import {
+  EXPECTED_VERSION,
+  EXPECTED_VERSION_ARG,
+  idFrom,
+  PAGE_ARGS,
+  PAGE_QUERY,
+  VERSION_QUERY,
+} from '../../rest-facade/route-parts';
+import type { RouteSpec } from '../../rest-facade/route-spec';
+import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { NODE_TYPES } from './entities/hub-node';
+
+const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
+const size = { type: 'integer', minimum: 1, maximum: 100_000 };
+const color = { type: 'string', pattern: '^([1-6]|#[0-9A-Fa-f]{6})$', description: '"1"–"6" or #RRGGBB' };
+const side = { type: 'string', enum: ['top', 'right', 'bottom', 'left'] };
+const end = { type: 'string', enum: ['none', 'arrow'] };
+const nullable = (schema: JsonSchema): JsonSchema => ({
+  ...schema,
+  nullable: true,
+  ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}),
+});
+const date = { type: 'string', format: 'date-time' };
+const uuid = { type: 'string', format: 'uuid' };
+
+/**
+ * A JSON Canvas 1.0 document as OpenAPI 3.0 can state it (no if/then): every field of every
+ * node type. The subgraph checks the spec's own schema (canvas.ts), per node type.
+ */
+const CanvasDocument: JsonSchema = {
+  type: 'object',
+  description: 'A JSON Canvas 1.0 document (jsoncanvas.org/spec/1.0)',
+  properties: {
+    nodes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'type', 'x', 'y', 'width', 'height'],
+        properties: {
+          id: { type: 'string' },
+          type: { type: 'string', enum: ['text', 'file', 'link', 'group'] },
+          x: { type: 'integer' },
+          y: { type: 'integer' },
+          width: { type: 'integer' },
+          height: { type: 'integer' },
+          color: { type: 'string' },
+          text: { type: 'string', description: 'text nodes' },
+          file: { type: 'string', description: 'file nodes' },
+          subpath: { type: 'string', description: 'file nodes' },
+          url: { type: 'string', description: 'link nodes' },
+          label: { type: 'string', description: 'group nodes' },
+          background: { type: 'string', description: 'group nodes' },
+          backgroundStyle: { type: 'string', enum: ['cover', 'ratio', 'repeat'] },
+        },
+      },
+    },
+    edges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'fromNode', 'toNode'],
+        properties: {
+          id: { type: 'string' },
+          fromNode: { type: 'string' },
+          fromSide: side,
+          fromEnd: end,
+          toNode: { type: 'string' },
+          toSide: side,
+          toEnd: end,
+          color: { type: 'string' },
+          label: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+const HUB_FIELDS: Record<string, JsonSchema> = {
+  name: trimmedText(1, 100, '1 to 100 characters, trimmed'),
+  description: { type: 'string', maxLength: 1000, nullable: true, description: 'At most 1,000 characters' },
+};
+
+const CreateHubRequest: JsonSchema = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: true, // unknown fields are ignored
+  properties: HUB_FIELDS,
+};
+
+const UpdateHubRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  anyOf: Object.keys(HUB_FIELDS).map((field) => ({ required: [field] })),
+  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(HUB_FIELDS).join(', ')}` },
+  properties: HUB_FIELDS,
+};
+
+const ImportHubRequest: JsonSchema = {
+  type: 'object',
+  required: ['name', 'canvas'],
+  additionalProperties: true,
+  properties: {
+    ...HUB_FIELDS,
+    canvas: {
+      ...CanvasDocument,
+      'x-graphql-type': 'JSONObject',
+      description: 'A JSON Canvas 1.0 document (jsoncanvas.org); unknown fields are ignored',
+    },
+  },
+};
+
+/** What a node holds; `text`, `url` or `ref_id` by its type. */
+const NODE_LOOKS: Record<string, JsonSchema> = {
+  color: nullable(color),
+  label: { type: 'string', maxLength: 200, nullable: true },
+  text: {
+    type: 'string',
+    nullable: true,
+    description: `Markdown, of a text node (at most ${configured('HUB_NODE_TEXT_MAX_CHARS')} characters)`,
+  },
+  url: { type: 'string', maxLength: 2048, nullable: true, description: 'An http(s) URL, of a link node' },
+  ref_id: { ...uuid, nullable: true, description: 'One of your notes, vault items or voices, of a ref node' },
+};
+
+const AddNodeRequest: JsonSchema = {
+  type: 'object',
+  required: ['type', 'x', 'y', 'width', 'height'],
+  additionalProperties: true,
+  properties: {
+    type: { type: 'string', enum: [...NODE_TYPES] },
+    x: int32,
+    y: int32,
+    width: size,
+    height: size,
+    ...NODE_LOOKS,
+  },
+};
+
+const NODE_CHANGES: Record<string, JsonSchema> = { x: int32, y: int32, width: size, height: size, ...NODE_LOOKS };
+const UpdateNodeRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  anyOf: Object.keys(NODE_CHANGES).map((field) => ({ required: [field] })),
+  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(NODE_CHANGES).join(', ')}` },
+  properties: NODE_CHANGES,
+};
+
+const EDGE_FIELDS: Record<string, JsonSchema> = {
+  from_node: uuid,
+  to_node: uuid,
+  from_side: nullable(side),
+  to_side: nullable(side),
+  from_end: nullable(end),
+  to_end: nullable(end),
+  label: { type: 'string', maxLength: 200, nullable: true },
+  color: nullable(color),
+};
+const AddEdgeRequest: JsonSchema = {
+  type: 'object',
+  required: ['from_node', 'to_node'],
+  additionalProperties: true,
+  properties: EDGE_FIELDS,
+};
+
+const QuickAddRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  oneOf: [{ required: ['text'] }, { required: ['url'] }],
+  'x-one-of-error': { field: 'body', message: 'give exactly one of text and url' },
+  properties: {
+    text: { type: 'string', minLength: 1 },
+    url: { type: 'string', maxLength: 2048 },
+    near_node_id: { ...uuid, nullable: true },
+    capture: { type: 'boolean', nullable: true },
+  },
+};
+
+export const HubNodeBody: JsonSchema = {
+  type: 'object',
+  required: [
+    'id',
+    'hub_id',
+    'type',
+    'x',
+    'y',
+    'width',
+    'height',
+    'color',
+    'label',
+    'text',
+    'url',
+    'ref_id',
+    'missing',
+    'version',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: uuid,
+    hub_id: uuid,
+    type: { type: 'string', enum: [...NODE_TYPES] },
+    x: int32,
+    y: int32,
+    width: size,
+    height: size,
+    ...NODE_LOOKS,
+    missing: { type: 'boolean', description: 'What a ref node points at was deleted' },
+    version: { type: 'integer', minimum: 1 },
+    created_at: date,
+    updated_at: date,
+  },
+};
+
+export const HubEdgeBody: JsonSchema = {
+  type: 'object',
+  required: ['id', ...Object.keys(EDGE_FIELDS)],
+  properties: { id: uuid, ...EDGE_FIELDS },
+};
+
+const HUB_SUMMARY: Record<string, JsonSchema> = {
+  id: uuid,
+  name: { type: 'string' },
+  node_count: { type: 'integer', minimum: 0 },
+  edge_count: { type: 'integer', minimum: 0 },
+  version: {
+    type: 'integer',
+    minimum: 1,
+    description: '1 when created; a hub PATCH adds 1. PATCH and DELETE name it.',
+  },
+  owner_id: uuid,
+  created_at: date,
+  updated_at: { ...date, description: 'Moves with every change of the hub, its nodes and edges' },
+};
+
+export const HubListItem: JsonSchema = {
+  type: 'object',
+  required: ['excerpt', ...Object.keys(HUB_SUMMARY)],
+  properties: {
+    ...HUB_SUMMARY,
+    excerpt: { type: 'string', description: 'The first 300 characters of the description' },
+  },
+};
+
+export const HubBody: JsonSchema = {
+  type: 'object',
+  required: ['description', 'nodes', 'edges', ...Object.keys(HUB_SUMMARY)],
+  properties: {
+    ...HUB_SUMMARY,
+    description: { type: 'string' },
+    nodes: { type: 'array', items: HubNodeBody },
+    edges: { type: 'array', items: HubEdgeBody },
+  },
+};
+
+const ENTITY = (properties: Record<string, JsonSchema>) => ({ type: 'object', nullable: true, properties });
+/** What a node shows, read at read time: a ref node's target comes from its owning subgraph through the gateway. */
+export const NodeContentBody: JsonSchema = {
+  type: 'object',
+  required: ['id', 'type', 'missing', 'text', 'url', 'ref_id', 'voice'],
+  properties: {
+    id: uuid,
+    type: { type: 'string', enum: [...NODE_TYPES] },
+    missing: { type: 'boolean', description: 'A ref node whose target was deleted: no content' },
+    text: { type: 'string', nullable: true },
+    url: { type: 'string', nullable: true },
+    ref_id: { ...uuid, nullable: true },
+    voice: ENTITY({
+      id: uuid,
+      name: { type: 'string' },
+      description: { type: 'string', nullable: true },
+      base_voice: { type: 'string' },
+      voice_blend: { type: 'string', nullable: true },
+      language: { type: 'string' },
+      speed: { type: 'number', format: 'double' },
+    }),
+  },
+};
+
+export const NeighborhoodBody: JsonSchema = {
+  type: 'object',
+  required: ['nodes', 'edges', 'truncated'],
+  properties: {
+    nodes: { type: 'array', items: HubNodeBody, description: 'The start node first, nearest first' },
+    edges: { type: 'array', items: HubEdgeBody },
+    truncated: { type: 'boolean', description: 'More nodes were reachable than the answer holds' },
+  },
+};
+
+/** A node of Hub.graph (GraphQL names, dates as ISO text) in REST's names. */
+const restNode = (n: Record<string, unknown>) => ({
+  id: n.id,
+  hub_id: n.hubId,
+  type: n.type,
+  x: n.x,
+  y: n.y,
+  width: n.width,
+  height: n.height,
+  color: n.color,
+  label: n.label,
+  text: n.text,
+  url: n.url,
+  ref_id: n.refId,
+  missing: n.missing,
+  version: n.version,
+  created_at: n.createdAt,
+  updated_at: n.updatedAt,
+});
+const restEdge = (e: Record<string, unknown>) => ({
+  id: e.id,
+  from_node: e.fromNode,
+  to_node: e.toNode,
+  from_side: e.fromSide,
+  to_side: e.toSide,
+  from_end: e.fromEnd,
+  to_end: e.toEnd,
+  label: e.label,
+  color: e.color,
+});
+
+const PATH = '/hubs';
+const ONE = `${PATH}/:hubId`;
+const NODE = `${ONE}/nodes/:nodeId`;
+const TAG = 'Hubs';
+const hubLocation = (r: Record<string, any>) => `/api/v1${PATH}/${r.id}`;
+const nodeLocation = (r: Record<string, any>) => `/api/v1${PATH}/${r.hub_id}/nodes/${r.id}`;
+const hubArg = { hubId: pathArg('hubId') };
+const nodeArgs = { hubId: pathArg('hubId'), nodeId: pathArg('nodeId') };
+const HUB_ERRORS = ['validation_error', 'unauthorized', 'forbidden', 'not_found'] as const;
+
+export const hubsRoutes: RouteSpec[] = [
+  {
+    operationId: 'listHubs',
+    method: 'get',
+    path: PATH,
+    tag: TAG,
+    auth: true,
+    summary: 'Your hubs, oldest first, a page at a time',
+    query: PAGE_QUERY,
+    graphql: { kind: 'query', field: 'hubs', args: PAGE_ARGS },
+    status: 200,
+    response: pageSchema(HubListItem),
+    errors: ['validation_error', 'unauthorized', 'forbidden'],
+  },
+  {
+    operationId: 'createHub',
+    method: 'post',
+    path: PATH,
+    tag: TAG,
+    auth: true,
+    summary: 'Create an empty hub (version 1)',
+    description: `At most ${configured('HUBS_PER_USER')} per user (then 409 with \`details.limit\`).`,
+    body: CreateHubRequest,
+    graphql: { kind: 'mutation', field: 'createHub', args: bodyArgs(CreateHubRequest), select: '{ id }' },
+    status: 202,
+    ack: 'Created the hub.',
+    location: hubLocation,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
+  },
+  {
+    operationId: 'importHub',
+    method: 'post',
+    path: `${PATH}/import`,
+    tag: TAG,
+    auth: true,
+    summary: 'A new hub from a JSON Canvas 1.0 document',
+    description:
+      'New ids; the layout is kept; unknown fields are ignored; `file` nodes become text nodes naming the file, link nodes ' +
+      'whose URL is not http(s) text nodes holding it. A document that is not JSON Canvas 1.0, or breaks a rule of hubs, is ' +
+      `\`validation_error\` with details per field. The body may take ${configured('HUB_IMPORT_BODY_LIMIT_BYTES', 'bytes')}.`,
+    body: ImportHubRequest,
+    bodyLimit: (config) => config.HUB_IMPORT_BODY_LIMIT_BYTES,
+    graphql: { kind: 'mutation', field: 'importHub', args: bodyArgs(ImportHubRequest), select: '{ id }' },
+    status: 202,
+    ack: 'Imported the canvas as a new hub.',
+    location: hubLocation,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict', 'payload_too_large'],
+  },
+  {
+    operationId: 'getHub',
+    method: 'get',
+    path: ONE,
+    tag: TAG,
+    auth: true,
+    summary: 'One of your hubs, with all its nodes and edges',
+    description: "Another user's hub is `not_found`, like an unknown id.",
+    params: { hubId: uuidParam },
+    // The graph as one JSON value (Hub.graph): a 5,000-node hub's fields are not executed one by one.
+    graphql: {
+      kind: 'query',
+      field: 'hub',
+      args: idFrom('hubId'),
+      select: selection({ ...HubBody, properties: { ...HUB_SUMMARY, description: {}, graph: {} } }),
+    },
+    present: ({ graph, ...hub }: Record<string, any>) => ({
+      ...hub,
+      nodes: (graph.nodes as Record<string, unknown>[]).map(restNode),
+      edges: (graph.edges as Record<string, unknown>[]).map(restEdge),
+    }),
+    status: 200,
+    response: HubBody,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'updateHub',
+    method: 'patch',
+    path: ONE,
+    tag: TAG,
+    auth: true,
+    summary: 'Rename or describe a hub at the version you expect',
+    description:
+      'Name the version with `?version=N` or `If-Match: "N"`; another is `conflict` with `details.current_version`.',
+    params: { hubId: uuidParam },
+    ...EXPECTED_VERSION,
+    body: UpdateHubRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'updateHub',
+      args: { ...idFrom('hubId'), version: EXPECTED_VERSION_ARG, ...bodyArgs(UpdateHubRequest) },
+      select: '{ id version }',
+    },
+    status: 202,
+    ack: 'Changed the hub.',
+    location: hubLocation,
+    etag: (r) => `"${r.version}"`,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'deleteHub',
+    method: 'delete',
+    path: ONE,
+    tag: TAG,
+    auth: true,
+    summary: 'Delete a hub at the version you expect',
+    description: 'Answers at once; its nodes and edges are removed in the background, 1,000 rows a transaction.',
+    params: { hubId: uuidParam },
+    query: VERSION_QUERY,
+    graphql: {
+      kind: 'mutation',
+      field: 'deleteHub',
+      args: { ...idFrom('hubId'), version: queryArg('version', 'Int!') },
+      select: '{ id }',
+    },
+    status: 202,
+    ack: 'Deleted the hub.',
+    location: hubLocation,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'exportHubCanvas',
+    method: 'get',
+    path: `${ONE}/canvas`,
+    tag: TAG,
+    auth: true,
+    summary: 'The hub as a JSON Canvas 1.0 document',
+    description: 'Ref nodes become text nodes that name and link what they point at.',
+    params: { hubId: uuidParam },
+    graphql: { kind: 'query', field: 'hubCanvas', args: idFrom('hubId'), select: '' },
+    status: 200,
+    response: CanvasDocument,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'addHubNode',
+    method: 'post',
+    path: `${ONE}/nodes`,
+    tag: TAG,
+    auth: true,
+    summary: 'Add a node',
+    description:
+      'A text node needs `text`, a link node `url`, a note, vault_item or voice node `ref_id` naming one of yours ' +
+      '(else 400; a just-created one becomes referable within 2 s). Caps: ' +
+      `${configured('HUB_MAX_NODES')} nodes and ${configured('HUB_MAX_TEXT_BYTES', 'bytes')} of text per hub (409 with \`details.limit\`).`,
+    params: { hubId: uuidParam },
+    body: AddNodeRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'addHubNode',
+      args: { ...hubArg, ...bodyArgs(AddNodeRequest) },
+      select: '{ id hub_id: hubId }',
+    },
+    status: 202,
+    ack: 'Added the node.',
+    location: nodeLocation,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'getHubNode',
+    method: 'get',
+    path: NODE,
+    tag: TAG,
+    auth: true,
+    summary: 'One node of one of your hubs',
+    params: { hubId: uuidParam, nodeId: uuidParam },
+    graphql: { kind: 'query', field: 'hubNode', args: nodeArgs },
+    status: 200,
+    etag: (r) => `"${r.version}"`,
+    response: HubNodeBody,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'updateHubNode',
+    method: 'patch',
+    path: NODE,
+    tag: TAG,
+    auth: true,
+    summary: 'Change a node at the version you expect',
+    description: 'Its type stays; `text`, `url` or `ref_id` only as its type allows.',
+    params: { hubId: uuidParam, nodeId: uuidParam },
+    ...EXPECTED_VERSION,
+    body: UpdateNodeRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'updateHubNode',
+      args: { ...nodeArgs, version: EXPECTED_VERSION_ARG, ...bodyArgs(UpdateNodeRequest) },
+      select: '{ id hub_id: hubId version }',
+    },
+    status: 202,
+    ack: 'Changed the node.',
+    location: nodeLocation,
+    etag: (r) => `"${r.version}"`,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'removeHubNode',
+    method: 'delete',
+    path: NODE,
+    tag: TAG,
+    auth: true,
+    summary: 'Remove a node at the version you expect, and its edges',
+    params: { hubId: uuidParam, nodeId: uuidParam },
+    query: VERSION_QUERY,
+    graphql: {
+      kind: 'mutation',
+      field: 'removeHubNode',
+      args: { ...nodeArgs, version: queryArg('version', 'Int!') },
+      select: '{ id hub_id: hubId }',
+    },
+    status: 202,
+    ack: 'Removed the node.',
+    location: nodeLocation,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'getHubNodeContent',
+    method: 'get',
+    path: `${NODE}/content`,
+    tag: TAG,
+    auth: true,
+    summary: 'What a node shows, read now',
+    description:
+      'A text node: its text; a link node: its URL; a ref node: what it points at, resolved through federation from the ' +
+      'subgraph that owns it; `missing: true` when it was deleted.',
+    params: { hubId: uuidParam, nodeId: uuidParam },
+    graphql: { kind: 'query', field: 'hubNode', args: nodeArgs },
+    status: 200,
+    response: NodeContentBody,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'getHubNodeNeighbors',
+    method: 'get',
+    path: `${NODE}/neighbors`,
+    tag: TAG,
+    auth: true,
+    summary: 'The nodes reached from a node over the edges',
+    description: `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes.`,
+    params: { hubId: uuidParam, nodeId: uuidParam },
+    query: {
+      schema: {
+        type: 'object',
+        properties: {
+          depth: { type: 'integer', minimum: 1, maximum: 3, default: 1 },
+          direction: { type: 'string', enum: ['out', 'in', 'both'], default: 'both' },
+        },
+      },
+    },
+    graphql: {
+      kind: 'query',
+      field: 'hubNeighbors',
+      args: { ...nodeArgs, depth: queryArg('depth', 'Int'), direction: queryArg('direction', 'String') },
+    },
+    status: 200,
+    response: NeighborhoodBody,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'addHubEdge',
+    method: 'post',
+    path: `${ONE}/edges`,
+    tag: TAG,
+    auth: true,
+    summary: 'Add an edge between two nodes of the hub',
+    description: `Both ends must be nodes of this hub (else 400). At most ${configured('HUB_MAX_EDGES')} edges per hub.`,
+    params: { hubId: uuidParam },
+    body: AddEdgeRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'addHubEdge',
+      args: { ...hubArg, ...bodyArgs(AddEdgeRequest) },
+      select: '{ id hub_id: hubId }',
+    },
+    status: 202,
+    ack: 'Added the edge.',
+    location: (r) => `/api/v1${PATH}/${r.hub_id}`,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'removeHubEdge',
+    method: 'delete',
+    path: `${ONE}/edges/:edgeId`,
+    tag: TAG,
+    auth: true,
+    summary: 'Remove an edge',
+    params: { hubId: uuidParam, edgeId: uuidParam },
+    graphql: {
+      kind: 'mutation',
+      field: 'removeHubEdge',
+      args: { ...hubArg, edgeId: pathArg('edgeId') },
+      select: '{ id hub_id: hubId }',
+    },
+    status: 202,
+    ack: 'Removed the edge.',
+    location: (r) => `/api/v1${PATH}/${r.hub_id}`,
+    response: CommandAck,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'quickAddToHub',
+    method: 'post',
+    path: `${ONE}/quick-add`,
+    tag: TAG,
+    auth: true,
+    summary: 'Add a text or link node beside another, optionally capturing it into the Vault',
+    description:
+      'Right of `near_node_id` with an edge from it, or right of everything. With `capture: true` the vault captures the ' +
+      'text or URL (event `hub.capture_requested`) and the node then becomes a vault_item node, exactly once.',
+    params: { hubId: uuidParam },
+    body: QuickAddRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'quickAddToHub',
+      args: { ...hubArg, ...bodyArgs(QuickAddRequest) },
+      select: '{ id hub_id: hubId }',
+    },
+    status: 202,
+    ack: 'Added the node.',
+    location: nodeLocation,
+    response: CommandAck,
+    errors: [...HUB_ERRORS, 'conflict'],
+  },
+];
