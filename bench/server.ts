@@ -1,6 +1,5 @@
 // The one-process server plus the benchmarks' baseline routes: the same work done without
 // GraphQL, for side-by-side figures. Prints "READY <url>" when it answers.
-import '../lib/tracing'; // first: with OTEL_EXPORTER_OTLP_ENDPOINT it instruments what follows
 import 'reflect-metadata';
 import { startServer } from '../bin/all-in-one';
 import { loadConfig } from '../lib/config';

@@ -1,6 +1,5 @@
 // One process: every subgraph, the gateway executing them in-process, the event stream and
 // the REST facade, on one port. Zero configuration: SQLite under ./data.
-import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import type { Express } from 'express';
 import { createGateway, Gateway } from '../gateway';

@@ -1,6 +1,5 @@
 // `npm run start:facade`: the REST facade as its own HTTP service (distributed mode). It sends
 // GraphQL operations to the gateway(s) at GATEWAY_URL.
-import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import type { Config } from '../lib/config';
 import { listen, runService } from '../lib/http-server';

@@ -1,7 +1,6 @@
 // `npm run start:gateway`: the Apollo gateway as its own HTTP service (distributed mode).
 // It loads the supergraph composed ahead of time (SUPERGRAPH_PATH, reloaded when the file
 // changes) and reaches each subgraph at its address in SUBGRAPH_URLS.
-import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';

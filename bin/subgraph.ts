@@ -1,6 +1,5 @@
 // `npm run start:subgraph -- <name>`: one subgraph as its own HTTP service (distributed mode).
 // POST /graphql serves its Federation 2 schema to gateways; it verifies every token itself.
-import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import type { Request, Response } from 'express';
 import type { Config } from '../lib/config';

@@ -2,7 +2,6 @@
 // for tts) in a process of its own. Several may run against one database: each job is taken
 // by one of them. Its HTTP port serves only /health/live and /health/ready.
 // Default: every subgraph that has background work.
-import '../lib/tracing'; // first: it instruments the modules imported below
 import 'reflect-metadata';
 import type { Config } from '../lib/config';
 import { EventLog } from '../lib/event-log';

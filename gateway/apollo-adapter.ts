@@ -13,7 +13,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { DocumentNode, GraphQLSchema, OperationDefinitionNode, OperationTypeNode } from 'graphql';
 import type { Logger } from '../lib/logger';
-import { Operation, OperationResult, Pipeline } from '../lib/operation-pipeline';
+import { enterOperationSpan, Operation, OperationResult, Pipeline } from '../lib/operation-pipeline';
 import type { GatewayContext } from './data-sources';
 import { SingleFetchPlans, withSingleFetches } from './single-fetch';
 
@@ -117,6 +117,8 @@ export function pipelinePlugin(
         kinds,
         logger,
       );
+      // A sampled trace: the operation's span, which the fetches Apollo makes for it are children of.
+      enterOperationSpan(op);
       return {
         async willSendResponse({ response, operation, contextValue }) {
           if (response.body.kind !== 'single') return;

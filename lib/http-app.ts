@@ -7,7 +7,8 @@ import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
-import { REQUEST_ID_HEADER, requestIdFrom } from './request-context';
+import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from './request-context';
+import { serveTraced } from './tracing';
 
 /** `degraded`: it works, but not fully (e.g. no synthesis worker alive); readiness stays 200. */
 export type CheckState = 'up' | 'down' | 'degraded';
@@ -185,6 +186,9 @@ export function createBaseApp({
     // level that writes it. Health checks and scrapes are left out.
     const start = process.hrtime.bigint();
     const logged = !(req.url === '/metrics' || req.url.startsWith('/health'));
+    // Tracing on: the request's trace (and its server span when sampled), which the rest of the
+    // request runs in (lib/tracing.ts). Health checks and scrapes would drown the traces that matter.
+    const trace = logged ? serveTraced(req, res, routeLabel) : undefined;
     res.once('close', () => {
       const seconds = secondsSince(start);
       if (metrics && res.writableFinished) {
@@ -202,13 +206,15 @@ export function createBaseApp({
       if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
       const line: Record<string, unknown> = {
         request_id: id,
+        ...(trace ? { trace_id: trace.traceId, span_id: trace.spanId } : {}),
         ...requestLine(req, res, Math.round(seconds * 1000), logger),
       };
       if (failed)
         logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
       else logger.info(line, 'request completed');
     });
-    next();
+    if (trace) requestScope.run(trace, next);
+    else next();
   });
   app.use(securityHeaders());
   const cors = browsers ? corsMiddleware(config) : undefined;

@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Pool } from 'undici';
+import { recording, SpanKind, startSpan } from './tracing';
 
 interface HttpAnswer {
   status: number;
@@ -54,13 +55,47 @@ export interface GraphQLAnswer {
  * POSTs a GraphQL request as JSON. The answer is the body when it is a GraphQL answer (`data` or
  * `errors`), whatever the status (a request the next hop refused still carries its errors);
  * anything else (a proxy's error page, a body cut short) rejects with the status and the body.
+ * In a sampled trace it is a client span, and the next hop is its child (`traceparent`).
  */
 export async function postGraphQL(
   url: string | URL,
   headers: Record<string, string>,
   request: object,
 ): Promise<GraphQLAnswer> {
-  const answer = await post(url, { 'content-type': 'application/json', ...headers }, JSON.stringify(request));
+  const target = typeof url === 'string' ? new URL(url) : url;
+  // Nothing is made for a request that is not sampled (or without tracing).
+  if (!recording()) return sendGraphQL(target, { 'content-type': 'application/json', ...headers }, request);
+  const span = startSpan('POST', SpanKind.CLIENT, {
+    'http.request.method': 'POST',
+    'server.address': target.hostname,
+    'server.port': Number(target.port) || 80,
+    'url.full': `${target.origin}${target.pathname}`,
+  })!;
+  try {
+    const answer = await sendGraphQL(
+      target,
+      { 'content-type': 'application/json', ...headers, traceparent: span.scope.traceParent },
+      request,
+      span.attributes,
+    );
+    if (answer.errors?.length) span.fail(answer.errors[0].message);
+    return answer;
+  } catch (err) {
+    span.fail((err as Error).message, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+async function sendGraphQL(
+  url: URL,
+  headers: Record<string, string>,
+  request: object,
+  attributes?: Record<string, unknown>,
+): Promise<GraphQLAnswer> {
+  const answer = await post(url, headers, JSON.stringify(request));
+  if (attributes) attributes['http.response.status_code'] = answer.status;
   let body: unknown;
   try {
     body = JSON.parse(answer.body);

@@ -1,6 +1,23 @@
 // Headers that cross every hop (facade → gateway → subgraph): the caller's token, the
-// request id, and with the hop secret the client address (lib/hop.ts).
+// request id, the trace (`traceparent`), and with the hop secret the client address (lib/hop.ts).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
+
+/** The trace a request's work belongs to (lib/tracing.ts `TraceScope`), for code that has no request at hand. */
+export interface RequestScope {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly sampled: boolean;
+  /** The W3C `traceparent` the next hop is sent. */
+  readonly traceParent: string;
+}
+
+/**
+ * The one AsyncLocalStorage of a request: its trace scope, read by log lines (lib/logger.ts), the
+ * database spans and the hops' headers. Entered only while tracing is on (lib/http-app.ts), so
+ * that a process without tracing pays nothing for it.
+ */
+export const requestScope = new AsyncLocalStorage<RequestScope>();
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** The client's address as the previous hop saw it; believed only with the hop secret (lib/hop.ts). */
@@ -40,8 +57,11 @@ export function forwardedHeaders(
   },
   hopSecret: string | undefined,
 ): Record<string, string> {
+  const trace = requestScope.getStore();
   return {
     [REQUEST_ID_HEADER]: ctx.requestId,
+    // Sampled or not: the next hop keeps the trace id (and, trusting this hop, its decision).
+    ...(trace ? { traceparent: trace.traceParent } : {}),
     ...(hopSecret
       ? { [HOP_SECRET_HEADER]: hopSecret, ...(ctx.clientIp ? { [CLIENT_IP_HEADER]: ctx.clientIp } : {}) }
       : {}),

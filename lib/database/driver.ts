@@ -1,6 +1,7 @@
 // The one module that reaches into TypeORM's drivers (`driver.pool`, `driver.databaseConnection`,
 // mysql2's pool fields): an upgrade that moves them breaks here, and only here.
 import type { DataSource } from 'typeorm';
+import { inStatementSpan, recording, tracingEnabled } from '../tracing';
 
 /** better-sqlite3's connection, as much of it as is used here. */
 export interface SqliteHandle {
@@ -52,6 +53,17 @@ export function poolCounts(dataSource: DataSource): { inUse: number; waiting: nu
  * same settings and the same rows; errors are the driver's own (lib/graphql-errors.ts reads both).
  */
 export function driverSelect(
+  dataSource: DataSource,
+  sql: string,
+): (params: unknown[]) => Promise<Record<string, unknown>[]> {
+  const select = untracedSelect(dataSource, sql);
+  // Tracing on: a span of the statement in a sampled trace (TypeORM's own statements get theirs
+  // from its query events, lib/tracing.ts traceStatements).
+  if (!tracingEnabled()) return select;
+  return (params) => (recording() ? inStatementSpan(dataSource, sql, () => select(params)) : select(params));
+}
+
+function untracedSelect(
   dataSource: DataSource,
   sql: string,
 ): (params: unknown[]) => Promise<Record<string, unknown>[]> {

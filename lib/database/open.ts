@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { watchPool } from '../metrics';
+import { traceStatements } from '../tracing';
 import { dataSourceOptions, DataSourceSpec } from '../../ormconfig';
 import { createMysqlDatabase } from './mysql-admin';
 import { isMysql, mysqlDatabaseName, mysqlServer } from './mysql-url';
@@ -67,6 +68,8 @@ async function openAndMigrate(
   const dataSource = new DataSource(dataSourceOptions(config, spec));
   await dataSource.initialize();
   watchPool(spec.name, dataSource);
+  // Tracing on: a span per statement of a sampled request (lib/tracing.ts).
+  traceStatements(dataSource, spec.name);
   try {
     if (config.MIGRATIONS_RUN) {
       const ran = await runMigrationsLocked(dataSource, config.MIGRATION_LOCK_TIMEOUT_SECONDS);

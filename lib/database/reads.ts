@@ -1,6 +1,7 @@
 // Reads that skip TypeORM's query building: fixed SQL prepared once, for what every request or
 // every poll asks (lib/database/driver.ts runs it on the driver itself).
 import type { DataSource } from 'typeorm';
+import { inStatementSpan, recording } from '../tracing';
 import { driverSelect, isSqlite, sqliteConnection } from './driver';
 
 /**
@@ -8,8 +9,14 @@ import { driverSelect, isSqlite, sqliteConnection } from './driver';
  * another caller's transaction between its statements (TypeORM's calls are asynchronous): wait
  * until it is not, then read synchronously, so that nothing can begin in between.
  */
-export async function selectCommitted<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
-  if (!isSqlite(dataSource)) return await dataSource.query<T[]>(sql, params);
+export function selectCommitted<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
+  // Traced on SQLite here (a sampled trace); on MySQL TypeORM's query events make its span.
+  if (!isSqlite(dataSource)) return dataSource.query<T[]>(sql, params);
+  if (!recording()) return selectCommittedOnSqlite<T>(dataSource, sql, params);
+  return inStatementSpan(dataSource, sql, () => selectCommittedOnSqlite<T>(dataSource, sql, params));
+}
+
+async function selectCommittedOnSqlite<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
   const db = sqliteConnection(dataSource);
   if (!db) throw new Error('Pool is closed: the data source is not initialized');
   while (db.inTransaction) await new Promise((resolve) => setTimeout(resolve, 1));

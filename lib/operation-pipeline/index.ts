@@ -9,8 +9,10 @@ import { parseStep } from './parse';
 import { Operation, OperationResult, pipeline, Pipeline } from './pipeline';
 import { principalStep } from './principal';
 import { responseCapStep } from './response-cap';
+import { traced } from './tracing';
 
 export { Operation } from './pipeline';
+export { enterOperationSpan } from './tracing';
 export type { FormattedResult, OperationRequest, OperationResult, OperationStep, Pipeline } from './pipeline';
 export { operationLimits } from './limits';
 export type { OperationLimits, LimitsConfig } from './limits';
@@ -31,7 +33,8 @@ export interface PipelineParts<Caller, Context> {
 }
 
 export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, Context>): Pipeline<Caller, Context> {
-  return pipeline<Caller, Context>([
+  // Tracing on: a span per operation, around every step (./tracing.ts).
+  return traced(pipeline<Caller, Context>([
     parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
     parseStep(parts.documents),
     principalStep(parts.principal),
@@ -40,5 +43,5 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
     errorsStep(),
     parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
     metricsStep({ metrics: parts.metrics, observers: parts.observers }),
-  ]);
+  ]));
 }
