@@ -1,14 +1,46 @@
-// Issue 17's overheads: GET /api/v1/auth/session of the one-process server with metrics off,
-// with metrics on (the default), with metrics on and every request traced and exported over
-// OTLP/HTTP to a collector stand-in in this process, and with 1 trace in 10 sampled. Runs alternate A/B/C/D so that a busy machine
-// slows all alike; medians and the cost of each against "off" are reported.
+// Issue 36's figures: what metrics and tracing cost. GET /api/v1/auth/session, 20 connections,
+// on the one-process server (SQLite, BENCH_DB to change) with
+//   everything off; metrics only (the default); metrics and tracing at 10 %; at 100 %;
+// and on the distributed layout (facade → gateway → subgraphs as processes, MySQL) with metrics
+// only, tracing at 10 % and at 100 %. Traces are exported over OTLP/HTTP to a collector stand-in
+// in this process that reads and discards them. Runs alternate (BENCH_ROUNDS rounds of
+// BENCH_SECONDS each) so that a busy machine slows all alike; the table has the median req/s,
+// the CPU each request took (all processes), and the cost of each against its baseline.
+// BENCH_BASE=<another checkout's dist/bench> adds that build's one-process tracing at 10 % and
+// 100 %, alternating with the rest (before/after in one run).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { benchEnv, load, LoadResult, median, postJson, printTable, startBenchServer } from './harness';
+import path from 'node:path';
+import {
+  benchEnv,
+  cpuMs,
+  load,
+  LoadResult,
+  median,
+  postJson,
+  printTable,
+  removeBenchData,
+  startBenchServer,
+} from './harness';
+import type * as Processes from '../test/helpers/processes';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const DB = (process.env.BENCH_DB ?? 'mysql') as 'sqlite' | 'mysql';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const DB = (process.env.BENCH_DB ?? 'sqlite') as 'sqlite' | 'mysql';
+const CONNECTIONS = 20;
+
+interface Side {
+  name: string;
+  /** The side this one's cost is measured against (its name). */
+  baseline?: string;
+  url: string;
+  pids: number[];
+  stop(): Promise<void>;
+  headers: Record<string, string>;
+  runs: LoadResult[];
+  /** CPU µs per request of each run, all the side's processes together. */
+  cpu: number[];
+}
 
 export async function run(): Promise<void> {
   // An OTLP receiver that takes every export and counts its bytes, as a collector would.
@@ -23,68 +55,101 @@ export async function run(): Promise<void> {
   });
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+  const tracing = (ratio: string) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, TRACE_SAMPLE_RATIO: ratio });
 
-  const sides = (
-    [
-      { name: 'metrics off', env: { METRICS_ENABLED: 'false' } },
-      { name: 'metrics on (default)', env: {} },
-      { name: 'metrics on + tracing exported', env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } },
-      // The SDK's own sampler settings: 1 request in 10 starts a recorded trace, and every hop follows its parent's decision.
-      {
-        name: 'tracing, 10% sampled',
-        env: {
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-          OTEL_TRACES_SAMPLER_ARG: '0.1',
-        },
-      },
-    ] as { name: string; env: Record<string, string> }[]
-  ).map((s) => ({
-    ...s,
-    runs: [] as LoadResult[],
-    server: undefined as Awaited<ReturnType<typeof startBenchServer>> | undefined,
-    headers: {},
-  }));
+  const oneProcess: { name: string; env: Record<string, string>; baseline?: string; script?: string }[] = [
+    { name: 'off', env: { METRICS_ENABLED: 'false' } },
+    { name: 'metrics only', env: {}, baseline: 'off' },
+    { name: 'tracing 10 %', env: tracing('0.1'), baseline: 'off' },
+    { name: 'tracing 100 %', env: tracing('1'), baseline: 'off' },
+  ];
+  if (process.env.BENCH_BASE) {
+    const script = path.relative(__dirname, path.join(path.resolve(process.env.BENCH_BASE), 'server.js'));
+    oneProcess.push(
+      { name: 'base build: tracing 10 %', env: tracing('0.1'), baseline: 'off', script },
+      { name: 'base build: tracing 100 %', env: tracing('1'), baseline: 'off', script },
+    );
+  }
+  const distributed: { name: string; env: Record<string, string>; baseline?: string }[] = [
+    { name: 'distributed: metrics only', env: {} },
+    { name: 'distributed: tracing 10 %', env: tracing('0.1'), baseline: 'distributed: metrics only' },
+    { name: 'distributed: tracing 100 %', env: tracing('1'), baseline: 'distributed: metrics only' },
+  ];
+
+  const sides: Side[] = [];
   try {
+    for (const s of oneProcess) {
+      const server = await startBenchServer(benchEnv(DB, s.env), s.script ? { script: s.script } : {});
+      sides.push({ ...s, url: server.url, pids: [server.pid], stop: () => server.stop(), headers: {}, runs: [], cpu: [] });
+    }
+    if (process.env.BENCH_DISTRIBUTED !== 'false') {
+      const { startDistributed } = (await import('../test/helpers/processes')) as typeof Processes;
+      for (const s of distributed) {
+        const env = benchEnv('mysql', s.env);
+        const layout = await startDistributed(env);
+        sides.push({
+          ...s,
+          url: layout.facades[0].url,
+          pids: layout.all.map((p) => p.pid),
+          stop: async () => {
+            await layout.stop();
+            await removeBenchData(env);
+          },
+          headers: {},
+          runs: [],
+          cpu: [],
+        });
+      }
+    }
     for (const side of sides) {
-      side.server = await startBenchServer(benchEnv(DB, side.env));
-      const login = await postJson(`${side.server.url}/api/v1/auth/login`, {
-        username: 'bench',
-        password: 'bench password',
-      });
+      const login = await postJson(`${side.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
       side.headers = { authorization: `Bearer ${login.body.access_token}` };
-      await load('warm-up', { url: `${side.server.url}/api/v1/auth/session`, headers: side.headers, duration: 2 });
+      await load('warm-up', {
+        url: `${side.url}/api/v1/auth/session`,
+        headers: side.headers,
+        duration: 2,
+        connections: CONNECTIONS,
+      });
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const side of sides)
-        side.runs.push(
-          await load(side.name, {
-            url: `${side.server!.url}/api/v1/auth/session`,
-            headers: side.headers,
-            duration: DURATION,
-          }),
-        );
+      for (const side of sides) {
+        const before = side.pids.map(cpuMs);
+        const result = await load(side.name, {
+          url: `${side.url}/api/v1/auth/session`,
+          headers: side.headers,
+          duration: DURATION,
+          connections: CONNECTIONS,
+        });
+        side.runs.push(result);
+        const used = side.pids.reduce((sum, pid, i) => sum + cpuMs(pid) - before[i], 0);
+        side.cpu.push(Math.round((used * 1000) / Math.max(1, result.requests)));
+      }
     }
-    const off = median(sides[0].runs.map((r) => r.rps));
+    const rps = (s: Side) => median(s.runs.map((r) => r.rps));
+    const cpu = (s: Side) => median(s.cpu);
+    const byName = new Map(sides.map((s) => [s.name, s]));
     printTable(
-      `GET /api/v1/auth/session, 50 connections, ${ROUNDS} × ${DURATION} s alternating, ${DB}`,
+      `GET /api/v1/auth/session, ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s alternating; one process on ${DB}, distributed on MySQL`,
       sides.map((s) => {
-        const rps = median(s.runs.map((r) => r.rps));
+        const base = s.baseline ? byName.get(s.baseline) : undefined;
         return {
-          server: s.name,
+          setting: s.name,
           'req/s per run': s.runs.map((r) => r.rps).join(', '),
-          'median req/s': rps,
+          'median req/s': rps(s),
           'median p99 ms': median(s.runs.map((r) => r.p99)),
-          'cost vs off': `${(((off - rps) / off) * 100).toFixed(1)}%`,
+          'CPU µs/request (median)': cpu(s),
+          'req/s vs baseline': base ? `${((rps(s) / rps(base)) * 100).toFixed(0)} % of ${base.name}` : '',
+          'CPU vs baseline': base ? `${(((cpu(s) - cpu(base)) / cpu(base)) * 100).toFixed(0)} %` : '',
           'non-2xx': s.runs.reduce((n, r) => n + r.non2xx, 0),
         };
       }),
     );
     console.log(
-      `\ntargets: metrics < 5%, tracing < 15%; the collector received ${exports} exports, ${(exportedBytes / 2 ** 20).toFixed(1)} MiB`,
+      `\ntargets (req/s lost against the baseline): metrics ≤ 3 %, tracing at 10 % ≤ 10 %, at 100 % ≤ 30 %. ` +
+        `The collector received ${exports} exports, ${(exportedBytes / 2 ** 20).toFixed(1)} MiB`,
     );
   } finally {
-    for (const side of sides) await side.server?.stop();
+    for (const side of sides) await side.stop().catch(() => undefined);
     collector.close();
   }
 }

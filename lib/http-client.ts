@@ -61,11 +61,14 @@ export async function postGraphQL(
   url: string | URL,
   headers: Record<string, string>,
   request: object,
+  /** The client span's name and what it adds (the gateway's: `fetch <subgraph>`, as Apollo Router's). */
+  span?: { name: string; attributes: Record<string, string> },
 ): Promise<GraphQLAnswer> {
   const target = typeof url === 'string' ? new URL(url) : url;
   // Nothing is made for a request that is not sampled (or without tracing).
   if (!recording()) return sendGraphQL(target, { 'content-type': 'application/json', ...headers }, request);
-  const span = startSpan('POST', SpanKind.CLIENT, {
+  const client = startSpan(span?.name ?? 'POST', SpanKind.CLIENT, {
+    ...span?.attributes,
     'http.request.method': 'POST',
     'server.address': target.hostname,
     'server.port': Number(target.port) || 80,
@@ -74,17 +77,17 @@ export async function postGraphQL(
   try {
     const answer = await sendGraphQL(
       target,
-      { 'content-type': 'application/json', ...headers, traceparent: span.scope.traceParent },
+      { 'content-type': 'application/json', ...headers, traceparent: client.scope.traceParent },
       request,
-      span.attributes,
+      client.attributes,
     );
-    if (answer.errors?.length) span.fail(answer.errors[0].message);
+    if (answer.errors?.length) client.fail(answer.errors[0].message);
     return answer;
   } catch (err) {
-    span.fail((err as Error).message, err);
+    client.fail((err as Error).message, err);
     throw err;
   } finally {
-    span.end();
+    client.end();
   }
 }
 

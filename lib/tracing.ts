@@ -21,6 +21,7 @@
 // from anyone else the process's own rule (TRACE_SAMPLE_RATIO) decides, so that no caller can
 // force or stop the export (issue 29). Spans are exported over OTLP/HTTP (JSON) by
 // OpenTelemetry's BatchSpanProcessor and exporter.
+import crypto from 'node:crypto';
 import type http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -130,19 +131,27 @@ export function sampledFor(ratio: number, parent: TraceParent | undefined, trust
   return ratio >= 1 || (ratio > 0 && Math.random() < ratio);
 }
 
-const HEX = '0123456789abcdef';
-/** Random lower-case hex (ids need to be unique, not secret: Math.random, as OpenTelemetry's own generator). */
-function randomHex(length: number): string {
-  let id = '';
-  for (let i = 0; i < length; i++) id += HEX[(Math.random() * 16) | 0];
-  return id;
+/**
+ * Random lower-case hex, from a pool of random bytes refilled 4 KiB at a time: ids must be unique
+ * and unguessable enough not to collide, and are made for every traced request.
+ */
+const randomPool = Buffer.allocUnsafe(4096);
+let poolAt = randomPool.length;
+function randomHex(bytes: number): string {
+  if (poolAt + bytes > randomPool.length) {
+    crypto.randomFillSync(randomPool);
+    poolAt = 0;
+  }
+  const hex = randomPool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
 }
 const newTraceId = (): string => {
-  const id = randomHex(32);
+  const id = randomHex(16);
   return id === ZERO_TRACE ? newTraceId() : id;
 };
 const newSpanId = (): string => {
-  const id = randomHex(16);
+  const id = randomHex(8);
   return id === ZERO_SPAN ? newSpanId() : id;
 };
 
@@ -175,6 +184,9 @@ const hrTime = (ns: bigint): HrTime => {
 /** Set while tracing is on: where ended spans go, and what they say about this process. */
 let exporter: { processor: SpanProcessor; resource: Resource; ratio: number } | undefined;
 const SCOPE = { name: 'federated-auth-voice' };
+// Spans record no events, and only a job's has links: one shared empty list each (never written).
+const NO_EVENTS: [] = [];
+const NO_LINKS: Link[] = [];
 
 /**
  * One recorded span of a sampled trace, exported as OpenTelemetry's ReadableSpan when it ends.
@@ -186,7 +198,7 @@ export class Span implements ReadableSpan {
   readonly parentSpanContext: SpanContext | undefined;
   readonly attributes: Attributes;
   readonly links: Link[];
-  readonly events = [];
+  readonly events = NO_EVENTS;
   readonly resource = exporter!.resource;
   readonly instrumentationScope = SCOPE;
   readonly droppedAttributesCount = 0;
@@ -197,6 +209,7 @@ export class Span implements ReadableSpan {
   endTime: HrTime = [0, 0];
   ended = false;
   private readonly started: bigint;
+  private context: SpanContext | undefined;
   private finished = 0n;
 
   constructor(
@@ -214,13 +227,13 @@ export class Span implements ReadableSpan {
       isRemote: options.remoteParent ?? false,
     };
     this.attributes = attributes;
-    this.links = options.links ?? [];
+    this.links = options.links ?? NO_LINKS;
     this.started = options.start ?? process.hrtime.bigint();
     this.startTime = hrTime(this.started);
   }
 
   spanContext(): SpanContext {
-    return { traceId: this.scope.traceId, spanId: this.scope.spanId, traceFlags: 1 };
+    return (this.context ??= { traceId: this.scope.traceId, spanId: this.scope.spanId, traceFlags: 1 });
   }
 
   get duration(): HrTime {
