@@ -80,10 +80,18 @@ export async function run(): Promise<void> {
   try {
     for (const s of oneProcess) {
       const server = await startBenchServer(benchEnv(DB, s.env), s.script ? { script: s.script } : {});
-      sides.push({ ...s, url: server.url, pids: [server.pid], stop: () => server.stop(), headers: {}, runs: [], cpu: [] });
+      sides.push({
+        ...s,
+        url: server.url,
+        pids: [server.pid],
+        stop: () => server.stop(),
+        headers: {},
+        runs: [],
+        cpu: [],
+      });
     }
     if (process.env.BENCH_DISTRIBUTED !== 'false') {
-      const { startDistributed } = (await import('../test/helpers/processes')) as typeof Processes;
+      const { startDistributed }: typeof Processes = await import('../test/helpers/processes');
       for (const s of distributed) {
         const env = benchEnv('mysql', s.env);
         const layout = await startDistributed(env);

@@ -174,11 +174,17 @@ export class TraceScope implements RequestScope {
 export const SpanKind = { INTERNAL: 0, SERVER: 1, CLIENT: 2 } as const;
 type Kind = (typeof SpanKind)[keyof typeof SpanKind];
 
-/** Nanoseconds since the epoch of a process.hrtime.bigint() reading. */
-const EPOCH_OFFSET_NS = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
-const hrTime = (ns: bigint): HrTime => {
-  const epoch = ns + EPOCH_OFFSET_NS;
-  return [Number(epoch / 1_000_000_000n), Number(epoch % 1_000_000_000n)];
+// Span times in performance.now() milliseconds (doubles: BigInt arithmetic was most of the cost of
+// making a span), as OpenTelemetry's [seconds, nanoseconds] since the epoch when they end.
+const PERF_EPOCH_MS = performance.timeOrigin;
+const HR_AT_START = process.hrtime.bigint();
+const PERF_AT_START = performance.now();
+/** A process.hrtime.bigint() reading (an operation's start) on performance.now()'s scale. */
+const perfMs = (hr: bigint): number => PERF_AT_START + Number(hr - HR_AT_START) / 1e6;
+const hrTime = (ms: number): HrTime => {
+  const epochMs = PERF_EPOCH_MS + ms;
+  const seconds = Math.floor(epochMs / 1000);
+  return [seconds, Math.round((epochMs - seconds * 1000) * 1e6)];
 };
 
 /** Set while tracing is on: where ended spans go, and what they say about this process. */
@@ -208,9 +214,9 @@ export class Span implements ReadableSpan {
   startTime: HrTime;
   endTime: HrTime = [0, 0];
   ended = false;
-  private readonly started: bigint;
+  private readonly started: number;
   private context: SpanContext | undefined;
-  private finished = 0n;
+  private finished = 0;
 
   constructor(
     public name: string,
@@ -228,7 +234,7 @@ export class Span implements ReadableSpan {
     };
     this.attributes = attributes;
     this.links = options.links ?? NO_LINKS;
-    this.started = options.start ?? process.hrtime.bigint();
+    this.started = options.start === undefined ? performance.now() : perfMs(options.start);
     this.startTime = hrTime(this.started);
   }
 
@@ -237,8 +243,9 @@ export class Span implements ReadableSpan {
   }
 
   get duration(): HrTime {
-    const ns = this.finished - this.started;
-    return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+    const ms = Math.max(0, this.finished - this.started);
+    const seconds = Math.floor(ms / 1000);
+    return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
   }
 
   /** Marks the span failed (OpenTelemetry's ERROR status), with what went wrong. */
@@ -251,7 +258,7 @@ export class Span implements ReadableSpan {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.finished = process.hrtime.bigint();
+    this.finished = performance.now();
     this.endTime = hrTime(this.finished);
     exporter?.processor.onEnd(this);
   }
@@ -261,8 +268,7 @@ export class Span implements ReadableSpan {
 export const tracingEnabled = (): boolean => exporter !== undefined;
 
 /** The trace scope of the work running now, if tracing is on and it belongs to one. */
-export const currentScope = (): TraceScope | undefined =>
-  exporter ? (requestScope.getStore() as TraceScope | undefined) : undefined;
+export const currentScope = (): RequestScope | undefined => (exporter ? requestScope.getStore() : undefined);
 
 /** Whether the work running now is in a sampled trace: test it before building a span's attributes. */
 export const recording = (): boolean => currentScope()?.sampled === true;
@@ -309,15 +315,19 @@ export function serveTraced<Req extends http.IncomingMessage>(
   route: (req: Req) => string,
 ): TraceScope | undefined {
   if (!exporter) return undefined;
-  edge ??= {
+  if (!edge) {
     // Loaded here, not at the top: lib/hop.ts loads lib/http-app.ts, which loads this module.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    trusted: traceParentTrust(config!.TRACE_TRUST_PARENT, new (require('./hop') as typeof import('./hop')).HopSecret(config!.SUBGRAPH_SECRET)),
-    ratio: config!.TRACE_SAMPLE_RATIO,
-  };
+    const { HopSecret } = require('./hop') as typeof import('./hop');
+    edge = {
+      trusted: traceParentTrust(config!.TRACE_TRUST_PARENT, new HopSecret(config!.SUBGRAPH_SECRET)),
+      ratio: config!.TRACE_SAMPLE_RATIO,
+    };
+  }
   const parent = parseTraceParent(req.headers.traceparent);
   const trusted = parent !== undefined && edge.trusted(req);
-  if (!sampledFor(edge.ratio, parent, trusted)) return new TraceScope(parent?.traceId ?? newTraceId(), newSpanId(), false);
+  if (!sampledFor(edge.ratio, parent, trusted))
+    return new TraceScope(parent?.traceId ?? newTraceId(), newSpanId(), false);
   const method = req.method ?? 'GET';
   const span = new Span(
     method,
@@ -433,10 +443,13 @@ export async function inLinkedSpan<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (!exporter) return work();
-  if (!sampledFor(exporter.ratio, undefined, false)) return requestScope.run(new TraceScope(newTraceId(), newSpanId(), false), work);
+  if (!sampledFor(exporter.ratio, undefined, false))
+    return requestScope.run(new TraceScope(newTraceId(), newSpanId(), false), work);
   const linked = parseTraceParent(traceParent ?? undefined);
   const span = new Span(name, SpanKind.INTERNAL, undefined, attributes, {
-    links: linked ? [{ context: { traceId: linked.traceId, spanId: linked.spanId, traceFlags: linked.sampled ? 1 : 0 } }] : [],
+    links: linked
+      ? [{ context: { traceId: linked.traceId, spanId: linked.spanId, traceFlags: linked.sampled ? 1 : 0 } }]
+      : [],
   });
   try {
     return await requestScope.run(span.scope, work);

@@ -27,21 +27,23 @@ export interface PipelineParts<Caller, Context> {
   execute: (op: Operation<Caller, Context>) => OperationResult | void | Promise<OperationResult | void>;
   /** GRAPHQL_MAX_RESPONSE_BYTES; none where a caller in this process caps the whole answer (the gateway over an in-process subgraph). */
   maxResponseBytes: number | undefined;
-  /** Count and time operations (METRICS_ENABLED), and anything else that observes them (tracing). */
+  /** Count and time operations (METRICS_ENABLED), and anything else that observes them. */
   metrics: boolean;
   observers?: readonly OperationObserver[];
 }
 
 export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, Context>): Pipeline<Caller, Context> {
   // Tracing on: a span per operation, around every step (./tracing.ts).
-  return traced(pipeline<Caller, Context>([
-    parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
-    parseStep(parts.documents),
-    principalStep(parts.principal),
-    // Scopes (issue 30) go here: after the principal, before anything runs.
-    executeStep(parts.execute),
-    errorsStep(),
-    parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
-    metricsStep({ metrics: parts.metrics, observers: parts.observers }),
-  ]));
+  return traced(
+    pipeline<Caller, Context>([
+      parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
+      parseStep(parts.documents),
+      principalStep(parts.principal),
+      // Scopes (issue 30) go here: after the principal, before anything runs.
+      executeStep(parts.execute),
+      errorsStep(),
+      parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
+      metricsStep({ metrics: parts.metrics, observers: parts.observers }),
+    ]),
+  );
 }

@@ -1,5 +1,6 @@
 // The pipeline's last step: the operation metric (graphql_operations_total and its duration),
-// then whatever else observes finished operations (tracing's hook: `observers`).
+// then whatever else observes finished operations (`observers`). Tracing wraps the whole run instead
+// (./tracing.ts): its operation span must be open while the steps run.
 import { observeOperation, secondsSince } from '../metrics';
 import type { Operation, OperationStep } from './pipeline';
 

@@ -9,25 +9,25 @@ import { outcomeOf } from './metrics';
 import type { Operation, Pipeline } from './pipeline';
 
 /** The open span of each operation in a sampled trace. */
-const spans = new WeakMap<Operation<any, any>, Span>();
+const spans = new WeakMap<Operation<unknown, unknown>, Span>();
 
 /**
  * Opens the operation's span and enters its scope for the rest of the calling request (Apollo
  * Server's path, where the pipeline does not run the execution: ../../gateway/apollo-adapter.ts).
  */
-export function enterOperationSpan(op: Operation<any, any>): void {
+export function enterOperationSpan(op: Operation<unknown, unknown>): void {
   const span = openSpan(op);
   if (span) requestScope.enterWith(span.scope);
 }
 
-function openSpan(op: Operation<any, any>): Span | undefined {
+function openSpan(op: Operation<unknown, unknown>): Span | undefined {
   if (!recording()) return undefined;
   const span = startSpan('graphql', SpanKind.INTERNAL, {}, op.start)!;
   spans.set(op, span);
   return span;
 }
 
-function closeSpan(op: Operation<any, any>): void {
+function closeSpan(op: Operation<unknown, unknown>): void {
   const span = spans.get(op);
   if (!span) return;
   spans.delete(op);

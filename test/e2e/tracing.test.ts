@@ -91,7 +91,9 @@ onMysql('traces across facade → gateway → subgraph', () => {
     expect(gatewayOperation.name).toMatch(/^mutation\b/);
     expect(parentOf(gatewayOperation)).toBe(serverSpan('gateway'));
     // In the subgraph: its operation, and the statements under it (their shape, not the values).
-    const subgraphOperation = trace.find((s) => s.service === 'subgraph-tts' && s.parentSpanId === serverSpan('subgraph-tts').spanId)!;
+    const subgraphOperation = trace.find(
+      (s) => s.service === 'subgraph-tts' && s.parentSpanId === serverSpan('subgraph-tts').spanId,
+    )!;
     expect(subgraphOperation.name).toMatch(/^mutation\b/);
     const statements = trace.filter((s) => s.service === 'subgraph-tts' && s.attributes['db.system.name'] === 'mysql');
     for (const statement of statements) expect(parentOf(statement)).toBe(subgraphOperation);
@@ -126,7 +128,11 @@ onMysql('traces across facade → gateway → subgraph', () => {
     ).toBe(200);
     // Every hop logs the caller's trace id: the traceparent reached it.
     const logged = [];
-    for (const process of [layout.facades[0], layout.gateways[0], layout.subgraphs.find((p) => p.name === 'subgraph tts')!])
+    for (const process of [
+      layout.facades[0],
+      layout.gateways[0],
+      layout.subgraphs.find((p) => p.name === 'subgraph tts')!,
+    ])
       logged.push(
         await until(
           () => process.logs.find((l) => l.trace_id === unsampled.traceId && l.msg === 'request completed'),
@@ -156,7 +162,8 @@ onMysql('traces across facade → gateway → subgraph', () => {
     );
     expect(queued.status).toBe(202);
     const render = await until(
-      () => receiver.spans.find((s) => s.name === 'synthesis.render' && s.attributes['synthesis.id'] === queued.body.id),
+      () =>
+        receiver.spans.find((s) => s.name === 'synthesis.render' && s.attributes['synthesis.id'] === queued.body.id),
       "the worker's render span",
       30_000,
     );

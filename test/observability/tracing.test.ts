@@ -59,7 +59,8 @@ describe('traces of the one-process server, exported over OTLP/HTTP', () => {
   }, 30_000);
 
   const inTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
-  const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
+  const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
+    spans.filter((s) => s.parentSpanId === parent.spanId);
 
   it("makes one trace of a request under the caller: server span, operation, the subgraph's operation and its statements", async () => {
     const { access_token: token } = await login(url, ADMIN);
@@ -73,7 +74,11 @@ describe('traces of the one-process server, exported over OTLP/HTTP', () => {
       'the server span of the request',
     );
     const spans = inTrace(caller.traceId);
-    expect(server).toMatchObject({ service: 'all-in-one', name: 'GET /api/v1/auth/session', parentSpanId: caller.spanId });
+    expect(server).toMatchObject({
+      service: 'all-in-one',
+      name: 'GET /api/v1/auth/session',
+      parentSpanId: caller.spanId,
+    });
     expect(server.attributes).toMatchObject({
       'http.request.method': 'GET',
       'http.route': '/api/v1/auth/session',
@@ -113,7 +118,9 @@ describe('traces of the one-process server, exported over OTLP/HTTP', () => {
   it("keeps an untrusted caller's trace id but not its choice: a cleared sampled flag is sampled by the process's own rule", async () => {
     const { access_token: token } = await login(url, ADMIN);
     const caller = callerTrace(false); // "do not sample"
-    expect((await api(url).get('/api/v1/auth/session', { token, headers: { traceparent: caller.traceparent } })).status).toBe(200);
+    expect(
+      (await api(url).get('/api/v1/auth/session', { token, headers: { traceparent: caller.traceparent } })).status,
+    ).toBe(200);
     // TRACE_SAMPLE_RATIO is 1: exported, under the caller's id.
     const server = await until(() => inTrace(caller.traceId).find((s) => s.kind === SERVER), 'the server span');
     expect(server.parentSpanId).toBe(caller.spanId);
