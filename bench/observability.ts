@@ -1,6 +1,7 @@
 // Issue 36's figures: what metrics and tracing cost. GET /api/v1/auth/session, 20 connections,
 // on the one-process server (SQLite, BENCH_DB to change) with
-//   everything off; metrics only (the default); metrics and tracing at 10 %; at 100 %;
+//   everything off; metrics only (the default); metrics and tracing at 0 % (the cost of a request
+//   not sampled), at 10 % and at 100 %;
 // and on the distributed layout (facade → gateway → subgraphs as processes, MySQL) with metrics
 // only, tracing at 10 % and at 100 %. Traces are exported over OTLP/HTTP to a collector stand-in
 // in this process that reads and discards them. Runs alternate (BENCH_ROUNDS rounds of
@@ -60,6 +61,8 @@ export async function run(): Promise<void> {
   const oneProcess: { name: string; env: Record<string, string>; baseline?: string; script?: string }[] = [
     { name: 'off', env: { METRICS_ENABLED: 'false' } },
     { name: 'metrics only', env: {}, baseline: 'off' },
+    // Every request in its trace scope, none sampled: what a request not sampled costs.
+    { name: 'tracing 0 %', env: tracing('0'), baseline: 'off' },
     { name: 'tracing 10 %', env: tracing('0.1'), baseline: 'off' },
     { name: 'tracing 100 %', env: tracing('1'), baseline: 'off' },
   ];
