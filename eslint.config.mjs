@@ -115,7 +115,9 @@ export default defineConfig(
     // espeakThread() is shipped as source text to a worker thread (fn.toString()), so it can import
     // nothing, types included: it loads node:worker_threads with require() and drives the engine's
     // untyped Emscripten module (no type declarations exist for it) through `any`.
-    files: ['subgraphs/tts/engine/espeak.ts'],
+    // The audio encoders (subgraphs/tts/audio/encoder*.ts) are shipped the same way, to the engine's
+    // threads and the encoder pool's, and drive untyped Emscripten builds (opusscript, libflacjs).
+    files: ['subgraphs/tts/engine/espeak.ts', 'subgraphs/tts/audio/encoder*.ts'],
     rules: {
       '@typescript-eslint/no-require-imports': 'off',
       ...UNTYPED_JSON_ALLOWED,
@@ -124,8 +126,18 @@ export default defineConfig(
   {
     // A native import() of the engine's ES module: with `module: commonjs` TypeScript turns the
     // keyword into require(), which cannot load it, so these two build it with new Function.
-    files: ['subgraphs/tts/engine/espeak.ts', 'bench/speech.ts'],
+    files: [
+      'subgraphs/tts/engine/espeak.ts',
+      'subgraphs/tts/audio/encoder-libraries.ts',
+      'bench/speech.ts',
+      'test/helpers/decode-audio.ts',
+    ],
     rules: { '@typescript-eslint/no-implied-eval': 'off' },
+  },
+  {
+    // The decoders' thread, like espeakThread(), is source text: it loads node:worker_threads with require().
+    files: ['test/helpers/decode-audio.ts'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // Plain JavaScript (configs, test/run.js, scripts/): not in tsconfig.json, so no type

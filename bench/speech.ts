@@ -8,11 +8,23 @@
 // 2. Through the server (a child process, one worker): POST /v1/audio/speech with pcm, the
 //    client's time to first byte and to the last, the real-time factor (wall time over audio
 //    time), and whether the synthesis was still running at the first byte (it streams).
+// 3. The engine against native eSpeak NG (`espeak-ng`, installed for the bench only: apt-get
+//    install espeak-ng) on the same ~27,000-character text at speed 1: CPU per second of audio
+//    of the package's own synthesize() (which copies each piece and decodes every event), of the
+//    engine thread's direct read of its memory (what runs), and of the native program, in turns.
+// 4. Each format: the encoders' CPU per second of audio (this thread, on rendered 24 kHz audio,
+//    in the engine's pieces), and POST /v1/audio/speech's time to first byte per format.
 //
 // Short by default; BENCH_SPEECH_REPEAT (text length, in sentences of ~90 characters, default 12)
 // and BENCH_SPEECH_ROUNDS (default 2, the median is shown) make it longer. BENCH_DB: sqlite
 // (default) or mysql. Wall-clock figures depend on the machine's load; CPU figures less so.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createAudioEncoder, ENCODED_FORMATS } from '../subgraphs/tts/audio/encoders';
+import { encoderModulePaths, loadEncoderLibraries } from '../subgraphs/tts/audio/encoder-libraries';
 import { EspeakEngine, stretchTempo, wordsPerMinute } from '../subgraphs/tts/engine/espeak';
 import { createResampler } from '../subgraphs/tts/engine/resample';
 import { createTimeStretch, StretchClass } from '../subgraphs/tts/engine/time-stretch';
@@ -152,7 +164,157 @@ async function endToEnd(db: 'sqlite' | 'mysql'): Promise<Record<string, string |
   return rows;
 }
 
+/** CPU ms of this process's reaped children (Linux: /proc/self/stat's cutime + cstime, in clock ticks). */
+function childrenCpuMs(): number {
+  const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+}
+
+async function engineVersusNative(): Promise<Record<string, string | number>[]> {
+  const text = SENTENCE.repeat(300);
+  const file = path.join(os.tmpdir(), 'bench-speech-text.txt');
+  fs.writeFileSync(file, text);
+  const mod = await importModule(pathToFileURL(require.resolve('@echogarden/espeak-ng-emscripten')).href);
+  const m = await mod.default();
+  const speaker = new m.eSpeakNGWorker();
+  speaker.set_voice('en-us+f3');
+  speaker.set_rate(175);
+  const rate = speaker.get_samplerate();
+  const variants: Record<string, () => { cpuMs: number; audioS: number } | null> = {
+    "package's synthesize()": () => {
+      let samples = 0;
+      const start = cpuNow();
+      speaker.synthesize(text, (a: Int16Array) => ((samples += a.length), false));
+      return { cpuMs: cpuNow() - start, audioS: samples / rate };
+    },
+    'direct read (the engine thread)': () => {
+      let samples = 0;
+      const heapEvents: number[] = [];
+      const start = cpuNow();
+      const pointer = m.addFunction((audio: number, count: number, events: number) => {
+        const heap32: Int32Array = m.HEAP32;
+        for (let p = events >> 2; heap32[p] !== m.espeakEVENT_LIST_TERMINATED; p += 9)
+          if (heap32[p] === m.espeakEVENT_WORD) heapEvents.push(heap32[p + 2], heap32[p + 3], heap32[p + 4]);
+        m.HEAP16.subarray(audio >> 1, (audio >> 1) + count);
+        samples += count;
+        return 0;
+      }, 'iiii');
+      speaker.synth_(text, pointer);
+      m.removeFunction(pointer);
+      return { cpuMs: cpuNow() - start, audioS: samples / rate };
+    },
+    'native espeak-ng': () => {
+      const wav = path.join(os.tmpdir(), 'bench-speech-native.wav');
+      const start = childrenCpuMs();
+      const run = spawnSync('espeak-ng', ['-v', 'en-us+f3', '-s', '175', '-w', wav, '-f', file]);
+      if (run.error || run.status !== 0) return null;
+      const cpuMs = childrenCpuMs() - start;
+      const audioS = (fs.statSync(wav).size - 44) / 2 / 22050;
+      fs.rmSync(wav, { force: true });
+      return { cpuMs, audioS };
+    },
+  };
+  speaker.synthesize('Warm up.', () => false);
+  const results: Record<string, { cpuMs: number; audioS: number }[]> = {};
+  for (let round = 0; round < ROUNDS; round++)
+    for (const [name, measure] of Object.entries(variants)) {
+      const r = measure();
+      if (r) (results[name] ??= []).push(r);
+    }
+  const perS = (name: string) => median((results[name] ?? []).map((r) => r.cpuMs / r.audioS));
+  const native = perS('native espeak-ng');
+  return Object.keys(variants).map((name) => ({
+    engine: name,
+    characters: text.length,
+    'audio s': results[name]?.[0]?.audioS.toFixed(0) ?? '–',
+    'CPU s': results[name] ? (median(results[name].map((r) => r.cpuMs)) / 1000).toFixed(2) : '– (not installed)',
+    'CPU ms per audio s': results[name] ? perS(name).toFixed(2) : '–',
+    'ratio to native': results[name] && native ? (perS(name) / native).toFixed(2) : '–',
+  }));
+}
+
+async function encoderCosts(): Promise<Record<string, string | number>[]> {
+  const engine = new EspeakEngine(1);
+  const pieces: Int16Array[] = [];
+  await engine.synthesize(
+    { text: SENTENCE.repeat(REPEAT), baseVoice: 'f3', voiceBlend: null, language: 'en-us', speed: 1 },
+    { maxSeconds: 3600, sampleRate: RATE, onAudio: (p) => void pieces.push(p) },
+  );
+  await engine.stop();
+  const audioS = pieces.reduce((n, p) => n + p.length, 0) / RATE;
+  const libs = await loadEncoderLibraries(encoderModulePaths(), createResampler);
+  const rows: Record<string, string | number>[] = [];
+  for (const format of ENCODED_FORMATS) {
+    const cpu: number[] = [];
+    let bytes = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const start = cpuNow();
+      const lame = format === 'mp3' ? await libs.createMp3Encoder() : undefined;
+      const encoder = createAudioEncoder(format, RATE, libs, lame);
+      bytes = 0;
+      for (const p of pieces) bytes += encoder.push(p).length;
+      bytes += encoder.finish().length;
+      cpu.push(cpuNow() - start);
+    }
+    rows.push({
+      format,
+      'audio s': audioS.toFixed(1),
+      'encode CPU ms per audio s': (median(cpu) / audioS).toFixed(2),
+      'kbit/s': ((bytes * 8) / audioS / 1000).toFixed(1),
+    });
+  }
+  return rows;
+}
+
+async function firstBytePerFormat(db: 'sqlite' | 'mysql'): Promise<Record<string, string | number>[]> {
+  const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '1' }));
+  const rows: Record<string, string | number>[] = [];
+  try {
+    const token = (await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' }))
+      .body.access_token;
+    const speak = async (format: string, input: string) => {
+      const start = performance.now();
+      const res = await fetch(`${server.url}/v1/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input, response_format: format }),
+      });
+      if (res.status !== 200) throw new Error(`speech answered ${res.status}: ${await res.text()}`);
+      const reader = res.body!.getReader();
+      let ttfb = 0;
+      let bytes = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        ttfb ||= performance.now() - start;
+        bytes += value.length;
+      }
+      return { ttfb, totalMs: performance.now() - start, bytes };
+    };
+    await speak('mp3', 'Warm up.');
+    for (const format of ['mp3', 'opus', 'flac', 'wav', 'pcm']) {
+      const results = [];
+      for (let round = 0; round < ROUNDS; round++) results.push(await speak(format, SENTENCE.repeat(REPEAT)));
+      rows.push({
+        database: db,
+        format,
+        bytes: results[0].bytes,
+        'TTFB ms': Math.round(median(results.map((r) => r.ttfb))),
+        'last byte ms': Math.round(median(results.map((r) => r.totalMs))),
+      });
+    }
+  } finally {
+    await server.stop();
+  }
+  return rows;
+}
+
 export async function run(): Promise<void> {
+  printTable(
+    `The engine against native eSpeak NG (speed 1, 22,050 Hz, median of ${ROUNDS}, in turns; CPU of this thread or of the child)`,
+    await engineVersusNative(),
+  );
+  printTable(`Encoders (this thread, 24 kHz mono in the engine's pieces, median of ${ROUNDS})`, await encoderCosts());
   const characters = SENTENCE.length * REPEAT;
   printTable(
     `Speech engine alone (${characters} characters, 24 kHz out, median of ${ROUNDS}; CPU is the process's, i.e. the engine thread's)`,
@@ -163,6 +325,10 @@ export async function run(): Promise<void> {
     printTable(
       `POST /v1/audio/speech, pcm, through the one-process server (${characters} characters, one worker, median of ${ROUNDS})`,
       await endToEnd(db),
+    );
+    printTable(
+      `POST /v1/audio/speech per format, speed 1 (${characters} characters, one worker, median of ${ROUNDS})`,
+      await firstBytePerFormat(db),
     );
   }
 }

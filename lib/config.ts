@@ -123,6 +123,11 @@ export function configSchema() {
      * (distributed mode: leave them to `npm run start:worker` processes).
      */
     SYNTHESIS_CONCURRENCY: int(0, 64).default(1),
+    /**
+     * Threads of the tts subgraph process that encode stored syntheses into MP3, Opus or FLAC
+     * (GET …/audio?format=), each taking several encodings in turn.
+     */
+    AUDIO_ENCODER_THREADS: int(1, 64).default(2),
     /** A running job whose worker has not renewed its lease for this long is taken again. */
     SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
     /** Takes of one job (workers that died on it) before it is failed instead. */

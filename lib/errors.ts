@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  /** An `Accept` that names none of the formats a resource is served in. */
+  not_acceptable: 406,
   conflict: 409,
   /** Resuming the event stream from a position older than what is kept. */
   resync_required: 410,
@@ -29,6 +31,7 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   forbidden: 'You are not allowed to do this.',
   not_found: 'The resource does not exist.',
   method_not_allowed: 'The method is not allowed on this resource.',
+  not_acceptable: 'None of the formats named in Accept is served here.',
   conflict: 'The request conflicts with the current state of the resource.',
   resync_required: 'Events from that position are no longer kept; start again without a position and reload your data.',
   payload_too_large: 'The request body is too large.',

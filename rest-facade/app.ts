@@ -284,9 +284,24 @@ async function run(
 function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
   const validate = compileValidator(route);
   const operation = graphqlOperation(route);
+  const textOperation = route.text
+    ? graphqlOperation({
+        ...route,
+        operationId: `${route.operationId}Text`,
+        graphql: { ...route.graphql, field: route.text.field, select: '' },
+      })
+    : undefined;
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
+    if (textOperation && input.query[route.text!.param] === route.text!.value) {
+      const text = await run(graphql, route, req, res, textOperation.query, textOperation.variables(input));
+      if (!text) return;
+      return void res
+        .status(200)
+        .type(route.text!.contentType)
+        .send(String(text.data?.result ?? ''));
+    }
     const result = await run(graphql, route, req, res, operation.query, operation.variables(input));
     if (!result) return;
     const data = result.data?.result;
@@ -318,14 +333,37 @@ const DOWNLOAD_PIECE_BYTES = 512 * 1024;
 function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
   const validate = compileValidator(route);
   const operation = graphqlOperation(route);
-  const { chunk, contentType } = route.download!;
+  const { chunk, formats, stream } = route.download!;
+  const names = Object.keys(formats ?? {});
   return async (req: Request, res: Response) => {
     const input = routeInput(route, validate, req, res);
     if (!input) return;
+    let contentType = route.download!.contentType;
+    if (formats) {
+      // ?format= wins; else Accept (none, or */*: the first format); an Accept that matches none is 406.
+      let name = typeof input.query.format === 'string' ? input.query.format : undefined;
+      if (name === undefined) {
+        const accepted = req.headers.accept ? req.accepts(names.map((n) => formats[n])) : formats[names[0]];
+        name = names.find((n) => formats[n] === accepted);
+        if (name === undefined)
+          return sendError(
+            res,
+            'not_acceptable',
+            `The audio is served as ${names.map((n) => formats[n]).join(', ')}; Accept names none of them.`,
+            { accepted: names.map((n) => formats[n]) },
+          );
+      }
+      input.query.format = name;
+      contentType = formats[name];
+      res.vary('Accept');
+    }
     const variables = operation.variables(input);
     const meta = await run(graphql, route, req, res, operation.query, variables);
     if (!meta) return;
-    const { bytes, etag } = meta.data!.result as { bytes: number; etag: string };
+    const { bytes, etag } = meta.data!.result as { bytes: number | null; etag: string };
+    if (bytes === null && stream)
+      return streamDownload(req, res, graphql, route, config, contentType, stream, variables);
+    if (bytes === null) return sendError(res, 'internal_error');
     res.setHeader('Accept-Ranges', 'bytes');
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'private, max-age=3600');
@@ -375,6 +413,51 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Confi
     }
     res.end();
   };
+}
+
+/**
+ * A file still being made (the first request for an encoding), sent as it grows: asked for again
+ * at once after a piece, after a growing pause (to SPEECH_POLL_MS) after none, until its end.
+ * No Range and no Content-Length on this one; later requests are served from the finished file.
+ */
+async function streamDownload(
+  req: Request,
+  res: Response,
+  graphql: GraphQLClient,
+  route: RouteSpec,
+  config: Config,
+  contentType: string,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<void> {
+  let open = true;
+  const closed = new Promise<void>((resolve) => res.once('close', () => ((open = false), resolve())));
+  let lastProgress = Date.now();
+  for (let offset = 0, wait = 5; open;) {
+    const result = await run(graphql, route, req, res, query, { ...variables, offset, length: DOWNLOAD_PIECE_BYTES });
+    if (!result) return void (res.headersSent && res.destroy());
+    const piece = result.data?.result as { chunk?: string; end?: boolean } | undefined;
+    const data = Buffer.from(piece?.chunk ?? '', 'base64');
+    if (!res.headersSent) {
+      res.status(200);
+      res.type(contentType);
+      res.setHeader('Cache-Control', 'private, no-cache');
+      if (req.method === 'HEAD') return void res.end();
+    }
+    if (data.length) {
+      offset += data.length;
+      lastProgress = Date.now();
+      wait = 5;
+      if (!res.write(data) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000)))
+        return void res.destroy();
+    }
+    if (piece?.end) return void res.end();
+    if (data.length) continue;
+    // The encoding failed or stopped (its process went away): cut short, never a wrong "complete" file.
+    if (Date.now() - lastProgress > config.SPEECH_MAX_WAIT_SECONDS * 1000) return void res.destroy();
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(config.SPEECH_POLL_MS, wait * 2);
+  }
 }
 
 // A result shared by many streams (see gateway/events.ts) is turned into its frame once.

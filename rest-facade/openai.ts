@@ -26,6 +26,20 @@ export const OPENAI_SPEECH_PATH = '/v1/audio/speech';
 const WAV_HEADER_BYTES = 44;
 const PIECE_BYTES = 512 * 1024;
 
+/** What `response_format` may be, the default first (the tts subgraph's SpeechFormat, lower-case). */
+export const SPEECH_FORMATS = ['mp3', 'opus', 'flac', 'wav', 'pcm'] as const;
+type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+const CONTENT_TYPES: Record<SpeechFormat, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/ogg',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
+/** The audio's sample rate as a decoder gives it: the endpoint renders at 24 kHz; Opus always decodes at 48. */
+const DECODED_RATES: Record<SpeechFormat, number> = { mp3: 24000, opus: 48000, flac: 24000, wav: 24000, pcm: 24000 };
+const encoded = (format: SpeechFormat) => format !== 'wav' && format !== 'pcm';
+
 export const SpeechRequest: JsonSchema = {
   type: 'object',
   required: ['model', 'input', 'voice'],
@@ -57,11 +71,29 @@ export const SpeechRequest: JsonSchema = {
     },
     response_format: {
       type: 'string',
-      enum: ['wav', 'pcm'],
+      enum: [...SPEECH_FORMATS],
+      'x-enum-note':
+        'aac is not served: no well-kept AAC encoder exists as JavaScript or WebAssembly; ask for mp3, opus, flac, wav or pcm',
       description:
-        "wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF; the format when left out), or pcm: the samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI's)",
+        "mp3 (the default, as OpenAI's: LAME, 64 kbit/s mono, 24 kHz), opus (Ogg Opus, 48 kHz, 32 kbit/s), flac (24 kHz 16-bit), " +
+        'wav (mono 16-bit, 24 kHz; streamed, so its sizes say 0xFFFFFFFF, unless `stream` is false) or pcm (the samples ' +
+        "without a header: 16-bit little-endian mono, 24 kHz, as OpenAI's). Each is encoded while it renders and streams as it " +
+        'is encoded. aac is refused (400): no well-kept AAC encoder exists as JavaScript or WebAssembly.',
     },
-    stream_format: { type: 'string', enum: ['audio'], description: 'Only audio (no SSE)' },
+    stream_format: {
+      type: 'string',
+      enum: ['audio', 'sse'],
+      description:
+        "audio (the default): the file itself; sse: OpenAI's Server-Sent Events, `speech.audio.delta` events with base64 " +
+        'pieces of the file in `response_format`, then one `speech.audio.done` with `usage` (there are no tokens: ' +
+        "`input_tokens` counts the input's characters, `output_tokens` the audio's 20 ms frames).",
+    },
+    stream: {
+      type: 'boolean',
+      description:
+        "Kokoro-FastAPI's: true (the default) streams the audio while it renders; false answers the whole file once rendered, " +
+        'with Content-Length and, for wav, its true sizes.',
+    },
     instructions: { type: 'string', maxLength: 4096, description: 'Accepted and ignored' },
   },
 };
@@ -81,8 +113,10 @@ export const openAiSpeechOpenApi = {
         'stretched and resampled), and this endpoint sends each piece as it is written (chunked, no Content-Length), reading it ' +
         'through the GraphQL query `synthesisStream` (the facade knows only GraphQL operations; this works alike in one process and ' +
         'with separate facade, gateway, subgraph and worker processes sharing the database and the audio folder). `wav` is mono ' +
-        '16-bit PCM at 24,000 Hz whose RIFF and data sizes say 0xFFFFFFFF (length unknown, as OpenAI and Kokoro stream WAV; the real sizes when the render had ended before the first byte); ' +
-        "`pcm` is the same samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI's). `model` is accepted and " +
+        '16-bit PCM at 24,000 Hz whose RIFF and data sizes say 0xFFFFFFFF (length unknown, as OpenAI and Kokoro stream WAV; the real sizes when the render had ended before the first byte, or with `stream: false`); ' +
+        "`pcm` is the same samples without the header (16-bit little-endian mono, 24 kHz, as OpenAI's). `mp3` (the default), `opus` (Ogg Opus) and `flac` " +
+        "are encoded in the engine's thread while it renders, kept beside the WAV (GET /api/v1/tts/syntheses/{id}/audio?format=) and streamed as they are encoded; " +
+        '`stream_format: "sse"` answers OpenAI\'s `speech.audio.delta` / `speech.audio.done` events instead; `stream: false` answers the whole file with Content-Length once rendered. `model` is accepted and ' +
         'ignored; `voice` is a base voice, a blend, one of your voice ids or an OpenAI voice name (alloy f3, ash m3, ballad m2, ' +
         'coral f2, echo m1, fable m4, onyx m7, nova f4, sage f5, shimmer f1, verse m5). Before the first byte, errors are ' +
         'OpenAI-shaped: `{ "error": { "message", "type", "param", "code" } }` with `type` and `code` one of this API\'s error ' +
@@ -102,11 +136,20 @@ export const openAiSpeechOpenApi = {
               schema: { type: 'string', format: 'uuid' },
               description: 'The synthesis it was rendered as',
             },
-            'X-Sample-Rate': { schema: { type: 'integer', example: 24000 }, description: 'Samples a second: 24000' },
+            'X-Sample-Rate': {
+              schema: { type: 'integer', example: 24000 },
+              description: 'Samples a second as decoded: 24000 (48000 for opus)',
+            },
           },
           content: {
-            'audio/wav': { schema: { type: 'string', format: 'binary' } },
-            'audio/pcm': { schema: { type: 'string', format: 'binary' } },
+            ...Object.fromEntries(
+              SPEECH_FORMATS.map((f) => [CONTENT_TYPES[f], { schema: { type: 'string', format: 'binary' } }]),
+            ),
+            'text/event-stream': {
+              schema: { type: 'string' },
+              description:
+                'With stream_format sse: `data: {"type":"speech.audio.delta","audio":"<base64>"}` events, then `data: {"type":"speech.audio.done","usage":{…}}`',
+            },
           },
         },
         ...Object.fromEntries(
@@ -155,7 +198,9 @@ type Body = {
   input: string;
   voice: string | { id: string };
   speed?: number;
-  response_format?: 'wav' | 'pcm';
+  response_format?: SpeechFormat;
+  stream_format?: 'audio' | 'sse';
+  stream?: boolean;
 };
 
 function sendOpenAiError(
@@ -243,7 +288,9 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       );
     }
     const body = req.body as Body;
-    const format = body.response_format ?? 'wav';
+    const format: SpeechFormat = body.response_format ?? 'mp3';
+    const sse = body.stream_format === 'sse';
+    const streamed = body.stream !== false;
     let open = true;
     res.once('close', () => (open = false));
 
@@ -272,8 +319,13 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     };
 
     const queued = await run(
-      'mutation Speech($text: String!, $voice: String!, $speed: Float) { result: synthesizeSpeech(text: $text, voice: $voice, speed: $speed) { id } }',
-      { text: body.input, voice: typeof body.voice === 'string' ? body.voice : body.voice.id, speed: body.speed },
+      'mutation Speech($text: String!, $voice: String!, $speed: Float, $format: SpeechFormat) { result: synthesizeSpeech(text: $text, voice: $voice, speed: $speed, format: $format) { id } }',
+      {
+        text: body.input,
+        voice: typeof body.voice === 'string' ? body.voice : body.voice.id,
+        speed: body.speed,
+        format: format.toUpperCase(),
+      },
     );
     if (!queued) return;
     const id = queued.id as string;
@@ -314,12 +366,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     });
     const closed = new Promise<void>((resolve) => res.once('close', resolve));
 
-    // Streams the WAV as the worker renders it (synthesisStream reads the file it is writing):
-    // asks again at once after a piece, after a growing pause (to SPEECH_POLL_MS) after none.
     let ended = false;
-    let offset = 0;
-    let head = Buffer.alloc(0); // the WAV header, until all 44 bytes are here
-    let lastProgress = Date.now();
     const hungUp = () => {
       // Hung up before the end: the render is canceled, not left to run for nobody (a finished synthesis is kept).
       if (ended) return;
@@ -335,50 +382,136 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
       if (res.headersSent) res.destroy();
       else sendOpenAiError(res, code, message, param);
     };
+    /** Why a synthesis that ended has no audio, as the answer; null when it succeeded. */
+    const failure = (state: string, error: unknown) => {
+      // A failed render is about the input (e.g. audio past SYNTHESIS_MAX_AUDIO_SECONDS); a canceled one was canceled by its owner.
+      if (state === 'FAILED')
+        return fail('validation_error', `The speech could not be rendered: ${String(error)}`, 'input');
+      if (state === 'CANCELED') return fail('conflict', `The synthesis ${id} was canceled before it was rendered.`);
+    };
+    const startAnswer = (sampleRate: number, length?: number) => {
+      res.status(200);
+      res.setHeader('X-Synthesis-Id', id);
+      res.setHeader('X-Sample-Rate', String(format === 'opus' ? DECODED_RATES.opus : sampleRate));
+      if (sse) {
+        res.type('text/event-stream');
+        res.setHeader('Cache-Control', 'no-cache');
+      } else {
+        res.type(CONTENT_TYPES[format]);
+        if (length !== undefined) res.setHeader('Content-Length', String(length));
+      }
+    };
+    /** Sends bytes of the file (as an SSE delta event with `sse`); false when the client is gone or stopped reading. */
+    const send = async (data: Buffer): Promise<boolean> => {
+      if (!data.length) return true;
+      const chunk = sse
+        ? `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: data.toString('base64') })}\n\n`
+        : data;
+      // A reader that takes nothing for SPEECH_WRITE_TIMEOUT_SECONDS is cut off (hungUp cancels the render).
+      if (!res.write(chunk) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) {
+        res.destroy();
+        return false;
+      }
+      return true;
+    };
+    /** The end of the answer: with `sse`, the done event with its usage. */
+    const finish = async () => {
+      ended = true;
+      if (sse) {
+        const done = await run('query SpeechDone($id: ID!) { result: synthesis(id: $id) { characters durationMs } }', {
+          id,
+        });
+        if (!done) return void res.destroy();
+        const input = Number(done.characters ?? 0);
+        const output = Math.ceil(Number(done.durationMs ?? 0) / 20);
+        res.write(
+          `data: ${JSON.stringify({
+            type: 'speech.audio.done',
+            usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+          })}\n\n`,
+        );
+      }
+      res.end();
+    };
+    const pause = (wait: number) => new Promise((r) => setTimeout(r, wait));
+
+    if (!streamed) {
+      // The whole file once rendered: wait for the end, then send what is stored (WAV with its true sizes).
+      let lastProgress = Date.now();
+      for (let wait = 5; open; wait = Math.min(config.SPEECH_POLL_MS * 4, wait * 2)) {
+        const now = await run('query SpeechState($id: ID!) { result: synthesis(id: $id) { state error } }', { id });
+        if (!now) return void (ended = true);
+        if (now.state === 'SUCCEEDED') break;
+        if (now.state !== 'QUEUED' && now.state !== 'RUNNING') return failure(now.state, now.error);
+        if (now.state === 'RUNNING') lastProgress = Date.now();
+        else if (Date.now() - lastProgress > config.SPEECH_MAX_WAIT_SECONDS * 1000)
+          return fail(
+            'service_unavailable',
+            `The synthesis did not start for ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`,
+          );
+        await pause(wait);
+      }
+      if (!open) return;
+      const meta = await run(
+        'query SpeechFile($id: ID!, $format: SpeechFormat!) { result: synthesisAudio(id: $id, format: $format) { bytes } }',
+        { id, format: format.toUpperCase() },
+      );
+      if (!meta) return void (ended = true);
+      if (typeof meta.bytes === 'number') {
+        const bytes = meta.bytes;
+        startAnswer(24000, sse ? undefined : bytes);
+        for (let offset = 0; offset < bytes && open;) {
+          const piece = await run(
+            'query SpeechChunk($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id, format: $format) { chunk(offset: $offset, length: $length) } }',
+            { id, format: format.toUpperCase(), offset, length: Math.min(PIECE_BYTES, bytes - offset) },
+          );
+          const data = Buffer.from((piece?.chunk as string | undefined) ?? '', 'base64');
+          if (!data.length) return fail('internal_error', DEFAULT_MESSAGES.internal_error); // gone mid-way
+          offset += data.length;
+          if (!(await send(data))) return;
+        }
+        return finish();
+      }
+      // Not encoded while it rendered (it is now): streamed as it is encoded, like a streamed answer.
+    }
+
+    // Streams the file as the worker renders (and encodes) it: synthesisStream reads the file it
+    // is writing; asks again at once after a piece, after a growing pause (to SPEECH_POLL_MS) after none.
+    let offset = 0;
+    let head = Buffer.alloc(0); // the WAV header, until all 44 bytes are here
+    let lastProgress = Date.now();
+    const streamFormat = encoded(format) ? format.toUpperCase() : null;
     for (let wait = 5; open;) {
       const piece = await run(
-        'query SpeechStream($id: ID!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, offset: $offset, length: $length) { state error chunk end } }',
-        { id, offset, length: PIECE_BYTES },
+        'query SpeechStream($id: ID!, $offset: Int!, $length: Int!, $format: SpeechFormat) { result: synthesisStream(id: $id, offset: $offset, length: $length, format: $format) { state error chunk end } }',
+        { id, offset, length: PIECE_BYTES, format: streamFormat },
       );
       if (!piece) {
         ended = true;
         if (res.headersSent) res.destroy();
         return;
       }
-      // A failed render is about the input (e.g. audio past SYNTHESIS_MAX_AUDIO_SECONDS); a canceled one was canceled by its owner.
-      if (piece.state === 'FAILED')
-        return fail('validation_error', `The speech could not be rendered: ${piece.error}`, 'input');
-      if (piece.state === 'CANCELED')
-        return fail('conflict', `The synthesis ${id} was canceled before it was rendered.`);
+      if (piece.state === 'FAILED' || piece.state === 'CANCELED') return failure(piece.state, piece.error);
       let data = Buffer.from((piece.chunk as string | undefined) ?? '', 'base64');
       offset += data.length;
       if (data.length) {
         lastProgress = Date.now();
         wait = 5;
         if (!res.headersSent) {
-          head = Buffer.concat([head, data]);
-          if (head.length < WAV_HEADER_BYTES) continue;
-          data = head;
-          res.status(200);
-          res.type(format === 'pcm' ? 'audio/pcm' : 'audio/wav');
-          res.setHeader('X-Synthesis-Id', id);
-          res.setHeader('X-Sample-Rate', String(data.readUInt32LE(24)));
-          if (format === 'pcm') data = data.subarray(WAV_HEADER_BYTES);
+          if (encoded(format)) startAnswer(24000);
+          else {
+            head = Buffer.concat([head, data]);
+            if (head.length < WAV_HEADER_BYTES) continue;
+            data = head;
+            startAnswer(data.readUInt32LE(24));
+            if (format === 'pcm') data = data.subarray(WAV_HEADER_BYTES);
+          }
         }
-        // A reader that takes nothing for SPEECH_WRITE_TIMEOUT_SECONDS is cut off (hungUp cancels the render).
-        if (
-          data.length &&
-          !res.write(data) &&
-          !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))
-        ) {
-          res.destroy();
-          return;
-        }
+        if (!(await send(data))) return;
       }
       if (piece.end) {
-        ended = true;
-        if (!res.headersSent) return fail('internal_error', DEFAULT_MESSAGES.internal_error); // a finished synthesis always has its header
-        return void res.end();
+        if (!res.headersSent) return fail('internal_error', DEFAULT_MESSAGES.internal_error); // a finished synthesis always has its file
+        return finish();
       }
       if (data.length) continue;
       if (Date.now() - lastProgress > config.SPEECH_MAX_WAIT_SECONDS * 1000) {
@@ -387,7 +520,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
           `No audio came for ${config.SPEECH_MAX_WAIT_SECONDS} s; it is synthesis ${id} (GET /api/v1/tts/syntheses/${id}).`,
         );
       }
-      await new Promise((r) => setTimeout(r, wait));
+      await pause(wait);
       wait = Math.min(config.SPEECH_POLL_MS, wait * 2);
     }
   });

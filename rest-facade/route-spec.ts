@@ -41,7 +41,26 @@ export interface RouteSpec {
    * A file sent in pieces, with Range support: `operation` answers `{ content_type, bytes, etag }`,
    * `chunk` (the same variables plus `$offset` and `$length`) answers `{ chunk }` in base64.
    */
-  download?: { chunk: string; contentType: string };
+  /**
+   * A text answer instead of JSON when `?<param>=<value>` (e.g. WebVTT captions for `?format=vtt`):
+   * the GraphQL query field `field`, with the route's arguments, answers the text itself.
+   */
+  text?: { param: string; value: string; field: string; contentType: string };
+  download?: {
+    chunk: string;
+    contentType: string;
+    /**
+     * Formats the file is served in, by `?format=` (which wins) or `Accept` (none, or any type:
+     * the first): name → content type. The chosen name is put in `query.format` before the
+     * operation runs; an `Accept` that matches none is 406 `not_acceptable`.
+     */
+    formats?: Record<string, string>;
+    /**
+     * Read while the file is being made (its `bytes` are null: the first request for a format),
+     * with `$offset` and `$length`: answers `{ chunk end }`; sent as it comes, without Range.
+     */
+    stream?: string;
+  };
   /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */
   graphql: GraphQLCall;
   /** 202 for commands, 200 for queries. */

@@ -3,7 +3,7 @@
 // What a route reads and sends is declared once, in its schemas (schemas.ts): graphql-mapping.ts
 // derives the operation's selection and arguments from them.
 import { configured } from './configured';
-import { bodyArgs, queryArg } from './graphql-mapping';
+import { bodyArgs, queryArg, selection } from './graphql-mapping';
 import {
   EXPECTED_VERSION,
   EXPECTED_VERSION_ARG,
@@ -15,9 +15,11 @@ import {
   VERSION_QUERY,
 } from './route-parts';
 import type { RouteSpec } from './route-spec';
+import type { JsonSchema } from './schemas';
 import { subgraphRoutes } from '../subgraphs/routes';
 import {
   BaseVoice,
+  WordTimings,
   BaseVoiceList,
   ChangePasswordRequest,
   CommandAck,
@@ -564,26 +566,98 @@ export const routes: RouteSpec[] = [
     path: '/tts/syntheses/:synthesisId/audio',
     tag: 'TTS',
     auth: true,
-    summary: 'The audio of a succeeded synthesis (WAV, with Range support)',
+    summary: 'The audio of a succeeded synthesis: WAV, PCM, MP3, Ogg Opus or FLAC (with Range support)',
     description:
-      'audio/wav, mono 16-bit PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech). One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
+      'The format is `?format=` (it wins) or the `Accept` header: audio/wav, audio/pcm, audio/mpeg (mp3), audio/ogg (opus) or ' +
+      'audio/flac; no Accept, or `*/*`, gives WAV; an Accept that names none of them is 406 `not_acceptable`. WAV is mono 16-bit ' +
+      'PCM at 22,050 Hz (24,000 Hz for a synthesis made by POST /v1/audio/speech) with its true sizes; pcm is its samples without ' +
+      "the header. MP3, Opus and FLAC are encoded from the WAV by the first request for the format, in the server's encoder threads " +
+      `(AUDIO_ENCODER_THREADS, ${configured('AUDIO_ENCODER_THREADS')}), and sent while they are encoded (no Range, no Content-Length on that one); ` +
+      'the encoding is kept beside the WAV (counted in your kept-audio quota, AUDIO_BYTES_PER_USER, and deleted with the synthesis), ' +
+      'so later requests are served from it. One byte range (`Range: bytes=…`) answers 206 with Content-Range; a range past ' +
       'the end answers 416; several ranges, or a malformed Range, get the whole file. ETag and If-None-Match / If-Range work. ' +
       'While the synthesis is queued or running, or when it failed, the answer is 409 `conflict` with `details.state`.',
     params: { synthesisId: uuidParam },
     query: {
       schema: {
         type: 'object',
-        properties: { format: { type: 'string', enum: ['wav'], default: 'wav', description: 'Only wav so far' } },
+        properties: {
+          format: {
+            type: 'string',
+            enum: ['wav', 'pcm', 'mp3', 'opus', 'flac'],
+            'x-enum-note': 'aac is not served: no well-kept AAC encoder exists as JavaScript or WebAssembly',
+            description: 'Wins over Accept',
+          },
+        },
       },
     },
-    graphql: { kind: 'query', field: 'synthesisAudio', args: idFrom('synthesisId'), select: '{ bytes etag }' },
+    graphql: {
+      kind: 'query',
+      field: 'synthesisAudio',
+      args: {
+        ...idFrom('synthesisId'),
+        format: {
+          type: 'SpeechFormat!',
+          value: ({ query }) => (typeof query.format === 'string' ? query.format : 'wav').toUpperCase(),
+        },
+      },
+      select: '{ bytes etag }',
+    },
     download: {
-      chunk: `query SynthesisAudioChunk($id: ID!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id) { chunk(offset: $offset, length: $length) } }`,
+      chunk: `query SynthesisAudioChunk($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id, format: $format) { chunk(offset: $offset, length: $length) } }`,
       contentType: 'audio/wav',
+      formats: {
+        wav: 'audio/wav',
+        pcm: 'audio/pcm',
+        mp3: 'audio/mpeg',
+        opus: 'audio/ogg',
+        flac: 'audio/flac',
+      },
+      stream: `query SynthesisAudioStream($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, format: $format, offset: $offset, length: $length) { chunk end } }`,
     },
     status: 200,
     response: { type: 'string', format: 'binary' },
-    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict', 'range_not_satisfiable'],
+    errors: [
+      'validation_error',
+      'unauthorized',
+      'not_found',
+      'not_acceptable',
+      'conflict',
+      'range_not_satisfiable',
+      'service_unavailable',
+    ],
+  },
+  {
+    operationId: 'getSynthesisTimings',
+    method: 'get',
+    path: '/tts/syntheses/:synthesisId/timings',
+    tag: 'TTS',
+    auth: true,
+    summary: 'When each word of a succeeded synthesis is spoken (or WebVTT captions with ?format=vtt)',
+    description:
+      "Taken from eSpeak NG's own word events (each word's place in the text and its sample position), through the time stretch " +
+      "and the resampling: `start_ms` is when the word starts in the audio, `end_ms` the next word's start (the end of the audio " +
+      'for the last); `char_start` and `char_end` count Unicode code points of the text, 0-based, end exclusive, and `word` is ' +
+      'the text between them. eSpeak NG speaks a number or an abbreviation as one word. With `?format=vtt` the answer is ' +
+      "`text/vtt`: one cue per sentence, from its first word's start to its last word's end. Before the synthesis has " +
+      'succeeded: 409 `conflict` with `details.state`.',
+    params: { synthesisId: uuidParam },
+    query: {
+      schema: {
+        type: 'object',
+        properties: { format: { type: 'string', enum: ['json', 'vtt'], default: 'json' } },
+      },
+    },
+    graphql: {
+      kind: 'query',
+      field: 'synthesisTimings',
+      args: idFrom('synthesisId'),
+      select: selection(WordTimings.items as JsonSchema),
+    },
+    text: { param: 'format', value: 'vtt', field: 'synthesisCaptions', contentType: 'text/vtt' },
+    status: 200,
+    response: WordTimings,
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
   },
 
   // ---- Events -----------------------------------------------------------------------------

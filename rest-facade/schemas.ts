@@ -522,3 +522,19 @@ export const components = {
 };
 
 export const uuidParam: JsonSchema = { type: 'string', format: 'uuid' };
+
+/** A synthesis's word timings (GET /api/v1/tts/syntheses/{id}/timings). */
+export const WordTimings: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['word', 'start_ms', 'end_ms', 'char_start', 'char_end'],
+    properties: {
+      word: { type: 'string', description: 'The text from char_start to char_end' },
+      start_ms: { type: 'integer', description: 'When the word starts in the audio' },
+      end_ms: { type: 'integer', description: "The next word's start, or the end of the audio" },
+      char_start: { type: 'integer', description: 'Where the word starts in the text: code points, 0-based' },
+      char_end: { type: 'integer', description: 'Where it ends: code points, exclusive' },
+    },
+  },
+};

@@ -18,6 +18,13 @@ function add(into: FieldErrors, field: string, message: string): void {
   else Object.defineProperty(into, field, { value: [message], enumerable: true, writable: true, configurable: true });
 }
 
+/** Which values would do (Ajv's own message does not say), and the schema's note on them (`x-enum-note`). */
+function enumMessage(e: ErrorObject): string {
+  const values = (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ');
+  const note = e.parentSchema?.['x-enum-note'];
+  return `must be one of ${values}${typeof note === 'string' ? ` (${note})` : ''}`;
+}
+
 function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors): void {
   const oneOfs = (errors ?? []).filter((e) => ALTERNATIVES.includes(e.keyword));
   for (const e of errors ?? []) {
@@ -44,7 +51,9 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
             : 'has the wrong format'
           : e.keyword === 'minLength' && e.data === '' && (e.parentSchema as JsonSchema)?.['x-trimmed']
             ? 'must not be blank'
-            : (e.message ?? 'is invalid');
+            : e.keyword === 'enum'
+              ? enumMessage(e)
+              : (e.message ?? 'is invalid');
     add(into, field, message);
   }
 }

@@ -18,6 +18,7 @@ import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-Cr
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
 import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
+import { AddSynthesisFormatsAndTimings1737700000000 } from './migrations/1737700000000-AddSynthesisFormatsAndTimings';
 import { AddSynthesisSampleRate1737600000000 } from './migrations/1737600000000-AddSynthesisSampleRate';
 import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
@@ -26,6 +27,7 @@ import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-C
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
+import { EncoderPool } from './audio/encoder-pool';
 import { SynthesisWorker } from './synthesis-worker';
 import { VoiceService } from './voice-service';
 
@@ -92,6 +94,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     CreateEventConsumers1737400000000,
     CreateSynthesisWorkersTable1737500000000,
     AddSynthesisSampleRate1737600000000,
+    AddSynthesisFormatsAndTimings1737700000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -103,11 +106,14 @@ export const ttsSubgraph: SubgraphDefinition = {
       config.SYNTHESIS_CONCURRENCY > 0 ? synthesisWorker(deps, engine, store, config.SYNTHESIS_CONCURRENCY) : undefined;
     const heartbeat = worker && heartbeatOf(deps, worker, config.SYNTHESIS_CONCURRENCY);
     const status = new SynthesisStatusResolver(dataSource, config.SYNTHESIS_HEARTBEAT_SECONDS);
+    // Stored syntheses in other formats, encoded here whether or not this process renders.
+    const encoders = new EncoderPool(config.AUDIO_ENCODER_THREADS);
     const syntheses = new SynthesisService(dataSource, engine, voices, store, {
       queuePerUser: config.SYNTHESIS_QUEUE_PER_USER,
       audioBytesPerUser: config.AUDIO_BYTES_PER_USER,
       onQueued: () => worker?.wake(),
       onCanceled: (id) => worker?.cancel(id),
+      encoders,
     });
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
@@ -167,6 +173,7 @@ export const ttsSubgraph: SubgraphDefinition = {
         await worker?.stop();
         await heartbeat?.stop();
         await engine.stop();
+        await encoders.stop();
       },
       // Without a live worker the service still answers and keeps jobs: degraded, not down.
       async readiness() {

@@ -12,7 +12,20 @@ import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
 import { parseBlend } from './engine/blend';
 import type { SpeechEngine } from './engine/speech-engine';
-import { ACTIVE_STATES, Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
+import {
+  ACTIVE_STATES,
+  Synthesis,
+  synthesisAudioKey,
+  synthesisEncodedKey,
+  synthesisEncodedKeys,
+  synthesisPartialKey,
+  SynthesisState,
+} from './entities/synthesis';
+import { randomUUID } from 'node:crypto';
+import type { EncoderPool } from './audio/encoder-pool';
+import { AUDIO_CONTENT_TYPES, AudioFormat, ENCODED_EXTENSIONS, EncodedFormat, isEncoded } from './audio/encoders';
+import { WAV_HEADER_BYTES } from './audio/wav';
+import { WordTimingView, wordTimings, webVtt } from './synthesis-timings';
 import { ensureSynthesisOwner, SynthesisOwner } from './entities/synthesis-owner';
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import { VoiceService } from './voice-service';
@@ -59,6 +72,8 @@ export interface SynthesisServiceOptions {
   onQueued?: () => void;
   /** Told after a job is canceled: this process's worker stops rendering it at once (others notice at their next check). */
   onCanceled?: (synthesisId: string) => void;
+  /** Encodes stored syntheses into other formats (AUDIO_ENCODER_THREADS); without it only wav and pcm are served. */
+  encoders?: EncoderPool;
 }
 
 /** The sample rate of the OpenAI-compatible endpoint's audio (OpenAI's `pcm` is 24 kHz). */
@@ -75,9 +90,19 @@ export interface SynthesisStreamPiece {
 
 export interface SynthesisAudio {
   synthesisId: string;
+  format: AudioFormat;
   contentType: string;
-  bytes: number;
+  /** The file's size; null while its encoding is being made (the first request: read it with encodingStream). */
+  bytes: number | null;
   key: string;
+  /** Where the served bytes start in the stored object (pcm: after the WAV header). */
+  skip: number;
+}
+
+/** A piece of an encoding as far as it is made (the first request for a format). */
+export interface EncodingPiece {
+  bytes: Buffer;
+  end: boolean;
 }
 
 /**
@@ -146,8 +171,9 @@ export class SynthesisService {
    */
   async requestSpeech(
     ownerId: string,
-    input: { text: string; voice: string; speed?: number | null },
+    input: { text: string; voice: string; speed?: number | null; format?: AudioFormat | null },
   ): Promise<Synthesis> {
+    const streamFormat = input.format && isEncoded(input.format) ? input.format : null;
     const problems = textProblems(input.text);
     if (Object.keys(problems).length) throw validationError(problems);
     const named = input.voice.trim();
@@ -160,6 +186,7 @@ export class SynthesisService {
         id,
         { baseVoice, voiceBlend, language, speed: input.speed ?? speed },
         SPEECH_SAMPLE_RATE,
+        streamFormat,
       );
     }
     const blend = /[+(]/.test(voice) ? parseBlend(voice) : undefined;
@@ -179,7 +206,7 @@ export class SynthesisService {
         throw validationError({ voice: Object.values(details).flat() });
       throw err;
     }
-    return this.queue(ownerId, input.text, null, settings, SPEECH_SAMPLE_RATE);
+    return this.queue(ownerId, input.text, null, settings, SPEECH_SAMPLE_RATE, streamFormat);
   }
 
   private async queue(
@@ -188,6 +215,7 @@ export class SynthesisService {
     voiceId: string | null,
     settings: VoiceSettings,
     sampleRate: number | null = null,
+    streamFormat: EncodedFormat | null = null,
   ): Promise<Synthesis> {
     const characters = [...text].length;
     const synthesis = this.dataSource.manager.create(Synthesis, {
@@ -206,6 +234,9 @@ export class SynthesisService {
       audioKey: null,
       audioBytes: null,
       sampleRate,
+      streamFormat,
+      encodedBytes: null,
+      timings: null,
       traceParent: currentTraceParent(),
       createdAt: new Date(),
       startedAt: null,
@@ -229,13 +260,13 @@ export class SynthesisService {
           QUEUE_FULL_RETRY_SECONDS,
         );
       }
-      // Kept audio is counted when a synthesis is requested: every stored file of the owner's
-      // (an encoding kept beside a WAV would count here too).
+      // Kept audio is counted when a synthesis is requested: every stored file of the owner's,
+      // the WAVs and the encodings cached beside them.
       const audioLimit = this.options.audioBytesPerUser ?? Infinity;
       if (audioLimit !== Infinity) {
         const kept = await m
           .createQueryBuilder(Synthesis, 's')
-          .select('COALESCE(SUM(s.audioBytes), 0)', 'bytes')
+          .select('COALESCE(SUM(s.audioBytes), 0) + COALESCE(SUM(s.encodedBytes), 0)', 'bytes')
           .where('s.ownerId = :ownerId AND s.audioKey IS NOT NULL', { ownerId })
           .getRawOne<{ bytes: string | number }>();
         const bytes = Number(kept?.bytes ?? 0);
@@ -293,14 +324,14 @@ export class SynthesisService {
     if (canceled) {
       this.options.onCanceled?.(id);
       // A worker may have stored the audio just before: it is not the job's any more (the worker deletes it too if it stores later).
-      await this.store.delete(synthesisAudioKey(id));
+      await this.deleteFiles(id, synthesisAudioKey(id));
       return { outcome: 'canceled', synthesis: canceled };
     }
     // Not queued nor running: finished (it stays so), or not there.
     const finished = await this.get(ownerId, id);
     if (keepFinished) return { outcome: 'unchanged', synthesis: finished };
     // The audio first, as retention does: a crash in between leaves a row without audio, never audio without a row.
-    await this.store.delete(finished.audioKey ?? synthesisAudioKey(id));
+    await this.deleteFiles(id, finished.audioKey ?? synthesisAudioKey(id));
     const deleted = await inTransaction(this.dataSource, async (m) => {
       if (affectedRows(await m.delete(Synthesis, { id, ownerId, state: finished.state })) !== 1) return false;
       await recordEvent(m, {
@@ -334,29 +365,143 @@ export class SynthesisService {
     return pageOf(query, SYNTHESIS_ORDER, limit, cursor);
   }
 
-  /** The audio of a succeeded synthesis, or null. */
+  /** The WAV and every encoding cached beside it: deleted together, the WAV first. */
+  private async deleteFiles(id: string, wavKey: string): Promise<void> {
+    for (const key of [wavKey, ...synthesisEncodedKeys(id)]) await this.store.delete(key);
+  }
+
+  /** The WAV of a succeeded synthesis, or null. */
   audioOf(synthesis: Synthesis): SynthesisAudio | null {
     if (synthesis.state !== SynthesisState.SUCCEEDED || !synthesis.audioKey) return null;
     return {
       synthesisId: synthesis.id,
+      format: 'wav',
       contentType: WAV_CONTENT_TYPE,
       bytes: synthesis.audioBytes ?? 0,
       key: synthesis.audioKey,
+      skip: 0,
     };
   }
 
-  /** Like audioOf, but says why there is none: `conflict` while it is not done, `not_found` once it is gone. */
-  async audio(ownerId: string, id: string): Promise<SynthesisAudio> {
+  /** The succeeded synthesis, or why it has no audio: `conflict` while it is not done, `not_found` once it is gone. */
+  private async succeeded(ownerId: string, id: string): Promise<Synthesis> {
     const synthesis = await this.get(ownerId, id);
-    const audio = this.audioOf(synthesis);
-    if (!audio) {
+    if (synthesis.state !== SynthesisState.SUCCEEDED || !synthesis.audioKey) {
       const why =
         synthesis.state === SynthesisState.FAILED
           ? 'it failed, so it has no audio'
           : `it is ${synthesis.state}; the audio is there once it has succeeded`;
       throw new AppError('conflict', `The synthesis has no audio: ${why}.`, { state: synthesis.state });
     }
-    return audio;
+    return synthesis;
+  }
+
+  /**
+   * The audio in `format`: the WAV, its samples (pcm), or an encoding cached beside it. An
+   * encoding not cached yet is started (in the encoder pool) and answered with `bytes: null`:
+   * read it with encodingStream as it is made.
+   */
+  async audio(ownerId: string, id: string, format: AudioFormat = 'wav'): Promise<SynthesisAudio> {
+    const synthesis = await this.succeeded(ownerId, id);
+    const wav = this.audioOf(synthesis)!;
+    if (format === 'wav') return wav;
+    if (format === 'pcm')
+      return {
+        ...wav,
+        format,
+        contentType: AUDIO_CONTENT_TYPES.pcm,
+        bytes: Math.max(0, wav.bytes! - WAV_HEADER_BYTES),
+        skip: WAV_HEADER_BYTES,
+      };
+    const key = synthesisEncodedKey(id, format);
+    const bytes = this.encodings.has(key) ? null : await this.store.size(key);
+    if (bytes === null) this.startEncoding(synthesis, format);
+    return { synthesisId: id, format, contentType: AUDIO_CONTENT_TYPES[format], bytes, key, skip: 0 };
+  }
+
+  /** Encodings this process is making: the final key → the partial one, and the work. */
+  private readonly encodings = new Map<string, { partialKey: string; done: Promise<void> }>();
+
+  private startEncoding(synthesis: Synthesis, format: EncodedFormat): void {
+    const key = synthesisEncodedKey(synthesis.id, format);
+    if (this.encodings.has(key)) return;
+    const pool = this.options.encoders;
+    if (!pool) throw new AppError('service_unavailable', `This server does not encode ${format}.`);
+    const partialKey = `${synthesis.id}.${ENCODED_EXTENSIONS[format]}.${randomUUID().slice(0, 8)}.part`;
+    const done = pool
+      .encode(this.store, synthesis.audioKey!, format, partialKey, key)
+      .then(() => this.countEncodings(synthesis.id))
+      .catch(() => undefined) // a reader finds neither file, and the next request tries again
+      .finally(() => this.encodings.delete(key));
+    this.encodings.set(key, { partialKey, done });
+  }
+
+  /**
+   * Records the cached encodings' bytes (for the audio quota), from what is stored: encodings
+   * made twice at once (by two processes) count once. A synthesis deleted meanwhile loses them.
+   */
+  private async countEncodings(id: string): Promise<void> {
+    let total = 0;
+    for (const key of synthesisEncodedKeys(id)) total += (await this.store.size(key)) ?? 0;
+    const result = await this.dataSource.manager.update(
+      Synthesis,
+      { id, state: SynthesisState.SUCCEEDED },
+      { encodedBytes: total },
+    );
+    if (affectedRows(result) !== 1) for (const key of synthesisEncodedKeys(id)) await this.store.delete(key);
+  }
+
+  /**
+   * `length` bytes from `offset` of the synthesis's encoding in `format` as far as it is made
+   * (the first request for a format, which streams it while it encodes); `end` once the piece
+   * reaches the end of the finished file.
+   */
+  async encodingStream(
+    ownerId: string,
+    id: string,
+    format: EncodedFormat,
+    offset: number,
+    length: number,
+  ): Promise<EncodingPiece> {
+    if (length > MAX_AUDIO_READ_BYTES) throw validationError({ length: [`must be at most ${MAX_AUDIO_READ_BYTES}`] });
+    const synthesis = await this.succeeded(ownerId, id);
+    const key = synthesisEncodedKey(id, format);
+    const running = this.encodings.get(key);
+    if (running) {
+      const bytes = await this.store.read(running.partialKey, offset, length);
+      if (bytes) return { bytes, end: false };
+    }
+    const size = await this.store.size(key);
+    if (size === null) {
+      // Made by another process's request, or not started here yet: this one makes it too (the same bytes).
+      this.startEncoding(synthesis, format);
+      return { bytes: Buffer.alloc(0), end: false };
+    }
+    const bytes = (await this.store.read(key, offset, length)) ?? Buffer.alloc(0);
+    return { bytes, end: offset + bytes.length >= size };
+  }
+
+  /** The word timings of a succeeded synthesis; `conflict` before. */
+  async timings(ownerId: string, id: string): Promise<WordTimingView[]> {
+    const synthesis = await this.timed(ownerId, id);
+    return synthesis.timings ? wordTimings(synthesis.text, synthesis.timings) : [];
+  }
+
+  /** The timings as WebVTT captions, one cue per sentence. */
+  async captions(ownerId: string, id: string): Promise<string> {
+    const synthesis = await this.timed(ownerId, id);
+    return webVtt(synthesis.text, synthesis.timings ?? '{"w":[],"s":[]}');
+  }
+
+  private async timed(ownerId: string, id: string): Promise<Synthesis> {
+    const synthesis = await this.get(ownerId, id);
+    if (synthesis.state !== SynthesisState.SUCCEEDED)
+      throw new AppError(
+        'conflict',
+        `The synthesis has no timings: it is ${synthesis.state}; they are there once it has succeeded.`,
+        { state: synthesis.state },
+      );
+    return synthesis;
   }
 
   /**
@@ -365,32 +510,43 @@ export class SynthesisService {
    * those the finished file will have), once it has succeeded from the finished file. Fewer
    * bytes (none) when no more are rendered yet; `end` once the piece reaches the end.
    */
-  async stream(ownerId: string, id: string, offset: number, length: number): Promise<SynthesisStreamPiece> {
+  async stream(
+    ownerId: string,
+    id: string,
+    offset: number,
+    length: number,
+    format?: EncodedFormat,
+  ): Promise<SynthesisStreamPiece> {
     if (length > MAX_AUDIO_READ_BYTES) throw validationError({ length: [`must be at most ${MAX_AUDIO_READ_BYTES}`] });
     const synthesis = await this.get(ownerId, id);
     const { state, error } = synthesis;
     const nothing = Buffer.alloc(0);
     if (state === SynthesisState.SUCCEEDED) {
+      // Encoded while it rendered when it was asked for in this format; else encoded now.
+      if (format) return { state, error, ...(await this.encodingStream(ownerId, id, format, offset, length)) };
       const audio = this.audioOf(synthesis)!;
       const bytes = await this.readAudio(audio, offset, length);
-      return { state, error, bytes, end: offset + bytes.length >= audio.bytes };
+      return { state, error, bytes, end: offset + bytes.length >= audio.bytes! };
     }
     if (state === SynthesisState.RUNNING && synthesis.workerId) {
+      if (format && synthesis.streamFormat !== format) return { state, error, bytes: nothing, end: false }; // encoded once it has succeeded
       // Not there yet (just taken), or already renamed onto its key (done, not yet recorded).
       const bytes =
-        (await this.store.read(synthesisPartialKey(synthesis), offset, length)) ??
-        (await this.store.read(synthesisAudioKey(id), offset, length));
+        (await this.store.read(synthesisPartialKey(synthesis, format), offset, length)) ??
+        (await this.store.read(format ? synthesisEncodedKey(id, format) : synthesisAudioKey(id), offset, length));
       return { state, error, bytes: bytes ?? nothing, end: false };
     }
     return { state, error, bytes: nothing, end: state !== SynthesisState.QUEUED && state !== SynthesisState.RUNNING };
   }
 
+  /** `length` bytes of the served file from `offset` (the stored object from `skip + offset`). */
   async readAudio(audio: SynthesisAudio, offset: number, length: number): Promise<Buffer> {
     const problems: Record<string, string[]> = {};
-    if (offset > audio.bytes) problems.offset = [`is past the end of the audio (${audio.bytes} bytes)`];
+    if (audio.bytes === null) problems.offset = ['the audio is still being encoded; read it with synthesisAudioStream'];
+    else if (offset > audio.bytes) problems.offset = [`is past the end of the audio (${audio.bytes} bytes)`];
     if (length > MAX_AUDIO_READ_BYTES) problems.length = [`must be at most ${MAX_AUDIO_READ_BYTES}`];
     if (Object.keys(problems).length) throw validationError(problems);
-    const bytes = await this.store.read(audio.key, offset, length);
+    const bytes = await this.store.read(audio.key, audio.skip + offset, length);
     if (!bytes) throw new AppError('not_found', 'The audio has expired.');
     return bytes;
   }
@@ -408,7 +564,7 @@ export class SynthesisService {
         take: batch,
       });
       if (!expired.length) return total;
-      for (const s of expired) if (s.audioKey) await this.store.delete(s.audioKey);
+      for (const s of expired) if (s.audioKey) await this.deleteFiles(s.id, s.audioKey);
       await this.dataSource.manager.delete(Synthesis, { id: In(expired.map((s) => s.id)) });
       total += expired.length;
       if (expired.length < batch) return total;

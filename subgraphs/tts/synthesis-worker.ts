@@ -17,7 +17,16 @@ import { Poller, startPoller } from '../../lib/poller';
 import type { AudioStore, AudioWriter } from './audio/audio-store';
 import { pcmBytes, UNKNOWN_SIZE, WAV_HEADER_BYTES, wavHeader } from './audio/wav';
 import type { SpeechEngine } from './engine/speech-engine';
-import { Synthesis, synthesisAudioKey, synthesisPartialKey, SynthesisState } from './entities/synthesis';
+import { isEncoded } from './audio/encoders';
+import {
+  Synthesis,
+  synthesisAudioKey,
+  synthesisEncodedKey,
+  synthesisEncodedKeys,
+  synthesisPartialKey,
+  SynthesisState,
+} from './entities/synthesis';
+import { storedTimings } from './synthesis-timings';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { synthesisEventData as eventData } from './synthesis-service';
 
@@ -314,14 +323,20 @@ export class SynthesisWorker {
     this.aborts.set(job.id, abort);
     let stage = 'render';
     let writer: AudioWriter | undefined;
+    // The format asked for by POST /v1/audio/speech, encoded beside the WAV while it renders.
+    const format = job.streamFormat && isEncoded(job.streamFormat) ? job.streamFormat : undefined;
+    let encodedWriter: AudioWriter | undefined;
     try {
       stage = 'store';
       writer = await store.begin(synthesisPartialKey(job));
+      if (format) encodedWriter = await store.begin(synthesisPartialKey(job, format));
       stage = 'render';
       const out = new AppendQueue(writer);
+      const encodedOut = encodedWriter && new AppendQueue(encodedWriter);
       let rate = 0;
       let samples = 0;
-      const onAudio = (piece: Int16Array, sampleRate: number) => {
+      const onAudio = (piece: Int16Array, sampleRate: number, encoded?: Uint8Array) => {
+        if (encoded?.length) encodedOut?.push(Buffer.from(encoded.buffer, encoded.byteOffset, encoded.length));
         if (!piece.length) return;
         // The header goes with the first samples: a reader finds the file empty, or with audio.
         const bytes = samples
@@ -336,6 +351,7 @@ export class SynthesisWorker {
           maxSeconds: this.options.maxAudioSeconds,
           signal: abort.signal,
           sampleRate: job.sampleRate ?? undefined,
+          encode: format,
           onAudio,
         })
         .catch((err) => {
@@ -344,9 +360,12 @@ export class SynthesisWorker {
         });
       synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));
       onAudio(rest.samples, rest.sampleRate); // an engine that does not stream answers it all here
+      for (const bytes of rest.encoded ?? []) onAudio(new Int16Array(0), rest.sampleRate, bytes);
       if (!samples) throw new Error('the speech engine produced no audio for this text');
       stage = 'store';
       await out.done();
+      await encodedOut?.done();
+      const encodedPartial = encodedWriter;
       const key = synthesisAudioKey(job.id);
       const partial = writer;
       let published = false;
@@ -354,12 +373,17 @@ export class SynthesisWorker {
       // this worker's (and before it is marked succeeded): a take that lost its lease never
       // replaces the current take's audio.
       const publish = async () => {
+        // The encoding first: once the WAV is there, a reader may look for it.
+        const encodedBytes = encodedPartial
+          ? await encodedPartial.commit(synthesisEncodedKey(job.id, format!), rest.encodedPatch)
+          : null;
+        encodedWriter = undefined;
         const audioBytes = await partial.commit(key, { offset: 0, bytes: wavHeader(rate, samples * 2) });
         published = true;
         writer = undefined;
         if (audioBytes !== WAV_HEADER_BYTES + samples * 2)
           throw new Error(`stored ${audioBytes} bytes of audio, not ${WAV_HEADER_BYTES + samples * 2}`);
-        return { audioBytes };
+        return { audioBytes, encodedBytes, timings: storedTimings(rest.timings) };
       };
       const done = await this.finish(
         job,
@@ -370,6 +394,7 @@ export class SynthesisWorker {
         if (published) await this.lostAfterStoring(job, key);
         else {
           writer = undefined;
+          await encodedWriter?.abort().catch(() => undefined);
           await partial
             .abort()
             .catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
@@ -380,6 +405,7 @@ export class SynthesisWorker {
         }
       }
     } catch (err) {
+      await encodedWriter?.abort().catch(() => undefined);
       await writer
         ?.abort()
         .catch((e) => logger.warn({ err: e, synthesisId: job.id }, 'could not remove the partial audio'));
@@ -428,7 +454,7 @@ export class SynthesisWorker {
       where: { id: job.id },
     });
     if (!now || now.state === SynthesisState.CANCELED) {
-      await this.options.store.delete(key);
+      for (const k of [key, ...synthesisEncodedKeys(job.id)]) await this.options.store.delete(k);
       this.options.logger.info({ synthesisId: job.id }, 'synthesis canceled while it rendered; its audio is removed');
     } else if (now.state !== SynthesisState.FAILED) {
       this.options.logger.warn(

@@ -10,7 +10,7 @@ import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 import type { DataSource } from 'typeorm';
 import type { AudioStore } from './audio/audio-store';
-import { Synthesis } from './entities/synthesis';
+import { Synthesis, synthesisEncodedKeys } from './entities/synthesis';
 import { Voice } from './entities/voice';
 import { voiceEventData } from './voice-service';
 
@@ -35,7 +35,8 @@ export async function deleteUserData(
   // The audio first: if the transaction then fails, the rows stay and the next run deletes them;
   // a file is never left without its row. (A job rendering right now finds its row gone and
   // removes the audio it wrote: synthesis-worker.ts.)
-  for (const s of syntheses) await store.delete(s.audioKey ?? `${s.id}.wav`);
+  for (const s of syntheses)
+    for (const key of [s.audioKey ?? `${s.id}.wav`, ...synthesisEncodedKeys(s.id)]) await store.delete(key);
   if (syntheses.length) await m.delete(Synthesis, { id: In(syntheses.map((s) => s.id)) });
   logger?.info({ userId, voices: voices.length, syntheses: syntheses.length }, "deleted user's voices and syntheses");
   return { voices: voices.length, syntheses: syntheses.length };

@@ -33,6 +33,7 @@ describe('error table', () => {
       forbidden: 403,
       not_found: 404,
       method_not_allowed: 405,
+      not_acceptable: 406,
       conflict: 409,
       resync_required: 410,
       payload_too_large: 413,

@@ -334,7 +334,7 @@ describe('GET /api/v1/tts/syntheses/{id}/audio', () => {
     expect((await http.get('/api/v1/tts/syntheses/01900000-0000-7000-8000-000000000000/audio', { token })).status).toBe(
       404,
     );
-    expect((await http.get(`/api/v1/tts/syntheses/${id}/audio?format=mp3`, { token })).status).toBe(400);
+    expect((await http.get(`/api/v1/tts/syntheses/${id}/audio?format=aac`, { token })).status).toBe(400);
   });
 });
 

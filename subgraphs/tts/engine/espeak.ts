@@ -7,8 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { blendVariantFiles, parseBlend } from './blend';
 import type { BaseVoice, SpeechAudio, SpeechEngine, SpeechLimits, SpeechRequest } from './speech-engine';
+import { wordTimings } from './word-timings';
 import { createResampler } from './resample';
 import { createTimeStretch } from './time-stretch';
+import { createAudioEncoder } from '../audio/encoders';
+import { encoderModulePaths, loadEncoderLibraries } from '../audio/encoder-libraries';
 
 interface Catalog {
   languages: string[];
@@ -77,12 +80,22 @@ function espeakThread() {
     };
   }
 
+  // The encoders' libraries, loaded when a format first needs them (see audio/encoders.ts).
+  let encoderLibraries: Promise<any> | undefined;
+  const newEncoder = (globalThis as any).__createAudioEncoder as typeof createAudioEncoder;
+  function loadEncoders(): Promise<any> {
+    encoderLibraries ??= (globalThis as any).__loadEncoderLibraries(workerData.encoders, newResampler);
+    return encoderLibraries!;
+  }
+
   const written = new Set<string>();
   /**
    * Renders the text. eSpeak NG hands its audio over in pieces (about 100 ms each) as it renders;
    * each goes through the stretch (when the speed needs one) and the resampler (when another
-   * rate is wanted) and, with `stream`, straight to the caller as an `audio` message of this
-   * call, while the engine goes on. Without `stream` the pieces are gathered into the answer.
+   * rate is wanted), the encoder (when a format is asked for) and, with `stream`, straight to the
+   * caller as an `audio` message of this call, while the engine goes on. Without `stream` the
+   * pieces are gathered into the answer. The engine's word and sentence events come back with
+   * the answer: [text position (1-based code points), length, time in ms of the rendered audio].
    */
   async function synthesize(
     args: {
@@ -94,6 +107,7 @@ function espeakThread() {
       tempo: number;
       sampleRate?: number;
       stream?: boolean;
+      encode?: 'mp3' | 'opus' | 'flac';
       maxSeconds: number;
       stop: SharedArrayBuffer;
     },
@@ -101,6 +115,7 @@ function espeakThread() {
   ) {
     const stop = new Int32Array(args.stop);
     const { m, speaker } = await loading;
+    const libs = args.encode ? await loadEncoders() : undefined;
     if (args.variantFile !== undefined && !written.has(args.variant)) {
       m.FS.writeFile(`${VARIANTS}/${args.variant}`, args.variantFile);
       written.add(args.variant);
@@ -117,13 +132,32 @@ function espeakThread() {
       stages.push(newStretch(rate, args.tempo, await stretcher));
     }
     if (outRate !== rate) stages.push(newResampler(rate, outRate));
+    const lame = args.encode === 'mp3' ? await libs.createMp3Encoder() : undefined;
+    const encoder = args.encode ? newEncoder(args.encode, outRate, libs, lame) : undefined;
     const chunks: Int16Array[] = [];
+    const encoded: Uint8Array[] = [];
     let out = 0;
-    const emit = (samples: Int16Array) => {
-      if (!samples.length) return;
+    const emit = (samples: Int16Array, last: boolean) => {
+      let bytes = encoder ? encoder.push(samples) : undefined;
+      if (encoder && last) {
+        const rest = encoder.finish();
+        if (rest.length) {
+          const all = new Uint8Array(bytes!.length + rest.length);
+          all.set(bytes!);
+          all.set(rest, bytes!.length);
+          bytes = all;
+        }
+      }
+      if (!samples.length && !bytes?.length) return;
       out += samples.length;
-      if (args.stream) parentPort.postMessage({ id, audio: samples, sampleRate: outRate }, [samples.buffer]);
-      else chunks.push(samples);
+      if (args.stream) {
+        const transfer = [samples.buffer];
+        if (bytes?.length) transfer.push(bytes.buffer);
+        parentPort.postMessage({ id, audio: samples, encoded: bytes, sampleRate: outRate }, transfer);
+      } else {
+        chunks.push(samples);
+        if (bytes?.length) encoded.push(bytes);
+      }
     };
     /** Through every stage; `last`: the input has ended, so each stage gives what it holds. */
     const pipe = (samples: Int16Array, last: boolean) => {
@@ -138,17 +172,37 @@ function espeakThread() {
           s.set(rest, pushed.length);
         }
       }
-      emit(s === samples ? samples.slice() : s); // a copy of the engine's piece: it may be a view of its memory
+      emit(s === samples ? samples.slice() : s, last); // a copy of the engine's piece: it is a view of its memory
     };
     // The limit is on the audio as delivered: stretched by 1/tempo after rendering.
     const maxSamples = args.maxSeconds * rate * args.tempo;
     let length = 0;
-    speaker.synthesize(args.text, (samples: Int16Array) => {
-      length += samples.length;
-      if (length > maxSamples || Atomics.load(stop, 0) === 1) return true; // true stops the engine
-      pipe(samples, false);
-      return false;
-    });
+    // The engine's callback, read straight from its memory: the audio as a view (copied once,
+    // by the first stage or by pipe), and of the events only words and sentences (the package's
+    // own wrapper copies every piece and decodes every phoneme event's name as a string).
+    const words: number[] = [];
+    const sentences: number[] = [];
+    const eventSize: number = speaker.getSizeOfEventStruct_();
+    const [WORD, SENTENCE, TERMINATED] = [m.espeakEVENT_WORD, m.espeakEVENT_SENTENCE, m.espeakEVENT_LIST_TERMINATED];
+    const callback = (audioPtr: number, count: number, eventsPtr: number) => {
+      const heap32: Int32Array = m.HEAP32;
+      // espeak_EVENT: type, unique_identifier, text_position, length, audio_position (ms), …
+      for (let p = eventsPtr >> 2; heap32[p] !== TERMINATED; p += eventSize >> 2) {
+        if (heap32[p] === WORD) words.push(heap32[p + 2], heap32[p + 3], heap32[p + 4]);
+        else if (heap32[p] === SENTENCE) sentences.push(heap32[p + 2], 0, heap32[p + 4]);
+      }
+      if (!count) return 0;
+      length += count;
+      if (length > maxSamples || Atomics.load(stop, 0) === 1) return 1; // 1 stops the engine
+      pipe(m.HEAP16.subarray(audioPtr >> 1, (audioPtr >> 1) + count), false);
+      return 0;
+    };
+    const pointer = m.addFunction(callback, 'iiii');
+    try {
+      speaker.synth_(args.text, pointer);
+    } finally {
+      m.removeFunction(pointer);
+    }
     if (Atomics.load(stop, 0) === 1) throw new Error('canceled');
     if (length > maxSamples)
       throw new Error(`the speech would last more than ${args.maxSeconds} seconds; split the text`);
@@ -160,7 +214,17 @@ function espeakThread() {
       at += c.length;
     }
     chunks.length = 0;
-    return { result: { sampleRate: outRate, samples }, transfer: [samples.buffer] };
+    const result = {
+      sampleRate: outRate,
+      samples,
+      encoded: encoded.length ? encoded : undefined,
+      encodedPatch: encoder?.patch() ?? undefined,
+      // Times of the rendered audio: the caller scales them by the stretch.
+      words,
+      sentences,
+      outSamples: out,
+    };
+    return { result, transfer: [samples.buffer] };
   }
 
   const ops: Record<string, (args: any, id: number) => Promise<unknown>> = { catalog, synthesize };
@@ -176,13 +240,20 @@ function espeakThread() {
   });
 }
 
+/** What the thread answers: the audio, and the engine's word and sentence events as rendered. */
+type RenderedSpeech = Omit<SpeechAudio, 'timings'> & { words: number[]; sentences: number[]; outSamples: number };
+
 /** One engine thread and the calls it has not answered yet. */
 class EngineThread {
   private readonly worker: Worker;
   private nextId = 0;
   private readonly pending = new Map<
     number,
-    { resolve(v: unknown): void; reject(e: Error): void; onAudio?(samples: Int16Array, sampleRate: number): void }
+    {
+      resolve(v: unknown): void;
+      reject(e: Error): void;
+      onAudio?(samples: Int16Array, sampleRate: number, encoded?: Uint8Array): void;
+    }
   >();
   dead = false;
 
@@ -190,9 +261,14 @@ class EngineThread {
     const source = [
       `globalThis.__createTimeStretch = ${createTimeStretch.toString()};`,
       `globalThis.__createResampler = ${createResampler.toString()};`,
+      `globalThis.__createAudioEncoder = ${createAudioEncoder.toString()};`,
+      `globalThis.__loadEncoderLibraries = ${loadEncoderLibraries.toString()};`,
       `(${espeakThread.toString()})()`,
     ].join('\n');
-    this.worker = new Worker(source, { eval: true, workerData: { moduleUrl, soundtouchUrl } });
+    this.worker = new Worker(source, {
+      eval: true,
+      workerData: { moduleUrl, soundtouchUrl, encoders: encoderModulePaths() },
+    });
     this.worker.unref();
     this.worker.on(
       'message',
@@ -201,19 +277,21 @@ class EngineThread {
         result,
         error,
         audio,
+        encoded,
         sampleRate,
       }: {
         id: number;
         result?: unknown;
         error?: string;
         audio?: Int16Array;
+        encoded?: Uint8Array;
         sampleRate?: number;
       }) => {
         const p = this.pending.get(id);
         if (audio) {
           // A piece of a call still rendering: an exception of the listener must not stop the others.
           try {
-            p?.onAudio?.(audio, sampleRate!);
+            p?.onAudio?.(audio, sampleRate!, encoded);
           } catch {
             /* the caller's concern */
           }
@@ -238,7 +316,11 @@ class EngineThread {
     return this.pending.size;
   }
 
-  call<T>(op: string, args?: unknown, onAudio?: (samples: Int16Array, sampleRate: number) => void): Promise<T> {
+  call<T>(
+    op: string,
+    args?: unknown,
+    onAudio?: (samples: Int16Array, sampleRate: number, encoded?: Uint8Array) => void,
+  ): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve, reject, onAudio });
@@ -338,7 +420,8 @@ export class EspeakEngine implements SpeechEngine {
     const abort = () => Atomics.store(new Int32Array(stop), 0, 1);
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      return await this.thread().call<SpeechAudio>(
+      const tempo = stretchTempo(request.speed);
+      const rendered = await this.thread().call<RenderedSpeech>(
         'synthesize',
         {
           text: request.text,
@@ -346,14 +429,18 @@ export class EspeakEngine implements SpeechEngine {
           variant,
           variantFile,
           wpm: wordsPerMinute(request.speed),
-          tempo: stretchTempo(request.speed),
+          tempo,
           sampleRate: limits.sampleRate,
           stream: !!limits.onAudio,
+          encode: limits.encode,
           maxSeconds: limits.maxSeconds,
           stop,
         },
         limits.onAudio,
       );
+      const { words, sentences, outSamples, ...audio } = rendered;
+      const durationMs = (outSamples * 1000) / rendered.sampleRate;
+      return { ...audio, timings: wordTimings(request.text, words, sentences, tempo, durationMs) };
     } finally {
       signal?.removeEventListener('abort', abort);
     }

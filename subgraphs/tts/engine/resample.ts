@@ -51,18 +51,25 @@ export function createResampler(fromRate: number, toRate: number): PcmStage {
   };
   /** Outputs while their filter's last input is there, up to `limit` outputs in all. */
   const produce = (limit: number): Int16Array => {
-    const out: number[] = [];
+    // Written into one array of the most outputs possible (no list of numbers to convert), the
+    // input position kept as a whole part and a phase instead of a division per output.
+    const out = new Int16Array(Math.max(0, limit - made));
+    let n = 0;
+    let whole = Math.floor((made * down) / up);
+    let phase = made * down - whole * up;
     for (; made < limit; made++) {
-      const pos = made * down;
-      const whole = Math.floor(pos / up);
-      const phase = pos - whole * up;
       const first = whole - HALF + 1 - base;
       if (first + width > length) break;
       let acc = 0;
       const t = phase * width;
       for (let k = 0; k < width; k++) acc += buffer[first + k] * taps[t + k];
       const v = Math.round(acc);
-      out.push(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+      out[n++] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      phase += down;
+      while (phase >= up) {
+        phase -= up;
+        whole++;
+      }
     }
     // Drop what no later output needs.
     const keepFrom = Math.floor((made * down) / up) - HALF + 1 - base;
@@ -71,7 +78,7 @@ export function createResampler(fromRate: number, toRate: number): PcmStage {
       length -= keepFrom;
       base += keepFrom;
     }
-    return Int16Array.from(out);
+    return n === out.length ? out : out.slice(0, n);
   };
 
   return {

@@ -1,5 +1,6 @@
 // The speech engine behind the TTS subgraph: a small interface, so that eSpeak NG (the
 // default) can be replaced by another engine without touching the voice rules.
+import type { EncodedFormat } from '../audio/encoders';
 
 export interface BaseVoice {
   /** What `base_voice` and the parts of a `voice_blend` name: `f3`, `m1`, `Annie`. */
@@ -35,13 +36,37 @@ export interface SpeechLimits {
    * its sample rate. The whole audio is then these pieces followed by the samples of the answer
    * (which an engine that streams leaves empty, and one that does not fills).
    */
-  onAudio?: (samples: Int16Array, sampleRate: number) => void;
+  onAudio?: (samples: Int16Array, sampleRate: number, encoded?: Uint8Array) => void;
+  /**
+   * Also encode the audio in this format while it renders (in the engine's thread): each piece's
+   * encoded bytes come with it to `onAudio`; the answer carries the rest and the patch.
+   */
+  encode?: EncodedFormat;
+}
+
+/** One spoken word: where it lies in the audio (ms) and in the text (code points, end exclusive). */
+export interface WordTiming {
+  startMs: number;
+  endMs: number;
+  charStart: number;
+  charEnd: number;
+}
+
+/** When each word is spoken, and where each sentence starts in the text (code points). */
+export interface SpeechTimings {
+  words: WordTiming[];
+  sentenceStarts: number[];
 }
 
 /** Mono 16-bit PCM. */
 export interface SpeechAudio {
   sampleRate: number;
   samples: Int16Array;
+  /** With `encode`: encoded bytes not yet handed to onAudio, and what to write over the file's start at the end. */
+  encoded?: Uint8Array[];
+  encodedPatch?: { offset: number; bytes: Uint8Array };
+  /** From the engine's own word events, in the delivered audio's time; absent when the engine has none. */
+  timings?: SpeechTimings;
 }
 
 export interface SpeechEngine {

@@ -1,5 +1,6 @@
 import { Directive, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { EncodedFormat, ENCODED_EXTENSIONS, ENCODED_FORMATS } from '../audio/encoders';
 
 export enum SynthesisState {
   QUEUED = 'queued',
@@ -16,15 +17,26 @@ export const ACTIVE_STATES = [SynthesisState.QUEUED, SynthesisState.RUNNING];
 /** Where a synthesis's audio is kept in the audio store. */
 export const synthesisAudioKey = (synthesisId: string) => `${synthesisId}.wav`;
 
+/** Where a stored synthesis's encoding in `format` is cached, beside its WAV. */
+export const synthesisEncodedKey = (synthesisId: string, format: EncodedFormat) =>
+  `${synthesisId}.${ENCODED_EXTENSIONS[format]}`;
+
+/** Every cached encoding's key: what is deleted with the synthesis. */
+export const synthesisEncodedKeys = (synthesisId: string) =>
+  ENCODED_FORMATS.map((format) => synthesisEncodedKey(synthesisId, format));
+
 /**
  * Where one take of a running job writes its audio while it renders (readable as it grows):
  * one name per worker and attempt, so that a worker that lost its lease never writes into its
  * successor's file. Renamed to synthesisAudioKey when done.
  */
-export function synthesisPartialKey(job: { id: string; attempts: number; workerId: string | null }): string {
+export function synthesisPartialKey(
+  job: { id: string; attempts: number; workerId: string | null },
+  format?: EncodedFormat,
+): string {
   let hash = 0x811c9dc5; // FNV-1a of the worker id: short, and only [0-9a-f] in the key
   for (const c of job.workerId ?? '') hash = Math.imul(hash ^ c.charCodeAt(0), 0x01000193) >>> 0;
-  return `${job.id}.${job.attempts}-${hash.toString(16).padStart(8, '0')}.part`;
+  return `${job.id}.${job.attempts}-${hash.toString(16).padStart(8, '0')}${format ? `.${ENCODED_EXTENSIONS[format]}` : ''}.part`;
 }
 registerEnumType(SynthesisState, {
   name: 'SynthesisState',
@@ -122,6 +134,18 @@ export class Synthesis {
   })
   @Column({ name: 'sample_rate', type: 'integer', nullable: true })
   sampleRate!: number | null;
+
+  /** The format encoded while it renders, beside the WAV (POST /v1/audio/speech's mp3, opus or flac); null: none. */
+  @Column({ name: 'stream_format', type: 'varchar', length: 8, nullable: true })
+  streamFormat!: string | null;
+
+  /** Bytes of the encodings cached beside the WAV (counted with audioBytes in the audio quota). */
+  @Column({ name: 'encoded_bytes', type: 'integer', nullable: true })
+  encodedBytes!: number | null;
+
+  /** Word timings, JSON (see synthesis-timings.ts); set when succeeded. */
+  @Column({ type: 'text', nullable: true })
+  timings!: string | null;
 
   /** The W3C traceparent of the request that queued it (tracing on), linked from the job's trace. */
   @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })

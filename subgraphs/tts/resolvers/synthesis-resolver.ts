@@ -24,6 +24,50 @@ import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../../../lib/user-reference';
 import { MAX_AUDIO_READ_BYTES, MAX_TEXT_CHARACTERS, SynthesisAudio, SynthesisService } from '../synthesis-service';
+import { AudioFormat, isEncoded } from '../audio/encoders';
+import { wordTimings } from '../synthesis-timings';
+
+/** The formats audio is served in (OpenAI's response_format names, upper-case). */
+export enum SpeechFormat {
+  MP3 = 'mp3',
+  OPUS = 'opus',
+  FLAC = 'flac',
+  WAV = 'wav',
+  PCM = 'pcm',
+}
+registerEnumType(SpeechFormat, {
+  name: 'SpeechFormat',
+  description:
+    'MP3 (LAME, 64 kbit/s mono), OPUS (Ogg Opus, 48 kHz, 32 kbit/s), FLAC, WAV (mono 16-bit PCM) or PCM (the samples, 16-bit little-endian, without a header).',
+});
+
+@ObjectType({
+  description: 'One spoken word: when (ms of the audio) and where in the text (code points, 0-based, end exclusive).',
+})
+class WordTiming {
+  @Field() word!: string;
+  @Field(() => Int) startMs!: number;
+  @Field(() => Int, { description: "The next word's start, or the end of the audio." }) endMs!: number;
+  @Field(() => Int) charStart!: number;
+  @Field(() => Int) charEnd!: number;
+}
+
+@ArgsType()
+class FormatArgs {
+  @Field(() => SpeechFormat, { defaultValue: SpeechFormat.WAV })
+  format!: SpeechFormat;
+}
+
+@ArgsType()
+class StreamFormatArgs {
+  @Field(() => SpeechFormat, {
+    nullable: true,
+    description:
+      'MP3, OPUS or FLAC: the encoding instead of the WAV (made while it renders when asked for with synthesizeSpeech, else once it has succeeded).',
+  })
+  @IsOptional()
+  format?: SpeechFormat | null;
+}
 import { VoiceTuningArgs } from './voice-args';
 
 @ArgsType()
@@ -71,14 +115,15 @@ class CancelArgs extends IdArgs {
   keepFinished!: boolean;
 }
 
-@ObjectType({ description: "A piece of a synthesis's WAV as far as it is rendered." })
+@ObjectType({ description: "A piece of a synthesis's WAV (or of its encoding) as far as it is made." })
 class SynthesisStreamPiece {
   @Field(() => SynthesisState) state!: SynthesisState;
   @Field(() => String, { nullable: true, description: 'Why it failed.' }) error!: string | null;
   @Field({
     description:
-      'Base64 of up to `length` bytes of the WAV from `offset`: fewer (or none) when no more are rendered yet. While the synthesis ' +
-      "runs the header's two sizes are 0xFFFFFFFF (length unknown); every byte after the 44-byte header is final.",
+      'Base64 of up to `length` bytes of the WAV (or of the encoding in `format`) from `offset`: fewer (or none) when no more are ' +
+      "made yet. While the synthesis runs the WAV header's two sizes are 0xFFFFFFFF (length unknown); every byte after the " +
+      '44-byte header is final. A streamed FLAC says "length unknown" too; every other byte is final.',
   })
   chunk!: string;
   @Field({
@@ -106,6 +151,13 @@ class SpeechArgs {
   @Min(0.25)
   @Max(4)
   speed?: number | null;
+
+  @Field(() => SpeechFormat, {
+    nullable: true,
+    description: 'What the answer will be read as: MP3, OPUS and FLAC are encoded while it renders, beside the WAV.',
+  })
+  @IsOptional()
+  format?: SpeechFormat | null;
 }
 
 @ArgsType()
@@ -118,12 +170,21 @@ class SynthesesArgs extends PageArgs {
 @ObjectType({ description: "A page of the caller's syntheses, newest first." })
 class SynthesisPage extends PageOf(Synthesis) {}
 
-@ObjectType('SynthesisAudio', { description: 'The rendered speech: a WAV file (mono, 16-bit PCM).' })
+@ObjectType('SynthesisAudio', {
+  description: 'The rendered speech: a WAV file (mono, 16-bit PCM), or its samples or an encoding of it.',
+})
 class SynthesisAudioType implements SynthesisAudio {
   synthesisId!: string;
   key!: string;
+  skip!: number;
+  @Field(() => SpeechFormat) format!: AudioFormat;
   @Field() contentType!: string;
-  @Field(() => Int) bytes!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Its size; null while the encoding is being made by this first request for the format: read it with synthesisStream(format).',
+  })
+  bytes!: number | null;
   @Field({ description: 'An entity tag of the audio, which never changes once rendered.' })
   etag!: string;
 }
@@ -147,7 +208,10 @@ class CancelSynthesisResult {
   synthesis!: Synthesis;
 }
 
-const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({ ...audio, etag: `"${audio.synthesisId}"` });
+const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({
+  ...audio,
+  etag: audio.format === 'wav' ? `"${audio.synthesisId}"` : `"${audio.synthesisId}.${audio.format}"`,
+});
 
 @Resolver(() => Synthesis)
 export class SynthesisResolver {
@@ -167,8 +231,11 @@ export class SynthesisResolver {
       'Queue text to be spoken, the OpenAI way: `voice` names one of your voices, a base voice or a blend. What ' +
       'POST /v1/audio/speech runs before it streams the audio.',
   })
-  synthesizeSpeech(@Args() { text, voice, speed }: SpeechArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
-    return this.service.requestSpeech(ctx.principal!.userId, { text, voice, speed });
+  synthesizeSpeech(
+    @Args() { text, voice, speed, format }: SpeechArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Synthesis> {
+    return this.service.requestSpeech(ctx.principal!.userId, { text, voice, speed, format });
   }
 
   @Authorized()
@@ -209,8 +276,38 @@ export class SynthesisResolver {
   @Query(() => SynthesisAudioType, {
     description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.',
   })
-  async synthesisAudio(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<SynthesisAudioType> {
-    return withEtag(await this.service.audio(ctx.principal!.userId, id));
+  async synthesisAudio(
+    @Args() { id }: IdArgs,
+    @Args() { format }: FormatArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SynthesisAudioType> {
+    return withEtag(await this.service.audio(ctx.principal!.userId, id, format));
+  }
+
+  @Authorized()
+  @Query(() => [WordTiming], {
+    description:
+      "When each word of one of your syntheses is spoken, from the engine's own word events; `conflict` until it has succeeded.",
+  })
+  synthesisTimings(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<WordTiming[]> {
+    return this.service.timings(ctx.principal!.userId, id);
+  }
+
+  @Authorized()
+  @Query(() => String, {
+    description: 'The word timings as WebVTT captions, one cue per sentence; `conflict` until it has succeeded.',
+  })
+  synthesisCaptions(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
+    return this.service.captions(ctx.principal!.userId, id);
+  }
+
+  @FieldResolver(() => [WordTiming], {
+    nullable: true,
+    description: "When each word is spoken (from the engine's word events); null until it has succeeded.",
+  })
+  timings(@Root() synthesis: Synthesis): WordTiming[] | null {
+    if (synthesis.state !== SynthesisState.SUCCEEDED) return null;
+    return synthesis.timings ? wordTimings(synthesis.text, synthesis.timings) : [];
   }
 
   @FieldResolver(() => SynthesisAudioType, { nullable: true, description: 'Null until it has succeeded.' })
@@ -261,7 +358,7 @@ export class SynthesisAudioResolver {
     @Args() { offset, length }: AudioChunkArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<string> {
-    this.reserve(ctx, Math.max(0, Math.min(length, audio.bytes - offset)));
+    this.reserve(ctx, Math.max(0, Math.min(length, (audio.bytes ?? 0) - offset)));
     return (await this.service.readAudio(audio, offset, length)).toString('base64');
   }
 
@@ -275,10 +372,12 @@ export class SynthesisAudioResolver {
   async synthesisStream(
     @Args() { id }: IdArgs,
     @Args() { offset, length }: AudioChunkArgs,
+    @Args() { format }: StreamFormatArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<SynthesisStreamPiece> {
     this.reserve(ctx, length);
-    const { state, error, bytes, end } = await this.service.stream(ctx.principal!.userId, id, offset, length);
+    const encoded = format && isEncoded(format) ? format : undefined;
+    const { state, error, bytes, end } = await this.service.stream(ctx.principal!.userId, id, offset, length, encoded);
     return { state, error, chunk: bytes.toString('base64'), end };
   }
 }
