@@ -7,6 +7,7 @@ import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
 import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
+import { IdempotencyStore } from '../lib/idempotency';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
@@ -46,6 +47,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keys,
     subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
     beside: events,
+    idempotency: new IdempotencyStore(log.dataSource, config, logger),
   });
   const app = createFacadeApp({
     config,

@@ -8,6 +8,7 @@ import { createGateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
+import { IdempotencyStore } from '../lib/idempotency';
 import type { Config } from '../lib/config';
 import { createBaseApp } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
@@ -32,6 +33,7 @@ export async function startGatewayServer(config: Config) {
     subgraphs,
     supergraphPath: fs.existsSync(file) ? file : undefined,
     beside: events,
+    idempotency: new IdempotencyStore(log.dataSource, config, logger),
   });
 
   const app = createBaseApp({

@@ -97,7 +97,8 @@ export async function apolloSetup(options: {
     // The limits step is synchronous: it answers (or not) before this returns.
     void limitsStep.before!(op);
     if (!op.result) return undefined;
-    pipeline.finish(op);
+    // A refusal claimed no Idempotency-Key: the after-steps finish at once.
+    void pipeline.finish(op);
     return op.answer;
   }
 

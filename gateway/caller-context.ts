@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
+import { headerValue, Headers, IDEMPOTENCY_KEY_HEADER, requestIdFrom } from '../lib/request-context';
 import type { TokenVerifier } from '../lib/tokens';
 import type { GatewayContext } from './data-sources';
 
@@ -28,6 +28,7 @@ class RequestContext implements GatewayContext {
     readonly principal: GatewayContext['principal'],
     readonly userAgent: string | undefined,
     private readonly processLogger: Logger,
+    readonly idempotencyKey: string | undefined,
   ) {}
 
   get logger(): Logger {
@@ -55,6 +56,7 @@ export function callerContext(verifier: TokenVerifier, logger: Logger): ContextF
       principal,
       headerValue(headers, 'user-agent'),
       logger,
+      headerValue(headers, IDEMPOTENCY_KEY_HEADER),
     );
   };
 }

@@ -6,6 +6,7 @@ import type { Router } from 'express';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { Config } from '../lib/config';
 import type { Checks, ReadinessReport } from '../lib/http-app';
+import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
 import { operationLimits } from '../lib/operation-pipeline';
 import type { Headers } from '../lib/request-context';
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   supergraphPath?: string;
   /** What is served beside the supergraph (the event stream's schema), shown in /graphql's schema too. */
   beside?: ServedBeside;
+  /** Idempotency-Key on mutations, kept in the shared events database (lib/idempotency.ts). */
+  idempotency?: IdempotencyStore;
 }
 
 export interface OperationRequest {
@@ -105,6 +108,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     plans,
     limits: operationLimits(config),
     contextFor,
+    idempotency: options.idempotency,
   });
   const apollo = await apolloSetup({
     config,

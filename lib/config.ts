@@ -236,6 +236,12 @@ export function configSchema() {
      * forwarded client address is believed only with it. At least 32 characters; unset: none.
      */
     SUBGRAPH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+
+    // ---- integrations (issue 34, docs/integrations.md) ----
+    /** How long an Idempotency-Key's first answer is kept and replayed. */
+    IDEMPOTENCY_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
+    /** A claim whose request recorded no answer for this long (its process died) may be taken over by a retry. */
+    IDEMPOTENCY_LOCK_SECONDS: int(1, 3600).default(60),
   });
 }
 
