@@ -256,7 +256,7 @@ export function configSchema() {
     WEBHOOK_RETRY_BASE_SECONDS: int(1, 3600).default(5),
     WEBHOOK_RETRY_MAX_DELAY_SECONDS: int(1, 86_400).default(6 * 3600),
     /** An endpoint whose worker stopped renewing its lease this long is taken over by another. */
-    WEBHOOK_LEASE_SECONDS: int(5, 3600).default(30),
+    WEBHOOK_LEASE_SECONDS: int(1, 3600).default(30),
     /** How often idle delivery workers look for due deliveries written by other processes (backing off to POLL_MAX_IDLE_MS). */
     WEBHOOK_POLL_MS: int(10, 60_000).default(200),
     /** The delivery log (attempts) and finished deliveries are kept this long. */

@@ -154,6 +154,8 @@ describe('the OpenAPI document', () => {
       'listSyntheses',
       'listUsers',
       'listVoices',
+      'listWebhookDeliveries',
+      'listWebhooks',
     ]);
     for (const route of lists) {
       const properties = route.query!.schema.properties as Record<string, JsonSchema>;

@@ -10,6 +10,7 @@ import { routes } from '../../rest-facade/routes';
 import { EventLog, openLog, untilLogged } from '../helpers/event-log';
 import { api, ApiResponse, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { until } from '../helpers/wait';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -34,6 +35,17 @@ async function freshUser() {
   const username = `idem${++users}_${crypto.randomBytes(3).toString('hex')}`;
   const user = await createUserAndLogin(server.url, adminToken, username);
   return { ...user.tokens, id: user.id, username };
+}
+
+/** A fresh user's webhook (at an address the guard refuses: nothing is sent anywhere). */
+async function webhookOfFreshUser() {
+  const token = (await freshUser()).access_token;
+  const res = await http.post(
+    '/api/v1/integrations/webhooks',
+    { url: 'http://localhost:9/hook', event_types: ['nothing.here'] },
+    { token },
+  );
+  return { token, id: res.body.id as string };
 }
 
 interface Sample {
@@ -65,6 +77,29 @@ const SAMPLES: Record<string, () => Promise<Sample>> = {
       },
     ]),
   ),
+  createWebhook: async () => ({
+    path: '/api/v1/integrations/webhooks',
+    body: { url: 'http://localhost:9/hook', event_types: ['nothing.here'] },
+    token: (await freshUser()).access_token,
+  }),
+  rotateWebhookSecret: async () => {
+    const { token, id } = await webhookOfFreshUser();
+    return { path: `/api/v1/integrations/webhooks/${id}/rotate-secret`, token };
+  },
+  testWebhook: async () => {
+    const { token, id } = await webhookOfFreshUser();
+    return { path: `/api/v1/integrations/webhooks/${id}/test`, token };
+  },
+  retryWebhookDelivery: async () => {
+    const { token, id } = await webhookOfFreshUser();
+    await http.post(`/api/v1/integrations/webhooks/${id}/test`, undefined, { token });
+    // The address is blocked (no WEBHOOK_ALLOW_HOSTS here): its one attempt is logged at once.
+    const attempt = await until(async () => {
+      const log = await http.get(`/api/v1/integrations/webhooks/${id}/deliveries`, { token });
+      return log.body.items?.[0] as { delivery_id: string } | undefined;
+    }, 'the attempt');
+    return { path: `/api/v1/integrations/webhooks/deliveries/${attempt.delivery_id}/retry`, token };
+  },
   createVoice: async () => ({
     path: '/api/v1/tts/voices',
     body: { name: `v${++users}`, base_voice: 'f3' },
