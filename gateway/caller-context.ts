@@ -1,6 +1,7 @@
 // The gateway's context of one request: who calls (the token checked once here), and the ids its
 // subgraph requests carry.
 import { randomUUID } from 'node:crypto';
+import type { ApiKeyExchange } from '../lib/api-keys';
 import { AppError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { headerValue, Headers, IDEMPOTENCY_KEY_HEADER, requestIdFrom } from '../lib/request-context';
@@ -39,10 +40,12 @@ class RequestContext implements GatewayContext {
 export type ContextFor = (headers: Headers, clientIp: string) => Promise<GatewayContext>;
 
 /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
-export function callerContext(verifier: TokenVerifier, logger: Logger): ContextFor {
+export function callerContext(verifier: TokenVerifier, logger: Logger, apiKeys?: ApiKeyExchange): ContextFor {
   return async (headers, clientIp) => {
     const requestId = requestIdFrom(headers);
-    const authorization = headerValue(headers, 'authorization');
+    // An API key becomes the short-lived token auth exchanges it for (lib/api-keys.ts); that token is passed on.
+    const given = headerValue(headers, 'authorization');
+    const authorization = apiKeys ? await apiKeys.authorization(given, clientIp, requestId) : given;
     let principal: GatewayContext['principal'];
     try {
       principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;

@@ -268,6 +268,16 @@ export function configSchema() {
      * anyway (lib/ssrf-guard.ts); e.g. `127.0.0.1` in tests, an internal receiver in a closed network.
      */
     WEBHOOK_ALLOW_HOSTS: csv.default([]),
+    /** API keys one user may hold (not revoked); more are refused (409). */
+    API_KEYS_PER_USER: int(1, 10_000).default(50),
+    /** Lifetime of the access token an API key is exchanged for at the edge. */
+    API_KEY_TOKEN_TTL_SECONDS: int(30, 3600).default(120),
+    /** How long the edge keeps a key's token (by the key's hash) before it asks auth again: at most 60 s. */
+    API_KEY_CACHE_SECONDS: int(0, 60).default(60),
+    /** API keys that do not answer (unknown, expired, revoked) per client address per LOGIN_RATE_WINDOW_SECONDS; then 429. */
+    API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
+    /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
+    API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
   });
 }
 

@@ -149,6 +149,8 @@ describe('the OpenAPI document', () => {
     expect(MAX_PAGE_SIZE).toBe(GRAPHQL_MAX_PAGE_SIZE);
     const lists = routes.filter((r) => (r.response.properties as Record<string, unknown> | undefined)?.next_cursor);
     expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'listAllApiKeys',
+      'listApiKeys',
       'listHubs',
       'listSessions',
       'listSyntheses',

@@ -77,6 +77,11 @@ const SAMPLES: Record<string, () => Promise<Sample>> = {
       },
     ]),
   ),
+  createApiKey: async () => ({
+    path: '/api/v1/auth/api-keys',
+    body: { name: 'script', scopes: ['tts:read'] },
+    token: (await freshUser()).access_token,
+  }),
   createWebhook: async () => ({
     path: '/api/v1/integrations/webhooks',
     body: { url: 'http://localhost:9/hook', event_types: ['nothing.here'] },
