@@ -21,7 +21,11 @@ let doc: OpenApiDocument;
 let users = 0;
 
 beforeAll(async () => {
-  server = await startTestServer({ SYNTHESIS_CONCURRENCY: '0', API_KEY_MAX_FAILURES_PER_CLIENT: '3' });
+  server = await startTestServer({
+    SYNTHESIS_CONCURRENCY: '0',
+    API_KEY_MAX_FAILURES_PER_CLIENT: '3',
+    SPEECH_MAX_WAIT_SECONDS: '1',
+  });
   http = api(server.url);
   log = await openLog(server.config);
   authDb = await openDatabase(server.config, {
@@ -91,7 +95,10 @@ test('shown once, stored only as a keyed hash, listed with its prefix', async ()
 
 test('works as a bearer token on REST, GraphQL and the event stream; last_used_at is written', async () => {
   const user = await freshUser();
-  const { key, id } = await createKey(user.token, { name: 'script', scopes: ['tts:read', 'tts:write', 'events:read'] });
+  const { key, id } = await createKey(user.token, {
+    name: 'script',
+    scopes: ['tts:read', 'tts:write', 'tts:synthesize', 'events:read'],
+  });
   const bearer = { token: key };
   const voice = await http.post('/api/v1/tts/voices', { name: 'by key', base_voice: 'f3' }, bearer);
   expect(voice.status).toBe(202);
@@ -106,6 +113,15 @@ test('works as a bearer token on REST, GraphQL and the event stream; last_used_a
   await http.post('/api/v1/tts/voices', { name: 'seen', base_voice: 'f3' }, bearer);
   await stream.waitFor((f) => f.event === 'voice.created' && f.data.name === 'seen');
   stream.close();
+  // Speech: accepted and queued (no worker renders here, so it gives up waiting: 503 naming the synthesis).
+  const speech = await fetch(`${server.url}/v1/audio/speech`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 'tts-1', voice: 'f3', input: 'Hello.' }),
+  });
+  expect(speech.status).toBe(503);
+  expect(JSON.stringify(await speech.json())).toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  expect((await http.get('/api/v1/tts/syntheses', bearer)).body.items).toHaveLength(1);
   const keys = await http.get('/api/v1/auth/api-keys', { token: user.token });
   expect(keys.body.items.find((k: { id: string }) => k.id === id).last_used_at).not.toBeNull();
   // A key may not manage keys (account:write).
