@@ -4,10 +4,11 @@
 // a webhook with `allUsers` (admin:integrations) gets every user's audit events (those the auth
 // subgraph writes). Disabled webhooks get nothing.
 import { v7 as uuidv7 } from 'uuid';
-import { Brackets, type DataSource, type EntityManager } from 'typeorm';
+import { Brackets, In, type DataSource, type EntityManager } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
+import { WebhookAttempt } from './entities/webhook-attempt';
 import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { dueNow } from './webhook-service';
@@ -28,7 +29,21 @@ export function eventBody(event: LoggedEvent): string {
   });
 }
 
+/** A deleted user's webhooks go, with their deliveries and log (the auth subgraph's user.deleted). */
+async function forgetUser(m: EntityManager, userId: string): Promise<void> {
+  const hooks = await m.find(Webhook, { select: { id: true }, where: { ownerId: userId } });
+  if (!hooks.length) return;
+  const ids = hooks.map((h) => h.id);
+  await m.delete(WebhookAttempt, { webhookId: In(ids) });
+  await m.delete(WebhookDelivery, { webhookId: In(ids) });
+  await m.delete(Webhook, { id: In(ids) });
+}
+
 async function fanOut(m: EntityManager, event: LoggedEvent): Promise<void> {
+  if (event.type === 'user.deleted' && event.source === AUDIT_SOURCE) {
+    await forgetUser(m, event.resourceId);
+    return;
+  }
   const query = m
     .createQueryBuilder(Webhook, 'w')
     .select(['w.id', 'w.eventTypes', 'w.createdAt'])
