@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { request, type Dispatcher } from 'undici';
-import { LessThan, LessThanOrEqual, type DataSource } from 'typeorm';
+import { LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
@@ -38,6 +38,9 @@ export type DeliveryConfig = Pick<
   | 'WEBHOOK_LOG_RETENTION_SECONDS'
   | 'POLL_MAX_IDLE_MS'
 >;
+
+/** How often an endpoint being served is read again (a PATCH, a rotation, a disable take effect within it). */
+const WEBHOOK_REREAD_MS = 5000;
 
 interface AttemptResult {
   outcome: 'delivered' | 'failed' | 'timeout' | 'error' | 'blocked_address';
@@ -149,27 +152,33 @@ export class WebhookDeliveryWorker {
   /** Sends the endpoint's due deliveries in order while its lease is held, then lets it go. */
   private async serve(webhookId: string): Promise<void> {
     const { manager } = this.dataSource;
+    const readWebhook = () => manager.findOneBy(Webhook, { id: webhookId, leaseOwner: this.id });
     try {
+      let webhook = await readWebhook();
+      let readAt = Date.now();
+      let head = await manager.findOne(WebhookDelivery, {
+        where: { webhookId, state: DeliveryState.PENDING },
+        order: { eventSeq: 'ASC', id: 'ASC' },
+      });
       while (!this.stopped) {
-        const webhook = await manager.findOneBy(Webhook, { id: webhookId, leaseOwner: this.id });
+        // Its address, secret and switch as changed meanwhile (a PATCH, a rotation): read again now and then.
+        if (Date.now() - readAt > WEBHOOK_REREAD_MS) {
+          webhook = await readWebhook();
+          readAt = Date.now();
+        }
         if (!webhook?.enabled) return;
-        const head = await manager.findOne(WebhookDelivery, {
-          where: { webhookId, state: DeliveryState.PENDING },
-          order: { eventSeq: 'ASC', id: 'ASC' },
-        });
         if (!head || !head.nextAttemptAt || head.nextAttemptAt.getTime() > Date.now()) {
-          await this.reschedule(webhookId);
+          await inTransaction(this.dataSource, async (m) => {
+            // The endpoint's row first, as record() does (see reschedule()).
+            await m.update(Webhook, { id: webhookId, leaseOwner: this.id }, { leaseUntil: this.leaseEnd() });
+            await this.reschedule(webhookId, m);
+          });
           return;
         }
-        // Renewed per attempt: an attempt ends within its timeout, well inside a lease.
-        const renewed = await manager.update(
-          Webhook,
-          { id: webhookId, leaseOwner: this.id },
-          { leaseUntil: this.leaseEnd() },
-        );
-        if (affectedRows(renewed) !== 1) return; // lost it (this process stalled past the lease)
         const result = await this.attempt(webhook, head);
-        await this.record(webhook, head, result);
+        const next = await this.record(webhook, head, result);
+        if (next.lost) return; // another worker has it now (this process stalled past the lease)
+        head = next.head;
       }
     } finally {
       await manager.update(Webhook, { id: webhookId, leaseOwner: this.id }, { leaseOwner: null, leaseUntil: NO_LEASE });
@@ -234,7 +243,11 @@ export class WebhookDeliveryWorker {
    * The attempt in the log, the delivery's new state, and the endpoint's next due time, in one
    * transaction. Past the retry period the delivery is given up and the endpoint disabled.
    */
-  private async record(webhook: Webhook, delivery: WebhookDelivery, result: AttemptResult): Promise<void> {
+  private async record(
+    webhook: Webhook,
+    delivery: WebhookDelivery,
+    result: AttemptResult,
+  ): Promise<{ lost: boolean; head: WebhookDelivery | null }> {
     const attempt = delivery.attempts + 1;
     const now = new Date();
     const delivered = result.outcome === 'delivered';
@@ -246,9 +259,10 @@ export class WebhookDeliveryWorker {
     const retryAt = new Date(now.getTime() + delay * 1000);
     const givesUp =
       !delivered && retryAt.getTime() > delivery.createdAt.getTime() + this.config.WEBHOOK_RETRY_SECONDS * 1000;
-    await inTransaction(this.dataSource, async (m) => {
-      // The endpoint's row first: fan-outs that add deliveries wait for it (see reschedule()).
-      await m.update(Webhook, { id: webhook.id }, { leaseUntil: this.leaseEnd() });
+    const next = await inTransaction(this.dataSource, async (m) => {
+      // The endpoint's row first, renewing the lease: fan-outs that add deliveries wait for it (see reschedule()).
+      const renewed = await m.update(Webhook, { id: webhook.id, leaseOwner: this.id }, { leaseUntil: this.leaseEnd() });
+      const lost = affectedRows(renewed) !== 1;
       const changed = await m.update(
         WebhookDelivery,
         { id: delivery.id, state: DeliveryState.PENDING, attempts: delivery.attempts },
@@ -258,7 +272,7 @@ export class WebhookDeliveryWorker {
             ? { state: DeliveryState.FAILED, attempts: attempt, nextAttemptAt: null }
             : { attempts: attempt, nextAttemptAt: retryAt },
       );
-      if (affectedRows(changed) !== 1) return; // retried by hand or taken over meanwhile: theirs now
+      if (affectedRows(changed) !== 1) return { lost: true, head: null }; // retried by hand or taken over meanwhile: theirs now
       await m.insert(WebhookAttempt, {
         id: uuidv7(),
         webhookId: webhook.id,
@@ -282,7 +296,9 @@ export class WebhookDeliveryWorker {
           data: { webhook_id: webhook.id, url: webhook.url, reason: 'failing', last_event_id: delivery.eventId },
         });
       }
-      await this.reschedule(webhook.id, m);
+      // Lost: the worker that has the endpoint now keeps its schedule.
+      if (lost) return { lost: true, head: null };
+      return { lost: givesUp, head: await this.reschedule(webhook.id, m) };
     });
     webhookDeliveries.inc({ outcome: result.outcome });
     if (delivered) webhookDeliveryLag.observe(Math.max(0, (Date.now() - delivery.occurredAt.getTime()) / 1000));
@@ -290,6 +306,7 @@ export class WebhookDeliveryWorker {
       webhookEndpointsDisabled.inc();
       this.logger.warn({ webhookId: webhook.id }, 'webhook disabled: its deliveries failed for the retry period');
     }
+    return next;
   }
 
   /**
@@ -297,13 +314,13 @@ export class WebhookDeliveryWorker {
    * write to the endpoint's row in the same transaction: a fan-out adding a delivery meanwhile
    * waits for that row and then sets it due itself.
    */
-  private async reschedule(webhookId: string, m = this.dataSource.manager): Promise<void> {
+  private async reschedule(webhookId: string, m: EntityManager): Promise<WebhookDelivery | null> {
     const head = await m.findOne(WebhookDelivery, {
-      select: { id: true, nextAttemptAt: true },
       where: { webhookId, state: DeliveryState.PENDING },
       order: { eventSeq: 'ASC', id: 'ASC' },
     });
     await m.update(Webhook, { id: webhookId }, { nextDeliveryAt: head?.nextAttemptAt ?? null });
+    return head;
   }
 
   /** The delivery log and finished deliveries older than WEBHOOK_LOG_RETENTION_SECONDS go. */

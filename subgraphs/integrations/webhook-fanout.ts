@@ -77,7 +77,10 @@ async function fanOut(m: EntityManager, event: LoggedEvent): Promise<void> {
       createdAt: now,
     })),
   );
-  for (const w of webhooks) await dueNow(m, w.id);
+  await dueNow(
+    m,
+    webhooks.map((w) => w.id),
+  );
 }
 
 export function webhookFanOut(options: {
@@ -87,5 +90,6 @@ export function webhookFanOut(options: {
   maxIntervalMs: number;
   logger: Logger;
 }): EventConsumer {
-  return new EventConsumer({ name: 'integrations.webhooks', handle: fanOut, batch: 200, ...options });
+  // Short transactions: the fan-out holds its endpoints' rows until it commits, and workers recording attempts wait for them.
+  return new EventConsumer({ name: 'integrations.webhooks', handle: fanOut, batch: 20, ...options });
 }
