@@ -48,6 +48,14 @@ async function webhookOfFreshUser() {
   return { token, id: res.body.id as string };
 }
 
+const textNode = (x: number) => ({ type: 'text', text: 'a node', x, y: 0, width: 100, height: 50 });
+
+async function hubOfFreshUser() {
+  const token = (await freshUser()).access_token;
+  const res = await http.post('/api/v1/hubs', { name: 'a hub' }, { token });
+  return { token, hubId: res.body.id as string };
+}
+
 interface Sample {
   path: string;
   body?: unknown;
@@ -77,6 +85,29 @@ const SAMPLES: Record<string, () => Promise<Sample>> = {
       },
     ]),
   ),
+  createHub: async () => ({ path: '/api/v1/hubs', body: { name: 'h' }, token: (await freshUser()).access_token }),
+  importHub: async () => ({
+    path: '/api/v1/hubs/import',
+    body: { name: 'imported', canvas: { nodes: [], edges: [] } },
+    token: (await freshUser()).access_token,
+  }),
+  addHubNode: async () => {
+    const { token, hubId } = await hubOfFreshUser();
+    return { path: `/api/v1/hubs/${hubId}/nodes`, body: textNode(0), token };
+  },
+  addHubEdge: async () => {
+    const { token, hubId } = await hubOfFreshUser();
+    const [a, b] = await Promise.all(
+      [0, 200].map(
+        async (x) => (await http.post(`/api/v1/hubs/${hubId}/nodes`, textNode(x), { token })).body.id as string,
+      ),
+    );
+    return { path: `/api/v1/hubs/${hubId}/edges`, body: { from_node: a, to_node: b }, token };
+  },
+  quickAddToHub: async () => {
+    const { token, hubId } = await hubOfFreshUser();
+    return { path: `/api/v1/hubs/${hubId}/quick-add`, body: { text: 'quick' }, token };
+  },
   createApiKey: async () => ({
     path: '/api/v1/auth/api-keys',
     body: { name: 'script', scopes: ['tts:read'] },
