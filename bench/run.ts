@@ -18,6 +18,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   cpu: () => import('./cpu'),
   idle: () => import('./idle'),
   hubs: () => import('./hubs'),
+  webhooks: () => import('./webhooks'),
 };
 
 async function main() {

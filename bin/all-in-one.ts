@@ -7,6 +7,8 @@ import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
 import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
+import { ApiKeyExchange } from '../lib/api-keys';
+import { IdempotencyStore } from '../lib/idempotency';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
@@ -39,13 +41,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const subgraphs: RunningSubgraph[] = [];
   for (const def of selectSubgraphs(config.SUBGRAPHS))
     subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
-  const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const events = await startEvents({
+    config,
+    logger,
+    log,
+    verifier: new TokenVerifier(keys, config.JWT_ISSUER),
+    apiKeys,
+  });
   const gateway = await createGateway({
     config,
     logger,
     keys,
     subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
     beside: events,
+    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    apiKeys,
   });
   const app = createFacadeApp({
     config,

@@ -8,6 +8,8 @@ import { createGateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
+import { ApiKeyExchange } from '../lib/api-keys';
+import { IdempotencyStore } from '../lib/idempotency';
 import type { Config } from '../lib/config';
 import { createBaseApp } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
@@ -24,7 +26,14 @@ export async function startGatewayServer(config: Config) {
   // Without a composed file, compose from the running subgraphs (handy in development).
   // Subscriptions are served beside the supergraph, from the shared event log.
   const log = await EventLog.open(config, logger);
-  const events = await startEvents({ config, logger, log, verifier: new TokenVerifier(keys, config.JWT_ISSUER) });
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const events = await startEvents({
+    config,
+    logger,
+    log,
+    verifier: new TokenVerifier(keys, config.JWT_ISSUER),
+    apiKeys,
+  });
   const gateway = await createGateway({
     config,
     logger,
@@ -32,6 +41,8 @@ export async function startGatewayServer(config: Config) {
     subgraphs,
     supergraphPath: fs.existsSync(file) ? file : undefined,
     beside: events,
+    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    apiKeys,
   });
 
   const app = createBaseApp({

@@ -9,11 +9,18 @@
 //   lib/operation-pipeline). The published supergraph keeps them for every other tool.
 import { createHash } from 'node:crypto';
 import { ApolloGateway, GraphQLDataSource, SupergraphSdlHook } from '@apollo/gateway';
-import type { ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
-import type { DocumentNode, GraphQLSchema, OperationDefinitionNode, OperationTypeNode } from 'graphql';
+import type {
+  DocumentNode,
+  FormattedExecutionResult,
+  GraphQLSchema,
+  OperationDefinitionNode,
+  OperationTypeNode,
+} from 'graphql';
 import type { Logger } from '../lib/logger';
 import { enterOperationSpan, Operation, OperationResult, Pipeline } from '../lib/operation-pipeline';
+import { formatError } from '../lib/operation-pipeline/errors';
 import type { GatewayContext } from './data-sources';
 import { SingleFetchPlans, withSingleFetches } from './single-fetch';
 
@@ -108,6 +115,9 @@ export function pipelinePlugin(
   kinds: readonly OperationTypeNode[],
   logger: Logger,
 ): ApolloServerPlugin<GatewayContext> {
+  // The Idempotency-Key claim (lib/operation-pipeline/idempotency.ts): before Apollo executes.
+  const claimStep = p.steps.find((s) => s.name === 'idempotency');
+  const claim = claimStep?.before && ((op: Operation<unknown, GatewayContext>) => claimStep.before!(op));
   return {
     async requestDidStart({ request }) {
       const op = new Operation<unknown, GatewayContext>(
@@ -120,13 +130,32 @@ export function pipelinePlugin(
       // A sampled trace: the operation's span, which the fetches Apollo makes for it are children of.
       enterOperationSpan(op);
       return {
+        async responseForOperation({ operation, contextValue }) {
+          if (!claim) return null;
+          op.operation = operation;
+          op.context = contextValue;
+          try {
+            await claim(op);
+          } catch (err) {
+            op.result = { errors: [err] };
+          }
+          if (!op.result) return null;
+          // A replay (formatted already) or a refusal, answered instead of the execution.
+          const result = op.normalized
+            ? op.result
+            : { ...op.result, errors: op.result.errors?.map((e) => formatError(e, op.logger)) };
+          return {
+            http: { headers: new HeaderMap() },
+            body: { kind: 'single', singleResult: result as FormattedExecutionResult },
+          };
+        },
         async willSendResponse({ response, operation, contextValue }) {
           if (response.body.kind !== 'single') return;
           op.operation = operation;
           op.context = contextValue;
           op.result = response.body.singleResult;
           op.normalized = true; // by formatError
-          p.finish(op);
+          await p.finish(op);
           if (op.result !== response.body.singleResult) {
             // A step replaced the answer (a refusal): a request error's status.
             response.body.singleResult = op.result as typeof response.body.singleResult;

@@ -6,7 +6,7 @@ import express, { NextFunction, Request, Response, Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { Config } from '../lib/config';
-import { AppError } from '../lib/errors';
+import { AppError, ERROR_STATUS } from '../lib/errors';
 import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
 import { hopClientAddress, hopJsonBody, HopSecret } from '../lib/hop';
 import type { Logger } from '../lib/logger';
@@ -97,7 +97,8 @@ export async function apolloSetup(options: {
     // The limits step is synchronous: it answers (or not) before this returns.
     void limitsStep.before!(op);
     if (!op.result) return undefined;
-    pipeline.finish(op);
+    // A refusal claimed no Idempotency-Key: the after-steps finish at once.
+    void pipeline.finish(op);
     return op.answer;
   }
 
@@ -132,7 +133,14 @@ export async function apolloSetup(options: {
         } catch (err) {
           // Apollo answers a context failure with this error and its HTTP status.
           const e = err instanceof AppError ? err : new AppError('unauthorized');
-          e.extensions.http = { status: 401, headers: new HeaderMap([['www-authenticate', 'Bearer']]) };
+          // A refused API-key exchange may be 429 (too many failed keys from this client) or 503.
+          e.extensions.http =
+            e.code === 'unauthorized'
+              ? { status: 401, headers: new HeaderMap([['www-authenticate', 'Bearer']]) }
+              : {
+                  status: ERROR_STATUS[e.code],
+                  headers: new HeaderMap(e.retryAfter !== undefined ? [['retry-after', String(e.retryAfter)]] : []),
+                };
           throw e;
         }
       },

@@ -1,9 +1,10 @@
 // The gateway's context of one request: who calls (the token checked once here), and the ids its
 // subgraph requests carry.
 import { randomUUID } from 'node:crypto';
+import type { ApiKeyExchange } from '../lib/api-keys';
 import { AppError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { headerValue, Headers, requestIdFrom } from '../lib/request-context';
+import { headerValue, Headers, IDEMPOTENCY_KEY_HEADER, requestIdFrom } from '../lib/request-context';
 import type { TokenVerifier } from '../lib/tokens';
 import type { GatewayContext } from './data-sources';
 
@@ -28,6 +29,7 @@ class RequestContext implements GatewayContext {
     readonly principal: GatewayContext['principal'],
     readonly userAgent: string | undefined,
     private readonly processLogger: Logger,
+    readonly idempotencyKey: string | undefined,
   ) {}
 
   get logger(): Logger {
@@ -38,10 +40,12 @@ class RequestContext implements GatewayContext {
 export type ContextFor = (headers: Headers, clientIp: string) => Promise<GatewayContext>;
 
 /** The gateway's own check of the token; subgraphs across HTTP check it again, in-process ones take its principal. */
-export function callerContext(verifier: TokenVerifier, logger: Logger): ContextFor {
+export function callerContext(verifier: TokenVerifier, logger: Logger, apiKeys?: ApiKeyExchange): ContextFor {
   return async (headers, clientIp) => {
     const requestId = requestIdFrom(headers);
-    const authorization = headerValue(headers, 'authorization');
+    // An API key becomes the short-lived token auth exchanges it for (lib/api-keys.ts); that token is passed on.
+    const given = headerValue(headers, 'authorization');
+    const authorization = apiKeys ? await apiKeys.authorization(given, clientIp, requestId) : given;
     let principal: GatewayContext['principal'];
     try {
       principal = authorization ? await verifier.verifyRequest({ headers: { authorization } }) : undefined;
@@ -55,6 +59,7 @@ export function callerContext(verifier: TokenVerifier, logger: Logger): ContextF
       principal,
       headerValue(headers, 'user-agent'),
       logger,
+      headerValue(headers, IDEMPOTENCY_KEY_HEADER),
     );
   };
 }

@@ -18,6 +18,8 @@ export interface GatewayContext {
   userAgent?: string;
   /** This operation's id on each of its subgraph requests: budgets per operation (lib/operation-budget.ts). */
   operationId?: string;
+  /** The caller's Idempotency-Key (lib/idempotency.ts): the gateway's own, never passed to subgraphs. */
+  idempotencyKey?: string;
   logger: Logger;
 }
 

@@ -8,6 +8,7 @@
 import type { ApolloGateway } from '@apollo/gateway';
 import { GraphQLSchema, OperationTypeNode } from 'graphql';
 import { DocumentCache } from '../lib/document-cache';
+import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
 import {
   FormattedResult,
@@ -34,13 +35,15 @@ export interface DirectExecutionOptions {
   limits?: OperationLimits;
   /** The context of a caller known by its headers (the gateway verifies the token). */
   contextFor?: (headers: Headers, clientIp: string) => Promise<GatewayContext>;
+  /** Idempotency-Key on mutations (lib/idempotency.ts); without, the header is ignored. */
+  idempotency?: IdempotencyStore;
 }
 
 /** Queries and mutations: subscriptions are /graphql/stream's. */
 export const DIRECT_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
 
 export function directExecution(gateway: ApolloGateway, options: DirectExecutionOptions) {
-  const { logger, metrics, maxResponseBytes, plans, limits, contextFor } = options;
+  const { logger, metrics, maxResponseBytes, plans, limits, contextFor, idempotency } = options;
   let schema: GraphQLSchema | undefined;
   let documents: DocumentCache | undefined;
   // A new supergraph: documents are validated again against it.
@@ -65,6 +68,7 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
     execute: (op) => executeOnGateway(executor, executorRequestContext(op, op.schema!, logger), plans),
     maxResponseBytes,
     metrics,
+    idempotency,
   });
 
   async function run(request: OperationRequest, caller: DirectCaller): Promise<FormattedResult> {

@@ -2,14 +2,19 @@
 // (while the session lasts), and the per-user cap on open streams (EVENT_STREAMS_PER_USER).
 import { AppError } from '../lib/errors';
 import type { EventLog } from '../lib/event-log';
-import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
+import type { ApiKeyExchange } from '../lib/api-keys';
+import { CLIENT_IP_HEADER, headerValue, Headers, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { Principal, TokenVerifier } from '../lib/tokens';
 
 /** Seconds a client refused for too many streams is told to wait: streams last long. */
 const STREAM_RETRY_AFTER_SECONDS = 30;
 
 /** The caller, by token or stream ticket, and only while the session has not been revoked. */
-export function streamPrincipal(verifier: TokenVerifier, log: EventLog): (headers: Headers) => Promise<Principal> {
+export function streamPrincipal(
+  verifier: TokenVerifier,
+  log: EventLog,
+  apiKeys?: ApiKeyExchange,
+): (headers: Headers) => Promise<Principal> {
   /** A stream ticket opens one stream: the first to show it spends it, on any instance. */
   async function spend(ticket: string): Promise<Principal> {
     const principal = await verifier.verifyToken(ticket, 'stream').catch(() => {
@@ -24,10 +29,14 @@ export function streamPrincipal(verifier: TokenVerifier, log: EventLog): (header
 
   return async (headers) => {
     const ticket = headerValue(headers, STREAM_TICKET_HEADER);
+    const given = headerValue(headers, 'authorization');
+    // An API key: the token auth exchanges it for (lib/api-keys.ts); the client address as the hop forwarded it.
+    const authorization =
+      apiKeys && given
+        ? await apiKeys.authorization(given, headerValue(headers, CLIENT_IP_HEADER) ?? '', requestIdFrom(headers))
+        : given;
     const principal =
-      !headerValue(headers, 'authorization') && ticket
-        ? await spend(ticket)
-        : await verifier.verifyRequest({ headers });
+      !authorization && ticket ? await spend(ticket) : await verifier.verifyRequest({ headers: { authorization } });
     if (await log.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized', 'The session has ended.');
     return principal;
   };

@@ -7,6 +7,7 @@
 import express, { Router } from 'express';
 import { createSourceEventStream, execute, ExecutionResult, GraphQLSchema, OperationTypeNode } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/express';
+import type { ApiKeyExchange } from '../lib/api-keys';
 import type { Config } from '../lib/config';
 import { DocumentCache } from '../lib/document-cache';
 import { EventLog, startPruning } from '../lib/event-log';
@@ -61,6 +62,8 @@ export async function startEvents(options: {
   logger: Logger;
   verifier: TokenVerifier;
   log: EventLog;
+  /** API keys as bearer tokens (lib/api-keys.ts). */
+  apiKeys?: ApiKeyExchange;
 }): Promise<EventsService & { stop(): Promise<void> }> {
   const { config, logger, log } = options;
   const stream = new EventStream(log, {
@@ -71,7 +74,14 @@ export async function startEvents(options: {
   });
   await stream.start();
   const stopPruning = startPruning(log, config.EVENT_RETENTION_SECONDS, logger);
-  const service = await createEventsService({ config, log, stream, verifier: options.verifier, logger });
+  const service = await createEventsService({
+    config,
+    log,
+    stream,
+    verifier: options.verifier,
+    logger,
+    apiKeys: options.apiKeys,
+  });
   return {
     ...service,
     async stop() {
@@ -87,11 +97,12 @@ export async function createEventsService(options: {
   stream: EventStream;
   verifier: TokenVerifier;
   logger: Logger;
+  apiKeys?: ApiKeyExchange;
 }): Promise<EventsService> {
   const { config, log, stream, verifier, logger } = options;
   const stallMs = 2 * config.EVENT_HEARTBEAT_SECONDS * 1000;
   const caps = streamCaps(config.EVENT_STREAMS_PER_USER);
-  const principalOf = streamPrincipal(verifier, log);
+  const principalOf = streamPrincipal(verifier, log, options.apiKeys);
   const schema = await buildEventsSchema(log);
   const resultFor = sharedResults(schema);
 

@@ -6,9 +6,11 @@ import type { Router } from 'express';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { Config } from '../lib/config';
 import type { Checks, ReadinessReport } from '../lib/http-app';
+import { ApiKeyExchange, EXCHANGE_API_KEY, exchangedToken } from '../lib/api-keys';
+import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
 import { operationLimits } from '../lib/operation-pipeline';
-import type { Headers } from '../lib/request-context';
+import { REQUEST_ID_HEADER, type Headers } from '../lib/request-context';
 import { KeyMaterial, TokenVerifier } from '../lib/tokens';
 import { apolloGateway } from './apollo-adapter';
 import { apolloSetup } from './apollo-setup';
@@ -35,6 +37,10 @@ export interface GatewayOptions {
   supergraphPath?: string;
   /** What is served beside the supergraph (the event stream's schema), shown in /graphql's schema too. */
   beside?: ServedBeside;
+  /** Idempotency-Key on mutations, kept in the shared events database (lib/idempotency.ts). */
+  idempotency?: IdempotencyStore;
+  /** API keys as bearer tokens, exchanged with auth through this gateway (lib/api-keys.ts). */
+  apiKeys?: ApiKeyExchange;
 }
 
 export interface OperationRequest {
@@ -95,7 +101,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const served = options.beside ? withSchemaBeside(fast, options.beside) : fast;
   served.onSchemaLoadOrUpdate(({ apiSchema: next }) => (apiSchema = next));
 
-  const contextFor = callerContext(verifier, logger);
+  const contextFor = callerContext(verifier, logger, options.apiKeys);
   // Before the gateway loads, so that it hears of the first schema. The one operation pipeline:
   // the direct path runs all of it; Apollo Server runs its steps through ./apollo-adapter.ts.
   const direct = directExecution(gateway, {
@@ -105,7 +111,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     plans,
     limits: operationLimits(config),
     contextFor,
+    idempotency: options.idempotency,
   });
+  // The exchange is one mutation of auth's, run on this gateway's direct path (no key: no exchange again).
+  options.apiKeys?.connect((key, clientIp, requestId) =>
+    direct
+      .run({ query: EXCHANGE_API_KEY, variables: { key } }, { headers: { [REQUEST_ID_HEADER]: requestId }, clientIp })
+      .then(exchangedToken),
+  );
   const apollo = await apolloSetup({
     config,
     logger,

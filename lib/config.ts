@@ -241,6 +241,48 @@ export function configSchema() {
      * forwarded client address is believed only with it. At least 32 characters; unset: none.
      */
     SUBGRAPH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+
+    // ---- integrations (issue 34, docs/integrations.md) ----
+    /** How long an Idempotency-Key's first answer is kept and replayed. */
+    IDEMPOTENCY_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
+    /** A claim whose request recorded no answer for this long (its process died) may be taken over by a retry. */
+    IDEMPOTENCY_LOCK_SECONDS: int(1, 3600).default(60),
+    /** Webhooks one user may keep; more are refused (409). */
+    WEBHOOKS_PER_USER: int(1, 10_000).default(20),
+    /** Webhook endpoints this process delivers to at once (one attempt each); 0: none (leave it to other processes). */
+    WEBHOOK_CONCURRENCY: int(0, 10_000).default(64),
+    /** A delivery attempt with no complete answer within this is a `timeout`. */
+    WEBHOOK_TIMEOUT_SECONDS: int(1, 300).default(10),
+    /** Bytes of a receiver's answer read at most; the rest is never taken in. */
+    WEBHOOK_MAX_RESPONSE_BYTES: int(0, 16 * 1024 ** 2).default(64 * 1024),
+    /** How long a delivery is retried before it is given up and its webhook disabled (`webhook.disabled`). */
+    WEBHOOK_RETRY_SECONDS: int(1, 30 * 86_400).default(3 * 86_400),
+    /** The first retry's delay; each next one doubles (with jitter), up to WEBHOOK_RETRY_MAX_DELAY_SECONDS. */
+    WEBHOOK_RETRY_BASE_SECONDS: int(1, 3600).default(5),
+    WEBHOOK_RETRY_MAX_DELAY_SECONDS: int(1, 86_400).default(6 * 3600),
+    /** An endpoint whose worker stopped renewing its lease this long is taken over by another. */
+    WEBHOOK_LEASE_SECONDS: int(1, 3600).default(30),
+    /** How often idle delivery workers look for due deliveries written by other processes (backing off to POLL_MAX_IDLE_MS). */
+    WEBHOOK_POLL_MS: int(10, 60_000).default(200),
+    /** The delivery log (attempts) and finished deliveries are kept this long. */
+    WEBHOOK_LOG_RETENTION_SECONDS: int(3600, 365 * 86_400).default(30 * 86_400),
+    /** After a rotation, the old secret signs alongside the new one this long. */
+    WEBHOOK_SECRET_OVERLAP_SECONDS: int(0, 30 * 86_400).default(86_400),
+    /**
+     * Hosts (as written in webhook URLs) whose private or loopback addresses webhooks may reach
+     * anyway (lib/ssrf-guard.ts); e.g. `127.0.0.1` in tests, an internal receiver in a closed network.
+     */
+    WEBHOOK_ALLOW_HOSTS: csv.default([]),
+    /** API keys one user may hold (not revoked); more are refused (409). */
+    API_KEYS_PER_USER: int(1, 10_000).default(50),
+    /** Lifetime of the access token an API key is exchanged for at the edge. */
+    API_KEY_TOKEN_TTL_SECONDS: int(30, 3600).default(120),
+    /** How long the edge keeps a key's token (by the key's hash) before it asks auth again: at most 60 s. */
+    API_KEY_CACHE_SECONDS: int(0, 60).default(60),
+    /** API keys that do not answer (unknown, expired, revoked) per client address per LOGIN_RATE_WINDOW_SECONDS; then 429. */
+    API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
+    /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
+    API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
   });
 }
 

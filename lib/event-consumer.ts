@@ -45,7 +45,8 @@ export interface EventConsumerOptions {
   /** The subgraph's own database, where the position lives and the handler writes. */
   dataSource: DataSource;
   log: EventLog;
-  types: string[];
+  /** The event types it handles; undefined: every event (the webhooks' fan-out). */
+  types?: string[];
   /** Runs inside the transaction that advances the position; throw to have the batch retried. */
   handle: (m: EntityManager, event: LoggedEvent) => Promise<void>;
   intervalMs: number;
@@ -97,7 +98,10 @@ export class EventConsumer {
 
   private anyBetween(after: number, end: number): Promise<boolean> {
     return this.options.log.dataSource.manager.exists(LoggedEvent, {
-      where: { seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after, end }), type: In(this.options.types) },
+      where: {
+        seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after, end }),
+        ...(this.options.types ? { type: In(this.options.types) } : {}),
+      },
     });
   }
 
@@ -124,7 +128,7 @@ export class EventConsumer {
         const events = await log.dataSource.manager.find(LoggedEvent, {
           where: {
             seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after: position.lastSeq, end }),
-            type: In(types),
+            ...(types ? { type: In(types) } : {}),
           },
           order: { seq: 'ASC' },
           take: batch,

@@ -19,6 +19,7 @@ import {
 import type { Config } from './config';
 import { openDatabase } from './database/open';
 import { columns, isUniqueViolation } from './database/portable';
+import { CreateIdempotencyKeys1764000000000, IdempotencyRecord } from './idempotency';
 import { anyRow, rowReader } from './database/reads';
 import { inTransaction } from './database/transactions';
 import type { Logger } from './logger';
@@ -136,8 +137,13 @@ export class CreateEventLog1734000000000 implements MigrationInterface {
 /** The event log's database: opened by every process that relays or streams, migrated under the same lock. */
 export const eventLogSpec = {
   name: EVENTS_DATABASE,
-  entities: [LoggedEvent, EventSequence, SpentStreamTicket],
-  migrations: [CreateEventLog1734000000000, CreateSpentStreamTickets1736000000000, IndexEventTypes1737000000000],
+  entities: [LoggedEvent, EventSequence, SpentStreamTicket, IdempotencyRecord],
+  migrations: [
+    CreateEventLog1734000000000,
+    CreateSpentStreamTickets1736000000000,
+    IndexEventTypes1737000000000,
+    CreateIdempotencyKeys1764000000000,
+  ],
 };
 
 export class EventLog {

@@ -74,6 +74,26 @@ export const loginAttempts = new client.Counter({
   registers: [registry],
 });
 
+export const webhookDeliveries = new client.Counter({
+  name: 'webhook_deliveries_total',
+  help: 'Webhook delivery attempts, by outcome: delivered, failed, timeout, error, blocked_address.',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookDeliveryLag = new client.Histogram({
+  name: 'webhook_delivery_lag_seconds',
+  help: 'Time from an event to its delivery (2xx) to a webhook, retries included.',
+  buckets: [0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10, 60, 600, 3600, 86_400],
+  registers: [registry],
+});
+
+export const webhookEndpointsDisabled = new client.Counter({
+  name: 'webhook_endpoints_disabled_total',
+  help: 'Webhooks disabled because their deliveries failed for the whole retry period.',
+  registers: [registry],
+});
+
 /**
  * Gauges read at scrape time (queue depth, pool use): each source registers a function and
  * removes it when it stops, so that a process running several (tests) reports the live ones.

@@ -29,6 +29,9 @@ export const STREAM_TICKET_HEADER = 'x-stream-ticket';
 /** The gateway's id of one client operation, on each of its subgraph requests: budgets per operation (lib/operation-budget.ts). */
 export const OPERATION_ID_HEADER = 'x-operation-id';
 
+/** A command's Idempotency-Key (lib/idempotency.ts): from the client to the gateway, which honours it. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
 export type Headers = Record<string, string | string[] | undefined>;
 
 export function headerValue(headers: Headers, name: string): string | undefined {

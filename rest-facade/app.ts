@@ -7,7 +7,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
-import { REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
+import { IDEMPOTENCY_KEY_HEADER, REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { graphqlOperation } from './graphql-mapping';
 import { openApiDocument } from './openapi';
@@ -266,6 +266,10 @@ async function run(
         [REQUEST_ID_HEADER]: req.headers[REQUEST_ID_HEADER],
         'user-agent': req.headers['user-agent'],
         ...(route.auth ? { authorization: req.headers.authorization } : {}),
+        // Commands honour Idempotency-Key (lib/idempotency.ts, in the gateway's pipeline).
+        ...(route.method === 'post' && req.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
+          ? { [IDEMPOTENCY_KEY_HEADER]: req.headers[IDEMPOTENCY_KEY_HEADER] }
+          : {}),
       },
       clientIp: req.ip ?? '',
     });

@@ -3,7 +3,14 @@
 import type { GraphQLFormattedError } from 'graphql';
 import type { Checks, ReadinessReport } from '../lib/http-app';
 import { postGraphQL } from '../lib/http-client';
-import { forwardedHeaders, Headers, headerValue, requestIdFrom, STREAM_TICKET_HEADER } from '../lib/request-context';
+import {
+  forwardedHeaders,
+  Headers,
+  headerValue,
+  IDEMPOTENCY_KEY_HEADER,
+  requestIdFrom,
+  STREAM_TICKET_HEADER,
+} from '../lib/request-context';
 
 export interface GraphQLResult {
   data?: Record<string, any> | null;
@@ -69,6 +76,8 @@ export function httpGraphQLClient(gatewayUrls: string[], hopSecret?: string): Gr
         },
         hopSecret,
       );
+      const idempotencyKey = headerValue(headers, IDEMPOTENCY_KEY_HEADER);
+      if (idempotencyKey !== undefined) sent[IDEMPOTENCY_KEY_HEADER] = idempotencyKey;
       return withGateway((gateway) => postGraphQL(gateway.graphql, sent, { query, variables }));
     },
     subscribe({ query, variables, headers }) {

@@ -10,6 +10,8 @@
 import express, { NextFunction, Request, Response, Router } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Config } from '../lib/config';
+import crypto from 'node:crypto';
+import { apiKeyOf } from '../lib/api-keys';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../lib/errors';
 import { snakeCase } from '../lib/naming';
 import { sendJson } from '../lib/http-app';
@@ -249,8 +251,13 @@ function openAiError(error: GraphQLFormattedError): {
   return { code, message: `${param}: ${messages.map(String).join('; ')}`, param, retryAfter };
 }
 
-/** The `sub` of a token the gateway has just accepted (it checked the signature). */
+/**
+ * The `sub` of a token the gateway has just accepted (it checked the signature); for an API key
+ * (lib/api-keys.ts), which holds no subject, the key's hash: its answers are counted per key.
+ */
 function tokenSubject(authorization: string | undefined): string | undefined {
+  const key = apiKeyOf(authorization);
+  if (key) return `key:${crypto.createHash('sha256').update(key).digest('base64url')}`;
   try {
     const sub = JSON.parse(Buffer.from(String(authorization).split('.')[1] ?? '', 'base64url').toString('utf8')).sub;
     return typeof sub === 'string' ? sub : undefined;

@@ -57,6 +57,18 @@ const REQUEST_ID_PARAM = {
   description: "Echoed in the answer's X-Request-Id and the logs; a value that does not match is replaced by a new id",
 };
 
+/** Every signed-in POST command honours it (lib/idempotency.ts, docs/integrations.md). */
+const IDEMPOTENCY_KEY_PARAM = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  description:
+    'A retry with the same key and body within IDEMPOTENCY_TTL_SECONDS answers the first answer (status, body, Location) ' +
+    'without a second effect; another body with the key is 409 `conflict` (`details.reason: "idempotency_key_reused"`); ' +
+    'while the first still runs, 409 with `Retry-After`. Keys are per user; send a new UUID for each new request',
+};
+
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
@@ -171,6 +183,7 @@ function operation(route: RouteSpec) {
         description,
       })),
       REQUEST_ID_PARAM,
+      ...(route.method === 'post' && route.auth && !route.stream ? [IDEMPOTENCY_KEY_PARAM] : []),
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
         name,

@@ -15,7 +15,7 @@ import {
   VERSION_QUERY,
 } from './route-parts';
 import type { RouteSpec } from './route-spec';
-import type { JsonSchema } from './schemas';
+import { SCOPES } from '../lib/scopes';
 import { subgraphRoutes } from '../subgraphs/routes';
 import {
   BaseVoice,
@@ -26,6 +26,9 @@ import {
   CreateUserRequest,
   CreateVoiceRequest,
   EventFrame,
+  JsonSchema,
+  pageSchema,
+  trimmedText,
   LoginRequest,
   RefreshRequest,
   Session,
@@ -761,6 +764,136 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required', 'rate_limit_exceeded'],
   },
 
+  // ---- API keys (auth; CONTRACT.md "Admin: integrations", docs/integrations.md) ----
+  ...apiKeyRoutes(),
+
   // ---- The modules made by `npm run new-subgraph`: each declares its own (subgraphs/routes.ts) --
   ...subgraphRoutes,
 ];
+
+function apiKeyRoutes(): RouteSpec[] {
+  const CreateApiKeyRequest: JsonSchema = {
+    type: 'object',
+    required: ['name', 'scopes'],
+    additionalProperties: true,
+    properties: {
+      name: trimmedText(1, 100, 'What the key is for, 1 to 100 characters, trimmed'),
+      scopes: {
+        type: 'array',
+        maxItems: 50,
+        items: { type: 'string', enum: SCOPES.filter((s) => s !== 'account:write') },
+        description: 'What it may do (never account:write); a key never has more than its owner has at the time',
+      },
+      expires_in_days: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 365,
+        description: 'Days until it expires; left out: 90',
+      },
+    },
+  };
+  const ApiKeyCreated: JsonSchema = {
+    type: 'object',
+    required: ['id', 'key'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      key: { type: 'string', description: '`fvk_…`, shown only here: send it as `Authorization: Bearer <key>`' },
+    },
+  };
+  const ApiKeyBody: JsonSchema = {
+    type: 'object',
+    required: ['id', 'user_id', 'name', 'prefix', 'scopes', 'created_at', 'expires_at', 'last_used_at'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      user_id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      prefix: { type: 'string', description: 'The first characters of the key, to recognise it' },
+      scopes: { type: 'array', items: { type: 'string' } },
+      created_at: { type: 'string', format: 'date-time' },
+      expires_at: { type: 'string', format: 'date-time' },
+      last_used_at: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description: 'Written at most once a minute',
+      } as JsonSchema,
+    },
+  };
+  const keyParams = { keyId: uuidParam };
+  return [
+    {
+      operationId: 'createApiKey',
+      method: 'post',
+      path: '/auth/api-keys',
+      tag: 'Auth',
+      auth: true,
+      summary: 'Create an API key for a script or a partner service (the key is shown once)',
+      description:
+        'The key works as `Authorization: Bearer <key>` wherever an access token does (REST, GraphQL, the event streams, ' +
+        "speech), with the key's scopes ∩ yours at the time of use. Revoked or expired, it is refused within the revocation " +
+        `bound. An API key cannot make or revoke keys. At most ${configured('API_KEYS_PER_USER')} keys per user (409 beyond).`,
+      body: CreateApiKeyRequest,
+      graphql: { kind: 'mutation', field: 'createApiKey', args: bodyArgs(CreateApiKeyRequest) },
+      status: 202,
+      location: () => '/api/v1/auth/api-keys',
+      response: ApiKeyCreated,
+      noStore: true, // the key
+      errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
+    },
+    {
+      operationId: 'listApiKeys',
+      method: 'get',
+      path: '/auth/api-keys',
+      tag: 'Auth',
+      auth: true,
+      summary: 'Your API keys (never the keys themselves), oldest first',
+      query: PAGE_QUERY,
+      graphql: { kind: 'query', field: 'apiKeys', args: PAGE_ARGS },
+      status: 200,
+      response: pageSchema(ApiKeyBody),
+      errors: ['validation_error', 'unauthorized'],
+    },
+    {
+      operationId: 'revokeApiKey',
+      method: 'delete',
+      path: '/auth/api-keys/:keyId',
+      tag: 'Auth',
+      auth: true,
+      summary: 'Revoke one of your API keys',
+      params: keyParams,
+      graphql: { kind: 'mutation', field: 'revokeApiKey', args: idFrom('keyId'), select: '{ id }' },
+      status: 202,
+      ack: 'API key revoked.',
+      location: () => '/api/v1/auth/api-keys',
+      response: CommandAck,
+      errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+    },
+    {
+      operationId: 'listAllApiKeys',
+      method: 'get',
+      path: '/admin/integrations/api-keys',
+      tag: 'Admin',
+      auth: true,
+      summary: "Every user's API keys, oldest first (admin:integrations)",
+      query: PAGE_QUERY,
+      graphql: { kind: 'query', field: 'allApiKeys', args: PAGE_ARGS },
+      status: 200,
+      response: pageSchema(ApiKeyBody),
+      errors: ['validation_error', 'unauthorized', 'forbidden'],
+    },
+    {
+      operationId: 'adminRevokeApiKey',
+      method: 'delete',
+      path: '/admin/integrations/api-keys/:keyId',
+      tag: 'Admin',
+      auth: true,
+      summary: "Revoke any user's API key (admin:integrations)",
+      params: keyParams,
+      graphql: { kind: 'mutation', field: 'adminRevokeApiKey', args: idFrom('keyId'), select: '{ id }' },
+      status: 202,
+      ack: 'API key revoked.',
+      location: () => '/api/v1/admin/integrations/api-keys',
+      response: CommandAck,
+      errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+    },
+  ];
+}

@@ -4,11 +4,13 @@ import type { SubgraphDefinition } from '../lib/subgraph';
 import { authSubgraph } from './auth';
 import { ttsSubgraph } from './tts';
 import { hubsSubgraph } from './hubs';
+import { integrationsSubgraph } from './integrations';
 
 export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   auth: authSubgraph,
   tts: ttsSubgraph,
   hubs: hubsSubgraph,
+  integrations: integrationsSubgraph,
 };
 
 export function selectSubgraphs(names: string[]): SubgraphDefinition[] {

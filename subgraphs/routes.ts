@@ -3,8 +3,10 @@
 // routes beside its resolvers, in subgraphs/<name>/routes.ts; they hold declarations only.
 import type { RouteSpec } from '../rest-facade/route-spec';
 import { hubsRoutes } from './hubs/routes';
+import { integrationsRoutes } from './integrations/routes';
 
 export const subgraphRoutes: RouteSpec[] = [
   // ...reviewsRoutes,
   ...hubsRoutes,
+  ...integrationsRoutes,
 ];

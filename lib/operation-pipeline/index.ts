@@ -1,7 +1,9 @@
 // The operation pipeline (./pipeline.ts) in its one order. Every entry point builds it here with
 // its own parts, so a new rule is one line below and reaches them all.
 import type { DocumentCache } from '../document-cache';
+import type { IdempotencyStore } from '../idempotency';
 import { errorsStep } from './errors';
+import { idempotencySteps, IdempotentContext } from './idempotency';
 import { executeStep } from './execute';
 import { limitsStep, OperationLimits } from './limits';
 import { metricsStep, OperationObserver } from './metrics';
@@ -30,9 +32,14 @@ export interface PipelineParts<Caller, Context> {
   /** Count and time operations (METRICS_ENABLED), and anything else that observes them. */
   metrics: boolean;
   observers?: readonly OperationObserver[];
+  /** Idempotency-Key on mutations (../idempotency.ts): at the edge only (the gateway), never again in a subgraph. */
+  idempotency?: IdempotencyStore;
 }
 
 export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, Context>): Pipeline<Caller, Context> {
+  const [idempotency, idempotencyRecord] = parts.idempotency
+    ? idempotencySteps<Caller, Context & IdempotentContext>(parts.idempotency)
+    : [];
   // Tracing on: a span per operation, around every step (./tracing.ts).
   return traced(
     pipeline<Caller, Context>([
@@ -40,10 +47,13 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
       parseStep(parts.documents),
       principalStep(parts.principal),
       // Scopes (issue 30) go here: after the principal, before anything runs.
+      idempotency,
       executeStep(parts.execute),
       errorsStep(),
       parts.maxResponseBytes !== undefined && responseCapStep(parts.maxResponseBytes),
       metricsStep({ metrics: parts.metrics, observers: parts.observers }),
+      // Last: the answer as it leaves (normalised, capped) is what a retry gets.
+      idempotencyRecord,
     ]),
   );
 }

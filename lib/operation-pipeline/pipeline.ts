@@ -78,8 +78,8 @@ export interface OperationStep<Caller = unknown, Context = unknown> {
   readonly name: string;
   /** Runs before execution, in order; setting `op.result` (or `op.stream`) answers the operation. */
   before?(op: Operation<Caller, Context>): void | Promise<void>;
-  /** Runs after the answer, in order, whichever step answered. */
-  after?(op: Operation<Caller, Context>): void;
+  /** Runs after the answer, in order, whichever step answered; a promise is awaited before the next. */
+  after?(op: Operation<Caller, Context>): void | Promise<void>;
 }
 
 export interface Pipeline<Caller, Context> {
@@ -87,7 +87,7 @@ export interface Pipeline<Caller, Context> {
   /** Runs `op` through every step; resolves when the after-steps have run. */
   run(op: Operation<Caller, Context>): Promise<Operation<Caller, Context>>;
   /** The after-steps alone, for an answer made elsewhere (Apollo Server's, ../../gateway/apollo-adapter.ts). */
-  finish(op: Operation<Caller, Context>): void;
+  finish(op: Operation<Caller, Context>): void | Promise<void>;
 }
 
 export function pipeline<Caller, Context>(
@@ -96,8 +96,13 @@ export function pipeline<Caller, Context>(
   const used = steps.filter((s): s is OperationStep<Caller, Context> => Boolean(s));
   const befores = used.filter((s) => s.before !== undefined);
   const afters = used.filter((s) => s.after !== undefined);
-  const finish = (op: Operation<Caller, Context>) => {
-    for (const step of afters) step.after!(op);
+  // Synchronous after-steps take no turn of the event loop either; an async one (recording an
+  // Idempotency-Key's answer) is awaited before the next.
+  const finish = (op: Operation<Caller, Context>, from = 0): void | Promise<void> => {
+    for (let i = from; i < afters.length; i++) {
+      const pending = afters[i].after!(op);
+      if (pending) return pending.then(() => finish(op, i + 1));
+    }
   };
   return {
     steps: used,
@@ -113,7 +118,8 @@ export function pipeline<Caller, Context>(
           op.result = { errors: [err] };
         }
       }
-      finish(op);
+      const finishing = finish(op);
+      if (finishing) await finishing;
       return op;
     },
     finish,

@@ -53,7 +53,9 @@ export function traced<Caller, Context>(inner: Pipeline<Caller, Context>): Pipel
       return requestScope.run(span.scope, () => inner.run(op)).finally(() => closeSpan(op));
     },
     finish(op) {
-      inner.finish(op);
+      // An async after-step (an Idempotency-Key's record) ends the span when it is done.
+      const finishing = inner.finish(op);
+      if (finishing) return finishing.finally(() => closeSpan(op));
       closeSpan(op);
     },
   };

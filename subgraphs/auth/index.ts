@@ -2,7 +2,11 @@
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { TokenSigner, TokenVerifier } from '../../lib/tokens';
+import { ApiKeys } from './api-keys';
 import { AuthService } from './auth-service';
+import { ApiKey } from './entities/api-key';
+import { ApiKeys1764100000000 } from './migrations/1764100000000-ApiKeys';
+import { ApiKeyResolver } from './resolvers/api-key-resolver';
 import { Session } from './entities/session';
 import { User } from './entities/user';
 import { LoginThrottle } from './login-throttle';
@@ -18,8 +22,13 @@ import { UserAdministration } from './user-admin';
 
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
-  entities: [User, Session, OutboxEvent],
-  migrations: [CreateAuthTables1732000000000, AccountAdministration1735000000000, RateLimitsTable1738100000000],
+  entities: [User, Session, ApiKey, OutboxEvent],
+  migrations: [
+    CreateAuthTables1732000000000,
+    AccountAdministration1735000000000,
+    RateLimitsTable1738100000000,
+    ApiKeys1764100000000,
+  ],
   async create({ config, dataSource, keys, logger }) {
     const throttle = await LoginThrottle.create(config, dataSource);
     const auth = new AuthService(
@@ -31,17 +40,29 @@ export const authSubgraph: SubgraphDefinition = {
       logger,
     );
     const admin = new UserAdministration(config, dataSource, throttle, logger);
+    const apiKeys = new ApiKeys(
+      config,
+      dataSource,
+      new TokenSigner(keys, config.JWT_ISSUER),
+      throttle,
+      logger,
+      keys.privateKey!,
+    );
     return {
       resolvers: [
         new AuthResolver(auth),
         new SessionResolver(auth),
         new AccountResolver(auth),
         new AdminResolver(admin),
+        new ApiKeyResolver(apiKeys),
         new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS),
       ],
       // The caller's session must be live, not only its token well signed.
+      // A token an API key was exchanged for has the key as its session.
       checkPrincipal: async (principal, ctx) => {
-        await auth.activeSession(principal, ctx);
+        await auth.activeSession(principal, ctx).catch(async (err: unknown) => {
+          if (!(await apiKeys.liveKey(principal))) throw err;
+        });
       },
       references: {
         // Other subgraphs may name a user (Voice.owner); only that user sees the details.

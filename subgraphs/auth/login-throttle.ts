@@ -89,7 +89,20 @@ export class LoginThrottle {
     private readonly maxUsernameFailures: number,
     /** The database store's connection (unlock() reads its rows); undefined for the memory store. */
     private readonly dataSource?: DataSource,
+    /** API keys that did not answer (unknown, expired, revoked) per client address. */
+    private readonly keyGuesses?: RateLimiterAbstract,
   ) {}
+
+  /** Refuses (429) a client whose API-key failures reached API_KEY_MAX_FAILURES_PER_CLIENT in the window. */
+  async checkKeyGuesses(clientIp: string): Promise<void> {
+    const res = await this.keyGuesses?.get(clientIp);
+    if (res && res.remainingPoints <= 0) throw tooMany(res);
+  }
+
+  /** One more API-key failure of the client. */
+  async keyGuessFailed(clientIp: string): Promise<void> {
+    await this.keyGuesses?.penalty(clientIp, 1);
+  }
 
   /** A Promise, so that a store needing setup can be awaited by callers; none does today. */
   static create(config: Config, dataSource: DataSource): Promise<LoginThrottle> {
@@ -103,6 +116,7 @@ export class LoginThrottle {
       config.LOGIN_MAX_FAILURES_PER_USER,
       config.LOGIN_MAX_FAILURES_PER_USERNAME,
       config.RATE_LIMIT_STORE === 'memory' ? undefined : dataSource,
+      createLimiter(config, dataSource, 'apikey_fail', config.API_KEY_MAX_FAILURES_PER_CLIENT),
     );
     return Promise.resolve(throttle);
   }

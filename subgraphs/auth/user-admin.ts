@@ -1,13 +1,14 @@
 // Administering users: list, read, create, disable, enable, unlock, set a password, delete.
 // Used by the admin GraphQL operations and by `npm run users`; `actor` is the administrator's
 // user id, or null for the command line (which has no account of its own).
-import type { DataSource, EntityManager } from 'typeorm';
+import { IsNull, type DataSource, type EntityManager } from 'typeorm';
 import { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Audit, auditedTransaction } from './audit';
+import { ApiKey } from './entities/api-key';
 import { Session } from './entities/session';
 import { User } from './entities/user';
 import type { LoginThrottle } from './login-throttle';
@@ -165,6 +166,17 @@ export class UserAdministration {
         data: { user_id: id, by: by(actor) },
       });
       await m.delete(Session, { userId: id });
+      // Their API keys go too; each key's tokens are refused as its owner's sessions are.
+      const keys = await m.find(ApiKey, { select: { id: true }, where: { userId: id, revokedAt: IsNull() } });
+      for (const key of keys)
+        await audit({
+          type: 'session.revoked',
+          userId: id,
+          resourceId: key.id,
+          username: user.username,
+          data: { session_id: key.id, reason: 'user_deleted' },
+        });
+      await m.delete(ApiKey, { userId: id });
       const result = await m.delete(User, { id, version });
       if (affectedRows(result) !== 1) throw new AppError('conflict', 'The user changed meanwhile; read it again.');
       return user;

@@ -149,11 +149,15 @@ describe('the OpenAPI document', () => {
     expect(MAX_PAGE_SIZE).toBe(GRAPHQL_MAX_PAGE_SIZE);
     const lists = routes.filter((r) => (r.response.properties as Record<string, unknown> | undefined)?.next_cursor);
     expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'listAllApiKeys',
+      'listApiKeys',
       'listHubs',
       'listSessions',
       'listSyntheses',
       'listUsers',
       'listVoices',
+      'listWebhookDeliveries',
+      'listWebhooks',
     ]);
     for (const route of lists) {
       const properties = route.query!.schema.properties as Record<string, JsonSchema>;
