@@ -34,6 +34,20 @@ export function isolatedEnv(): { DATA_DIR: string; DATABASE_URL: string } {
   };
 }
 
+/**
+ * The test folders whose files need only auth and tts: a server opens every subgraph it runs
+ * (its database, its migrations), so a test of sessions or voices does not pay for the modules
+ * beside them. Every other folder (the facade's route table, the gateway, the modules' own
+ * tests) runs them all; a test may still name its own `SUBGRAPHS`.
+ */
+const AUTH_AND_TTS_FOLDERS = new Set(['auth', 'tts', 'events', 'observability', 'browser']);
+
+function defaultSubgraphs(): string {
+  const testPath = expect.getState().testPath ?? '';
+  const folder = path.relative(path.join(__dirname, '..'), testPath).split(path.sep)[0];
+  return AUTH_AND_TTS_FOLDERS.has(folder) ? 'auth,tts' : '';
+}
+
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const config = loadConfig({
     PORT: '0',
@@ -41,6 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     LOG_LEVEL: 'silent',
     AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
     AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
+    SUBGRAPHS: defaultSubgraphs(),
     ...isolatedEnv(),
     ...env,
   });
