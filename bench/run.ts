@@ -19,6 +19,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   idle: () => import('./idle'),
   hubs: () => import('./hubs'),
   webhooks: () => import('./webhooks'),
+  notes: () => import('./notes'),
 };
 
 async function main() {

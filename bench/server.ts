@@ -5,12 +5,14 @@ import { startServer } from '../bin/all-in-one';
 import { loadConfig } from '../lib/config';
 import { onShutdownSignal } from '../lib/http-server';
 import { mountAuthBaseline } from './baselines/auth';
+import { mountNotesBaseline } from './baselines/notes';
 import { mountTtsBaseline } from './baselines/tts';
 
 void startServer(loadConfig(), {
   mount: (app, internals) => {
     mountAuthBaseline(app, internals);
     mountTtsBaseline(app, internals);
+    mountNotesBaseline(app, internals);
   },
 }).then((server) => {
   process.stdout.write(`READY ${server.url}\n`);

@@ -217,6 +217,15 @@ export function configSchema() {
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
     /** Voices one user may keep; more are refused (409). */
     VOICES_PER_USER: int(1, 100_000_000).default(1000),
+    // ---- notes (subgraphs/notes, docs/notes.md) ----
+    /** Notes one user may keep; a create past it is 409 `conflict` with `details.limit`. */
+    NOTES_PER_USER: int(1, 100_000_000).default(100_000),
+    /** Note folders one user may keep; a create past it is 409 `conflict` with `details.limit`. */
+    NOTE_FOLDERS_PER_USER: int(1, 1_000_000).default(1000),
+    /** Rows per transaction of the notes module's background work (tag renames, a deleted user's notes); at most 1,000. */
+    NOTES_BATCH_ROWS: int(1, 1000).default(200),
+    /** The request body limit of creating and changing a note over REST (a body of 100,000 characters in any script, escaped). */
+    NOTES_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
     // Hubs (subgraphs/hubs, docs/hubs.md). Caps past which a write is 409 `conflict` with details.limit.

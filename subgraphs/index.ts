@@ -5,12 +5,14 @@ import { authSubgraph } from './auth';
 import { ttsSubgraph } from './tts';
 import { hubsSubgraph } from './hubs';
 import { integrationsSubgraph } from './integrations';
+import { notesSubgraph } from './notes';
 
 export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   auth: authSubgraph,
   tts: ttsSubgraph,
   hubs: hubsSubgraph,
   integrations: integrationsSubgraph,
+  notes: notesSubgraph,
 };
 
 export function selectSubgraphs(names: string[]): SubgraphDefinition[] {

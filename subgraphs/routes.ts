@@ -4,9 +4,11 @@
 import type { RouteSpec } from '../rest-facade/route-spec';
 import { hubsRoutes } from './hubs/routes';
 import { integrationsRoutes } from './integrations/routes';
+import { notesRoutes } from './notes/routes';
 
 export const subgraphRoutes: RouteSpec[] = [
   // ...reviewsRoutes,
   ...hubsRoutes,
   ...integrationsRoutes,
+  ...notesRoutes,
 ];

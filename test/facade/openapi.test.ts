@@ -152,6 +152,8 @@ describe('the OpenAPI document', () => {
       'listAllApiKeys',
       'listApiKeys',
       'listHubs',
+      'listNoteBacklinks',
+      'listNotes',
       'listSessions',
       'listSyntheses',
       'listUsers',

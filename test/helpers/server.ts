@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer } from '../../bin/all-in-one';
+import { startServer, StartOptions } from '../../bin/all-in-one';
 import { Config, loadConfig } from '../../lib/config';
 import { dropPrefixedDatabases } from '../../lib/database/mysql-admin';
 import { mysqlTestServer } from './mysql-test-url';
@@ -48,7 +48,10 @@ function defaultSubgraphs(): string {
   return AUTH_AND_TTS_FOLDERS.has(folder) ? 'auth,tts' : '';
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<TestServer> {
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -59,7 +62,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...isolatedEnv(),
     ...env,
   });
-  const server = await startServer(config);
+  const server = await startServer(config, options);
   return {
     url: server.url,
     config,

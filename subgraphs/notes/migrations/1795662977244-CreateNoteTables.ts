@@ -1,0 +1,110 @@
+import { MigrationInterface, QueryRunner, Table } from 'typeorm';
+import { columns } from '../../../lib/database/portable';
+import { createEventConsumersTable, EVENT_CONSUMERS_TABLE } from '../../../lib/event-consumer';
+import { createOutboxTable } from '../../../lib/outbox';
+import { createSearchIndex, dropSearchIndex } from '../search';
+
+// columns() keeps one migration portable between SQLite and MySQL.
+export class CreateNoteTables1795662977244 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const c = columns(queryRunner);
+    const flag = (name: string) => ({ name, type: 'boolean', default: false });
+    await queryRunner.createTable(
+      new Table({
+        name: 'notes',
+        columns: [
+          c.uuid('id', { isPrimary: true }),
+          c.uuid('owner_id'),
+          c.string('title', 200),
+          c.key('title_key', 200),
+          c.text('body'),
+          c.string('excerpt', 300),
+          c.uuid('folder_id', { isNullable: true }),
+          c.text('tags'),
+          c.text('given_tags'),
+          flag('pinned'),
+          flag('archived'),
+          c.timestamp('archived_at', { isNullable: true }),
+          c.int('version'),
+          c.timestamp('created_at'),
+          c.timestamp('updated_at'),
+          c.int('search_id', { isNullable: true }),
+        ],
+        indices: [
+          // The listing's order within the archive filter: pinned first, newest change first.
+          { columnNames: ['owner_id', 'archived', 'pinned', 'updated_at', 'id'] },
+          // Backlinks find a note's title among the owner's links; wiki links resolve titles.
+          { columnNames: ['owner_id', 'title_key'] },
+          { columnNames: ['owner_id', 'folder_id'] },
+          { columnNames: ['search_id'], isUnique: true },
+        ],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({
+        name: 'note_tags',
+        columns: [c.uuid('note_id', { isPrimary: true }), c.key('tag', 50, { isPrimary: true }), c.uuid('owner_id')],
+        indices: [{ columnNames: ['owner_id', 'tag'] }],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({
+        name: 'note_links',
+        columns: [
+          c.uuid('source_id', { isPrimary: true }),
+          c.key('target_key', 202, { isPrimary: true }),
+          c.uuid('owner_id'),
+        ],
+        indices: [{ columnNames: ['owner_id', 'target_key'] }],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({
+        name: 'note_folders',
+        columns: [
+          c.uuid('id', { isPrimary: true }),
+          c.uuid('owner_id'),
+          c.string('name', 100),
+          c.key('name_key', 100),
+          c.uuid('parent_id', { isNullable: true }),
+          c.string('parent_key', 36),
+          c.int('version'),
+          c.timestamp('created_at'),
+          c.timestamp('updated_at'),
+        ],
+        indices: [{ columnNames: ['owner_id', 'parent_key', 'name_key'], isUnique: true }],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({
+        name: 'note_owners',
+        columns: [c.uuid('owner_id', { isPrimary: true }), c.int('note_count'), c.int('folder_count')],
+      }),
+    );
+    await queryRunner.createTable(
+      new Table({
+        name: 'note_jobs',
+        columns: [
+          c.uuid('id', { isPrimary: true }),
+          c.uuid('owner_id'),
+          c.string('kind', 20),
+          c.text('params'),
+          c.timestamp('created_at'),
+        ],
+      }),
+    );
+    await createSearchIndex(queryRunner);
+    // Events are written here, in the same transaction as the change, then relayed to the stream.
+    await createOutboxTable(queryRunner);
+    // Where this subgraph is in the event log (the user.deleted cascade).
+    await createEventConsumersTable(queryRunner);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
+    await queryRunner.dropTable('outbox');
+    await dropSearchIndex(queryRunner);
+    for (const table of ['note_jobs', 'note_owners', 'note_folders', 'note_links', 'note_tags', 'notes'])
+      await queryRunner.dropTable(table);
+  }
+}

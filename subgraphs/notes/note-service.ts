@@ -1,0 +1,515 @@
+// The notes module's rules for notes. Every change, its derived rows (tags, wiki links, the
+// search index on SQLite) and its event are written in one transaction (the outbox,
+// lib/outbox.ts); updates, archives and deletes name the version they expect (optimistic locking).
+import crypto from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { In } from 'typeorm';
+import { affectedRows } from '../../lib/database/portable';
+import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
+import { AppError, validationError } from '../../lib/errors';
+import { recordEvent } from '../../lib/outbox';
+import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { Note, NoteSummary } from './entities/note';
+import { NoteFolder } from './entities/note-folder';
+import { NoteLink, NoteTag } from './entities/note-rows';
+import {
+  excerptOf,
+  hashtags,
+  idLinkKey,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
+  MAX_TITLE_LENGTH,
+  TAG_PATTERN,
+  titleFromBody,
+  titleKey,
+  titleLinkKey,
+  wikiLinks,
+} from './markdown';
+import { ensureOwnerRow, lockOwner, releaseSlots, takeSlots } from './owner-row';
+import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
+
+export const MAX_BODY_CHARACTERS = 100_000;
+
+export interface NoteLimits {
+  /** NOTES_PER_USER */
+  notesPerUser: number;
+}
+
+export interface NoteInput {
+  title?: string | null;
+  body?: string | null;
+  folderId?: string | null;
+  tags?: string[] | null;
+  pinned?: boolean | null;
+}
+
+export type ArchivedFilter = 'false' | 'true' | 'all';
+
+export interface NoteFilter {
+  folderId?: string | null;
+  tag?: string | null;
+  archived?: ArchivedFilter | null;
+  pinned?: boolean | null;
+  q?: string | null;
+}
+
+/** The columns a listing reads: everything but the body. */
+const SUMMARY_COLUMNS = [
+  'id',
+  'ownerId',
+  'title',
+  'folderId',
+  'tags',
+  'pinned',
+  'archived',
+  'archivedAt',
+  'version',
+  'createdAt',
+  'updatedAt',
+  'excerpt',
+] as const;
+
+/** Backlinks in the order the linking notes were made (ids are UUIDv7). */
+const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
+
+/** What note.* events carry: ids, the title, the version, the names of changed fields; never the body. */
+const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: Record<string, unknown> = {}) => ({
+  note_id: n.id,
+  title: n.title,
+  version: n.version,
+  folder_id: n.folderId,
+  ...extra,
+});
+
+/** Code points, counted without building an array for the common short text. */
+function codePoints(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/** Given tags, lower-cased and checked: a tag that breaks the rule is a validation_error. */
+export function checkGivenTags(tags: string[]): string[] {
+  const out = new Set<string>();
+  for (const raw of tags) {
+    const tag = raw.trim().toLowerCase();
+    if (!TAG_PATTERN.test(tag) || tag.length > MAX_TAG_LENGTH)
+      throw validationError({
+        tags: [`"${raw.slice(0, 60)}" is not a tag: 1–${MAX_TAG_LENGTH} characters of a-z 0-9 _ - and / between parts`],
+      });
+    out.add(tag);
+  }
+  if (out.size > MAX_TAGS) throw validationError({ tags: [`at most ${MAX_TAGS} tags`] });
+  return [...out];
+}
+
+/** The union of the given tags and the body's hashtags, at most 50. */
+export function tagUnion(given: string[], body: string): string[] {
+  const tags = [...new Set([...given, ...hashtags(body)])];
+  if (tags.length > MAX_TAGS)
+    throw validationError({ tags: [`a note has at most ${MAX_TAGS} tags, given and #hashtags together`] });
+  return tags;
+}
+
+function checkBody(body: string): string {
+  if (codePoints(body) > MAX_BODY_CHARACTERS)
+    throw validationError({ body: [`must be at most ${MAX_BODY_CHARACTERS.toLocaleString('en')} characters`] });
+  return body;
+}
+
+/** The stored title: trimmed, at most 200 characters; empty → the body's first line. */
+function titleOf(title: string | null | undefined, body: string): string {
+  const trimmed = (title ?? '').trim();
+  if (codePoints(trimmed) > MAX_TITLE_LENGTH)
+    throw validationError({ title: [`must be at most ${MAX_TITLE_LENGTH} characters`] });
+  return trimmed || titleFromBody(body);
+}
+
+/** Rewrites a note's derived rows (tags; links when the body changed). */
+export async function writeTags(m: EntityManager, note: Pick<Note, 'id' | 'ownerId' | 'tags'>, fresh: boolean) {
+  if (!fresh) await m.delete(NoteTag, { noteId: note.id });
+  if (note.tags.length)
+    await m.insert(
+      NoteTag,
+      note.tags.map((tag) => ({ noteId: note.id, tag, ownerId: note.ownerId })),
+    );
+}
+
+async function writeLinks(m: EntityManager, note: Pick<Note, 'id' | 'ownerId' | 'body'>, fresh: boolean) {
+  if (!fresh) await m.delete(NoteLink, { sourceId: note.id });
+  const keys = wikiLinks(note.body).filter((k) => k !== idLinkKey(note.id));
+  for (let i = 0; i < keys.length; i += 500)
+    await m.insert(
+      NoteLink,
+      keys.slice(i, i + 500).map((targetKey) => ({ sourceId: note.id, targetKey, ownerId: note.ownerId })),
+    );
+}
+
+/** A search cursor: the offset, bound to the query and filters it was made for. */
+const searchKey = (ownerId: string, filter: NoteFilter) =>
+  crypto
+    .createHash('sha256')
+    .update(JSON.stringify([ownerId, filter.q, filter.folderId, filter.tag, filter.archived, filter.pinned]))
+    .digest('base64url')
+    .slice(0, 12);
+const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out for this query'] });
+
+function decodeJsonCursor(cursor: string): unknown {
+  if (cursor.length > 200) throw badCursor();
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Buffer.from(JSON.stringify(value)).toString('base64url') !== cursor) throw badCursor();
+    return value;
+  } catch {
+    throw badCursor();
+  }
+}
+const encodeJsonCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class NoteService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly limits: NoteLimits,
+  ) {}
+
+  async create(ownerId: string, input: NoteInput): Promise<Note> {
+    const body = checkBody(input.body ?? '');
+    const givenTags = checkGivenTags(input.tags ?? []);
+    const title = titleOf(input.title, body);
+    const now = new Date();
+    const note = this.dataSource.manager.create(Note, {
+      id: uuidv7(),
+      ownerId,
+      title,
+      titleKey: titleKey(title),
+      body,
+      excerpt: excerptOf(body),
+      folderId: input.folderId ?? null,
+      givenTags,
+      tags: tagUnion(givenTags, body),
+      pinned: input.pinned ?? false,
+      archived: false,
+      archivedAt: null,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      searchId: null,
+    });
+    await ensureOwnerRow(this.dataSource, ownerId);
+    return this.write(async (m) => {
+      const cap = this.limits.notesPerUser;
+      if (!(await takeSlots(m, ownerId, 'notes', 1, cap)))
+        throw new AppError('conflict', `You have ${cap} notes, the most allowed; delete some to write more.`, {
+          limit: cap,
+          notes: cap,
+        });
+      if (note.folderId) await this.checkFolder(m, ownerId, note.folderId);
+      note.searchId = await indexNote(m, null, note.title, note.body);
+      await m.insert(Note, note);
+      await writeTags(m, note, true);
+      await writeLinks(m, note, true);
+      await recordEvent(m, { type: 'note.created', userId: ownerId, resourceId: note.id, data: eventData(note) });
+      return note;
+    });
+  }
+
+  /** Another user's note is `not_found`, exactly like an unknown id. */
+  async get(ownerId: string, id: string): Promise<Note> {
+    const note = await this.dataSource.manager.findOneBy(Note, { id, ownerId });
+    if (!note) throw new AppError('not_found', 'No such note.');
+    return note;
+  }
+
+  /** The note, or null when the caller may not see it (federation references). */
+  find(ownerId: string, id: string): Promise<Note | null> {
+    if (!UUID.test(id)) return Promise.resolve(null);
+    return this.dataSource.manager.findOneBy(Note, { id, ownerId });
+  }
+
+  private async checkFolder(m: EntityManager, ownerId: string, folderId: string): Promise<void> {
+    // The owner's row is locked first, so a folder found here is not deleted before this commits.
+    await lockOwner(m, ownerId);
+    if (!(await m.existsBy(NoteFolder, { id: folderId, ownerId })))
+      throw new AppError('not_found', 'No such folder.', { folderId: ['is not one of your folders'] });
+  }
+
+  async update(ownerId: string, id: string, version: number, changes: NoteInput): Promise<Note> {
+    const body = changes.body === undefined || changes.body === null ? undefined : checkBody(changes.body);
+    const given = changes.tags === undefined || changes.tags === null ? undefined : checkGivenTags(changes.tags);
+    return this.write(async (m) => {
+      const before = await this.lockedNote(m, ownerId, id);
+      if (before.version !== version) throw this.conflict(before.version, version);
+      const after: Note = { ...before, version: version + 1, updatedAt: new Date() };
+      const changed: string[] = [];
+      if (body !== undefined && body !== before.body) {
+        Object.assign(after, { body, excerpt: excerptOf(body) });
+        changed.push('body');
+      }
+      if (changes.title !== undefined || changed.includes('body')) {
+        // A title left empty follows the body's first line.
+        const title = titleOf(changes.title === undefined ? before.title : changes.title, after.body);
+        if (title !== before.title) {
+          Object.assign(after, { title, titleKey: titleKey(title) });
+          changed.push('title');
+        }
+      }
+      if (given !== undefined) after.givenTags = given;
+      if (given !== undefined || changed.includes('body')) {
+        after.tags = tagUnion(after.givenTags, after.body);
+        if (after.tags.join('\n') !== before.tags.join('\n')) changed.push('tags');
+      }
+      if (changes.folderId !== undefined && changes.folderId !== before.folderId) {
+        if (changes.folderId) await this.checkFolder(m, ownerId, changes.folderId);
+        after.folderId = changes.folderId;
+        changed.push('folder_id');
+      }
+      if (changes.pinned !== undefined && changes.pinned !== null && changes.pinned !== before.pinned) {
+        after.pinned = changes.pinned;
+        changed.push('pinned');
+      }
+      // The statement checks the version too: of concurrent updates at one version, one wins.
+      const { id: _id, ownerId: _owner, ...columns } = after;
+      if (affectedRows(await m.update(Note, { id, ownerId, version }, columns)) !== 1) {
+        throw await this.lostConflict(m, ownerId, id, version);
+      }
+      if (changed.includes('body') || changed.includes('title'))
+        await indexNote(m, before.searchId, after.title, after.body);
+      if (changed.includes('tags')) await writeTags(m, after, false);
+      if (changed.includes('body')) await writeLinks(m, after, false);
+      await recordEvent(m, {
+        type: 'note.updated',
+        userId: ownerId,
+        resourceId: id,
+        data: eventData(after, { changed }),
+      });
+      return after;
+    });
+  }
+
+  /** Archive or unarchive at the expected version. */
+  async setArchived(ownerId: string, id: string, version: number, archived: boolean): Promise<Note> {
+    return this.write(async (m) => {
+      const before = await this.lockedNote(m, ownerId, id);
+      if (before.version !== version) throw this.conflict(before.version, version);
+      const now = new Date();
+      const after: Note = {
+        ...before,
+        archived,
+        archivedAt: archived ? now : null,
+        version: version + 1,
+        updatedAt: now,
+      };
+      const result = await m.update(
+        Note,
+        { id, ownerId, version },
+        { archived, archivedAt: after.archivedAt, version: after.version, updatedAt: now },
+      );
+      if (affectedRows(result) !== 1) throw await this.lostConflict(m, ownerId, id, version);
+      await recordEvent(m, {
+        type: archived ? 'note.archived' : 'note.unarchived',
+        userId: ownerId,
+        resourceId: id,
+        data: eventData(after),
+      });
+      return after;
+    });
+  }
+
+  /** Like update: of concurrent deletes at the right version exactly one affects the row. */
+  async delete(ownerId: string, id: string, version: number): Promise<Note> {
+    return this.write(async (m) => {
+      const note = await this.lockedNote(m, ownerId, id);
+      if (note.version !== version) throw this.conflict(note.version, version);
+      if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
+        throw await this.lostConflict(m, ownerId, id, version);
+      await m.delete(NoteTag, { noteId: id });
+      await m.delete(NoteLink, { sourceId: id });
+      await unindexNotes(m, [note.searchId]);
+      await releaseSlots(m, ownerId, 'notes', 1);
+      await recordEvent(m, { type: 'note.deleted', userId: ownerId, resourceId: id, data: eventData(note) });
+      return note;
+    });
+  }
+
+  /** A write transaction, run again when it lost a lock conflict (MySQL). */
+  private write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return retryOnLockConflict(() => inTransaction(this.dataSource, work));
+  }
+
+  /**
+   * The note, read with a lock on MySQL: a concurrent write at the same version waits here for
+   * this one's commit and then reads its version (REPEATABLE READ would show the old snapshot).
+   */
+  private async lockedNote(m: EntityManager, ownerId: string, id: string): Promise<Note> {
+    const note = await m.findOne(Note, {
+      where: { id, ownerId },
+      ...(m.connection.options.type === 'better-sqlite3' ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
+    if (!note) throw new AppError('not_found', 'No such note.');
+    return note;
+  }
+
+  private conflict(current: number, expected: number): AppError {
+    return new AppError('conflict', `The note is at version ${current}, not ${expected}.`, {
+      currentVersion: current,
+    });
+  }
+
+  /** A write at `expected` changed nothing: the note is gone, or at another version. */
+  private async lostConflict(m: EntityManager, ownerId: string, id: string, expected: number): Promise<AppError> {
+    const current = await m.findOne(Note, { select: { id: true, version: true }, where: { id, ownerId } });
+    return current ? this.conflict(current.version, expected) : new AppError('not_found', 'No such note.');
+  }
+
+  /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */
+  private filterSql(ownerId: string, filter: NoteFilter): { where: string; params: unknown[] } {
+    const where = ['n.owner_id = ?'];
+    const params: unknown[] = [ownerId];
+    const archived = filter.archived ?? 'false';
+    if (archived !== 'all') {
+      where.push('n.archived = ?');
+      params.push(archived === 'true' ? 1 : 0);
+    }
+    if (filter.folderId) {
+      where.push('n.folder_id = ?');
+      params.push(filter.folderId);
+    }
+    if (filter.pinned !== undefined && filter.pinned !== null) {
+      where.push('n.pinned = ?');
+      params.push(filter.pinned ? 1 : 0);
+    }
+    if (filter.tag) {
+      // The tag or a tag nested below it: `project/` up to `project0` ('0' follows '/'), an index range.
+      where.push(
+        'EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND t.owner_id = ? AND (t.tag = ? OR (t.tag > ? AND t.tag < ?)))',
+      );
+      params.push(ownerId, filter.tag, `${filter.tag}/`, `${filter.tag}0`);
+    }
+    return { where: where.join(' AND '), params };
+  }
+
+  private summaries(): SelectQueryBuilder<Note> {
+    return this.dataSource.manager.createQueryBuilder(Note, 'n').select(SUMMARY_COLUMNS.map((c) => `n.${c}`));
+  }
+
+  private checkFilter(filter: NoteFilter): void {
+    if (filter.tag !== undefined && filter.tag !== null) {
+      const tag = filter.tag.trim().toLowerCase();
+      if (!TAG_PATTERN.test(tag) || tag.length > MAX_TAG_LENGTH) throw validationError({ tag: ['is not a tag'] });
+      filter.tag = tag;
+    }
+    if (filter.folderId && !UUID.test(filter.folderId)) throw validationError({ folder_id: ['must be a UUID'] });
+  }
+
+  /**
+   * A page of the owner's notes: pinned first, then the newest change first. With `q`, the notes
+   * that match, best match first (the cursor then holds an offset bound to the query).
+   */
+  async list(ownerId: string, filter: NoteFilter, limit: number, cursor?: string | null): Promise<Page<NoteSummary>> {
+    this.checkFilter(filter);
+    if (filter.q !== undefined && filter.q !== null) return this.search(ownerId, filter, limit, cursor);
+    const { where, params } = this.filterSql(ownerId, filter);
+    // TypeORM's named parameters, from the positional ones.
+    let i = 0;
+    const named: Record<string, unknown> = {};
+    const query = this.summaries().where(
+      where.replace(/\?/g, () => {
+        named[`f${i}`] = params[i];
+        return `:f${i++}`;
+      }),
+      named,
+    );
+    if (cursor) {
+      const value = decodeJsonCursor(cursor);
+      if (
+        !Array.isArray(value) ||
+        value.length !== 3 ||
+        (value[0] !== 0 && value[0] !== 1) ||
+        !Number.isSafeInteger(value[1]) ||
+        typeof value[2] !== 'string' ||
+        !UUID.test(value[2])
+      )
+        throw badCursor();
+      const [pinned, at, id] = value as [number, number, string];
+      query.andWhere(
+        '(n.pinned < :cp OR (n.pinned = :cp AND (n.updatedAt < :ct OR (n.updatedAt = :ct AND n.id < :ci))))',
+        { cp: pinned, ct: new Date(at), ci: id },
+      );
+    }
+    const rows = await query
+      .orderBy('n.pinned', 'DESC')
+      .addOrderBy('n.updatedAt', 'DESC')
+      .addOrderBy('n.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      items,
+      nextCursor:
+        rows.length > limit ? encodeJsonCursor([last.pinned ? 1 : 0, last.updatedAt.getTime(), last.id]) : null,
+    };
+  }
+
+  private async search(
+    ownerId: string,
+    filter: NoteFilter,
+    limit: number,
+    cursor?: string | null,
+  ): Promise<Page<NoteSummary>> {
+    const terms = searchTerms(filter.q!);
+    const key = searchKey(ownerId, filter);
+    let offset = 0;
+    if (cursor) {
+      const value = decodeJsonCursor(cursor) as { k?: unknown; o?: unknown };
+      if (typeof value !== 'object' || value === null || value.k !== key || !Number.isSafeInteger(value.o))
+        throw badCursor();
+      offset = value.o as number;
+      if (offset < 1 || offset > 100_000) throw badCursor();
+    }
+    const ids = await searchNoteIds(this.dataSource.manager, terms, this.filterSql(ownerId, filter), limit + 1, offset);
+    const page = ids.slice(0, limit);
+    const rows = page.length
+      ? await this.summaries()
+          .where({ id: In(page), ownerId })
+          .getMany()
+      : [];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return {
+      items: page.map((id) => byId.get(id)).filter((r): r is Note => r !== undefined),
+      nextCursor: ids.length > limit ? encodeJsonCursor({ k: key, o: offset + limit }) : null,
+    };
+  }
+
+  /** The owner's notes that link to this one, by its title (case-insensitive) or its id. */
+  async backlinks(ownerId: string, id: string, limit: number, cursor?: string | null): Promise<Page<NoteSummary>> {
+    const note = await this.get(ownerId, id);
+    const keys = [idLinkKey(note.id), ...(note.titleKey ? [titleLinkKey(note.title)] : [])];
+    const query = this.summaries()
+      .where('n.ownerId = :ownerId', { ownerId })
+      .andWhere('n.id <> :self', { self: id })
+      .andWhere(
+        'n.id IN (SELECT l.source_id FROM note_links l WHERE l.owner_id = :ownerId AND l.target_key IN (:...keys))',
+        { keys },
+      );
+    return pageOf(query, BACKLINK_ORDER, limit, cursor);
+  }
+
+  /** Every tag of the owner's notes with its count, by name. */
+  async tags(ownerId: string): Promise<{ tag: string; count: number }[]> {
+    const rows: { tag: string; count: string | number }[] = await this.dataSource.manager
+      .createQueryBuilder(NoteTag, 't')
+      .select('t.tag', 'tag')
+      .addSelect('COUNT(*)', 'count')
+      .where('t.ownerId = :ownerId', { ownerId })
+      .groupBy('t.tag')
+      .orderBy('t.tag', 'ASC')
+      .getRawMany();
+    return rows.map((r) => ({ tag: r.tag, count: Number(r.count) }));
+  }
+}
