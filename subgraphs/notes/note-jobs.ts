@@ -18,7 +18,7 @@ import { NoteFolder } from './entities/note-folder';
 import { NoteJob, NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
 import { validationError } from '../../lib/errors';
 import { excerptOf, isTagWithin, MAX_TAG_LENGTH, renamedTag, renameHashtags, TAG_PATTERN } from './markdown';
-import { tagUnion, writeTags } from './note-service';
+import { TAG_RANGE, tagRange, tagUnion, writeTags } from './note-service';
 import { indexNote, unindexNotes } from './search';
 
 const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -117,16 +117,14 @@ export class NoteJobRunner {
   /** One batch of a tag rename: the notes changed, or false when no note of the owner has the tag any more. */
   private async renameBatch(job: NoteJob): Promise<number | false> {
     const { from, to } = job.params;
-    const notes = await this.dataSource.manager
-      .createQueryBuilder(Note, 'n')
-      .where('n.ownerId = :owner', { owner: job.ownerId })
-      .andWhere(
-        'EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND t.owner_id = :owner AND (t.tag = :from OR (t.tag > :lo AND t.tag < :hi)))',
-        { from, lo: `${from}/`, hi: `${from}0` },
-      )
-      .orderBy('n.id', 'ASC')
-      .limit(this.options.batchRows)
-      .getMany();
+    // The notes that still have the tag (or one nested in it), found by the tag's index range.
+    const tagged = await this.dataSource.manager.query<{ id: string }[]>(
+      `SELECT DISTINCT t.note_id AS id FROM note_tags t WHERE t.owner_id = ? AND ${TAG_RANGE} LIMIT ${this.options.batchRows}`,
+      [job.ownerId, ...tagRange(from)],
+    );
+    const notes = tagged.length
+      ? await this.dataSource.manager.findBy(Note, { id: In(tagged.map((t) => t.id)), ownerId: job.ownerId })
+      : [];
     if (!notes.length) return false;
     // The rewrites are computed before the transaction, a few at a time between other requests.
     const rewritten: { note: Note; body: string; given: string[]; tags: string[] }[] = [];

@@ -149,6 +149,16 @@ async function writeLinks(m: EntityManager, note: Pick<Note, 'id' | 'ownerId' | 
     );
 }
 
+/**
+ * A tag or one nested in it, as one index range over `t.tag`: from the tag up to the tag + '0'
+ * ('0' follows '/'), less the tags that only share its start (`project-x`, `project.x`).
+ */
+export const TAG_RANGE = 't.tag >= ? AND t.tag < ? AND (t.tag = ? OR t.tag > ?)';
+export const tagRange = (tag: string) => [tag, `${tag}0`, tag, `${tag}/`];
+
+/** At most this many notes with a tag: the listing starts from them instead of the owner's notes in order. */
+const FEW_TAGGED = 500;
+
 /** A search cursor: the offset, bound to the query and filters it was made for. */
 const searchKey = (ownerId: string, filter: NoteFilter) =>
   crypto
@@ -367,7 +377,7 @@ export class NoteService {
   }
 
   /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */
-  private filterSql(ownerId: string, filter: NoteFilter): { where: string; params: unknown[] } {
+  private filterSql(ownerId: string, filter: NoteFilter, taggedIds?: string[]): { where: string; params: unknown[] } {
     const where = ['n.owner_id = ?'];
     const params: unknown[] = [ownerId];
     const archived = filter.archived ?? 'false';
@@ -383,12 +393,13 @@ export class NoteService {
       where.push('n.pinned = ?');
       params.push(filter.pinned ? 1 : 0);
     }
-    if (filter.tag) {
-      // The tag or a tag nested below it: `project/` up to `project0` ('0' follows '/'), an index range.
-      where.push(
-        'EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND t.owner_id = ? AND (t.tag = ? OR (t.tag > ? AND t.tag < ?)))',
-      );
-      params.push(ownerId, filter.tag, `${filter.tag}/`, `${filter.tag}0`);
+    if (taggedIds) {
+      where.push(taggedIds.length ? `n.id IN (${taggedIds.map(() => '?').join(', ')})` : '1 = 0');
+      params.push(...taggedIds);
+    } else if (filter.tag) {
+      // The note has the tag or one nested in it: one index range of its (note_id, tag) key.
+      where.push(`EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id AND ${TAG_RANGE})`);
+      params.push(...tagRange(filter.tag));
     }
     return { where: where.join(' AND '), params };
   }
@@ -413,7 +424,17 @@ export class NoteService {
   async list(ownerId: string, filter: NoteFilter, limit: number, cursor?: string | null): Promise<Page<NoteSummary>> {
     this.checkFilter(filter);
     if (filter.q !== undefined && filter.q !== null) return this.search(ownerId, filter, limit, cursor);
-    const { where, params } = this.filterSql(ownerId, filter);
+    // A tag on few notes: those notes by id, then sorted (walking the owner's notes in order to
+    // find a rare tag would read them all). A common tag: the walk finds a page at once.
+    let taggedIds: string[] | undefined;
+    if (filter.tag) {
+      const rows = await this.dataSource.manager.query<{ id: string }[]>(
+        `SELECT DISTINCT t.note_id AS id FROM note_tags t WHERE t.owner_id = ? AND ${TAG_RANGE} LIMIT ${FEW_TAGGED + 1}`,
+        [ownerId, ...tagRange(filter.tag)],
+      );
+      if (rows.length <= FEW_TAGGED) taggedIds = rows.map((r) => r.id);
+    }
+    const { where, params } = this.filterSql(ownerId, filter, taggedIds);
     // TypeORM's named parameters, from the positional ones.
     let i = 0;
     const named: Record<string, unknown> = {};

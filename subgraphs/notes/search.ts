@@ -150,14 +150,14 @@ export async function searchNoteIds(
   let rows: { id: string }[];
   if (!terms.length) return [];
   if (isSqliteManager(m)) {
-    // The index first (MATERIALIZED: the planner would otherwise walk the owner's notes and run
-    // the MATCH once per row), then the note's filters. bm25 with a title hit weighing 5 body
+    // The index's hits first, then each one's note (MATERIALIZED and CROSS JOIN fix that order:
+    // the planner would otherwise walk all the owner's notes), then the filters. bm25 with a title hit weighing 5 body
     // hits; lower is better.
     rows = await m.query(
       `WITH hits AS MATERIALIZED (
          SELECT rowid AS search_id, bm25(${FTS_TABLE}, 5.0, 1.0) AS score FROM ${FTS_TABLE} WHERE ${FTS_TABLE} MATCH ?
        )
-       SELECT n.id AS id FROM hits JOIN notes n ON n.search_id = hits.search_id
+       SELECT n.id AS id FROM hits CROSS JOIN notes n ON n.search_id = hits.search_id
        WHERE ${filter.where}
        ORDER BY hits.score, n.id LIMIT ? OFFSET ?`,
       [fts5Query(terms), ...filter.params, limit, offset],
