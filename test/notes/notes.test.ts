@@ -182,7 +182,7 @@ describe('notes over GraphQL', () => {
     expect(ids(await list(user.token, { tag: 'work' }))).toEqual([b.id, a.id]);
     expect(ids(await list(user.token, { tag: 'work/alpha' }))).toEqual([b.id]);
     expect(ids(await list(user.token, { tag: 'work', q: 'long' }))).toEqual([a.id]); // search within a tag
-    expect(ids(await list(user.token, { tag: 'work', q: 'b' }))).toEqual([b.id]);
+    expect(ids(await list(user.token, { tag: 'work', q: 'alpha' }))).toEqual([b.id]);
     expect(ids(await list(user.token, { tag: 'nothing' }))).toEqual([]);
     expect(ids(await list(user.token, { pinned: false }))).toEqual([a.id, d.id, c.id]);
 
