@@ -176,7 +176,7 @@ export async function run(): Promise<void> {
         let sqlP95 = '';
         if (s.sql) {
           const timing = (await (
-            await fetch(`${server.url}/bench/notes/sql?owner=${userId}&n=200&${s.sql}`)
+            await fetch(`${server.url}/bench/notes/sql?owner=${userId}&n=50&${s.sql}`)
           ).json()) as { p50: number; p95: number };
           sqlP95 = `${timing.p50.toFixed(1)} / ${timing.p95.toFixed(1)}`;
         }
