@@ -36,7 +36,9 @@ export class CreateNoteTables1795662977244 implements MigrationInterface {
           // Backlinks find a note's title among the owner's links; wiki links resolve titles.
           { columnNames: ['owner_id', 'title_key'] },
           { columnNames: ['owner_id', 'folder_id'] },
-          { columnNames: ['search_id'], isUnique: true },
+          // A search hit's note (SQLite: by its FTS rowid), with what the search filters on: the
+          // hits are checked without reading the notes' rows (bodies and all).
+          { columnNames: ['search_id', 'owner_id', 'archived', 'id'] },
         ],
       }),
     );
