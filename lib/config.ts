@@ -224,6 +224,8 @@ export function configSchema() {
     NOTE_FOLDERS_PER_USER: int(1, 1_000_000).default(1000),
     /** Rows per transaction of the notes module's background work (tag renames, a deleted user's notes); at most 1,000. */
     NOTES_BATCH_ROWS: int(1, 1000).default(200),
+    /** SQLite: bytes of the notes database read through a memory map (PRAGMA mmap_size); 0: none. */
+    NOTES_SQLITE_MMAP_BYTES: int(0, 64 * 1024 ** 3).default(1024 ** 3),
     /** The request body limit of creating and changing a note over REST (a body of 100,000 characters in any script, escaped). */
     NOTES_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */

@@ -2,6 +2,7 @@
 // full-text search. Owns the `notes` database; meets other subgraphs only through federation
 // references (owner: User, Note for hubs) and events (user.deleted in, note.* and note_folder.* out).
 // Its REST routes (under /api/v1/notes) are declared in routes.ts, listed in subgraphs/routes.ts.
+import { isSqlite } from '../../lib/database/driver';
 import { onCommit } from '../../lib/database/transactions';
 import { EventConsumer, EventConsumerPosition } from '../../lib/event-consumer';
 import { OutboxEvent } from '../../lib/outbox';
@@ -53,6 +54,12 @@ export const notesSubgraph: SubgraphDefinition = {
         },
       },
       async start() {
+        // SQLite: search reads a hit's index entry per match, scattered over a large file; reading
+        // it through a memory map (and a larger page cache) spares a system call per page.
+        if (isSqlite(dataSource)) {
+          await dataSource.query(`PRAGMA mmap_size = ${config.NOTES_SQLITE_MMAP_BYTES}`);
+          await dataSource.query('PRAGMA cache_size = -65536');
+        }
         stopWaking = onCommit(dataSource, () => {
           if (!cascadeRecorded) return;
           cascadeRecorded = false;
