@@ -153,7 +153,12 @@ export async function createEventsService(options: {
       authenticated: (op) => Boolean(headerValue(op.caller.headers, 'authorization')),
     },
     documents: () => documents,
-    principal: async (op) => ({ principal: await principalOf(op.caller.headers), stream }),
+    principal: async (op) => {
+      const principal = await principalOf(op.caller.headers);
+      const scopes = await log.scopesOf(principal.userId, principal.issuedAt, new Set(principal.scopes));
+      return { principal, scopes, stream };
+    },
+    scopes: (op) => ({ scopes: op.context?.scopes }),
     execute: (op) =>
       op.operation!.operation === OperationTypeNode.SUBSCRIPTION
         ? subscribe(op)

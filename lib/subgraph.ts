@@ -37,6 +37,11 @@ import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
 
 export interface SubgraphContext {
   principal: Principal | null;
+  /**
+   * The caller's scopes now: the token's as issued, or a newer change from the event log
+   * (lib/revocations.ts). Set with `principal`; the pipeline's scope step checks them.
+   */
+  scopes?: ReadonlySet<string>;
   /** Why a presented token was refused; thrown when an operation needs a caller. */
   authError?: AppError;
   requestId: string;
@@ -145,11 +150,23 @@ export interface RunningSubgraph {
 const FEDERATION_LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@authenticated", "@requiresScopes"])';
 
-export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) => {
+/**
+ * type-graphql's `@Authorized()`, for a module not yet declaring its needs with lib/scopes.ts: a
+ * caller with a token. What a caller may do is the scope step's business alone
+ * (lib/operation-pipeline/scopes.ts); no role is checked anywhere by name.
+ */
+export const authChecker: AuthChecker<SubgraphContext> = ({ context }) => {
   if (!context.principal) throw context.authError ?? new AppError('unauthorized');
-  if (roles.length && !roles.some((r) => context.principal!.roles.includes(r))) throw new AppError('forbidden');
   return true;
 };
+
+/** The scopes a token carries, as a set made once per verified token (verified tokens are cached). */
+const tokenScopes = new WeakMap<Principal, ReadonlySet<string>>();
+export function scopesOfToken(principal: Principal): ReadonlySet<string> {
+  let set = tokenScopes.get(principal);
+  if (!set) tokenScopes.set(principal, (set = new Set(principal.scopes)));
+  return set;
+}
 
 /** A TypeGraphQL schema, printed with its directives and built as a Federation 2 subgraph. */
 export async function buildFederatedSchema(
@@ -291,6 +308,7 @@ export async function startSubgraph(
             verified ??
             (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
           await checkPrincipal(principal, ctx);
+          ctx.scopes = await deps.events.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal));
           ctx.principal = principal;
         } catch (err) {
           ctx.authError = principalError(err, logger);
@@ -330,6 +348,7 @@ export async function startSubgraph(
           : undefined,
       documents: (op) => op.caller.documents,
       principal: (op) => running.createContext(op.caller.caller),
+      scopes: (op) => ({ scopes: op.context?.scopes, authError: op.context?.authError }),
       execute: (op) =>
         execute({
           schema,

@@ -17,6 +17,10 @@ export interface Principal {
   userId: string;
   sessionId: string;
   roles: string[];
+  /** The user's scopes when the token was issued; a newer change in the event log wins (lib/revocations.ts). */
+  scopes: readonly string[];
+  /** When the token was issued (seconds, its `iat`). */
+  issuedAt: number;
   tokenId: string;
   expiresAt: Date;
 }
@@ -92,7 +96,7 @@ export class TokenSigner {
   }
 
   sign(
-    claims: { userId: string; sessionId: string; roles: string[] },
+    claims: { userId: string; sessionId: string; roles: string[]; scopes: readonly string[] },
     typ: TokenType,
     ttlSeconds: number,
     extra: Record<string, unknown> = {},
@@ -100,7 +104,7 @@ export class TokenSigner {
     const tokenId = crypto.randomUUID();
     const nowSeconds = Math.floor(Date.now() / 1000);
     const token = jwt.sign(
-      { ...extra, sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
+      { ...extra, sid: claims.sessionId, typ, roles: claims.roles, scopes: claims.scopes, iat: nowSeconds },
       this.privateKey,
       {
         algorithm: ALGORITHM,
@@ -141,13 +145,14 @@ export class TokenVerifier {
           issuer,
         },
         (payload: Record<string, unknown>, done: (err: unknown, user?: Principal | false) => void) => {
-          const { sub, sid, jti, exp, roles, sxp } = payload;
+          const { sub, sid, jti, exp, iat, roles, scopes, sxp } = payload;
           if (
             payload.typ !== typ ||
             typeof sub !== 'string' ||
             typeof sid !== 'string' ||
             typeof jti !== 'string' ||
-            typeof exp !== 'number'
+            typeof exp !== 'number' ||
+            typeof iat !== 'number'
           ) {
             return done(null, false);
           }
@@ -158,7 +163,9 @@ export class TokenVerifier {
             userId: sub,
             sessionId: sid,
             tokenId: jti,
-            roles: Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [],
+            roles: strings(roles),
+            scopes: strings(scopes),
+            issuedAt: iat,
             expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),
           });
         },
@@ -207,6 +214,9 @@ export class TokenVerifier {
     return this.verifyRequest({ headers: { authorization: `Bearer ${token}` } }, typ);
   }
 }
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
 
 /** How many verified access tokens a process remembers (a few MiB at most). */
 const VERIFIED_TOKENS_KEPT = 5000;
