@@ -24,7 +24,7 @@ export class Role {
     return this.scopeList ? this.scopeList.split(',') : [];
   }
 
-  @Field({ description: 'The built-in roles cannot be changed or deleted.' })
+  @Field(() => Boolean, { description: 'The built-in roles cannot be changed or deleted.' })
   builtIn = false;
 
   @Field(() => Int, { description: '1 when created; every change adds 1. PATCH and DELETE name it.' })
