@@ -29,11 +29,14 @@ export class Roles1739000000000 implements MigrationInterface {
     await queryRunner.query("UPDATE users SET roles = 'user' WHERE roles = ''");
     const rows: { roles: string }[] = await queryRunner.query('SELECT DISTINCT roles FROM users');
     const names = new Set(rows.flatMap((r) => r.roles.split(',')).filter((n) => n && n !== 'admin' && n !== 'user'));
+    // A moment as each driver stores DATETIME: a Date for MySQL, TypeORM's UTC text for SQLite.
     const now = new Date();
+    const at =
+      queryRunner.connection.options.type === 'mysql' ? now : now.toISOString().replace('T', ' ').replace('Z', '');
     for (const name of names) {
       await queryRunner.query(
         'INSERT INTO roles (name, description, scopes, version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
-        [name.slice(0, 32), 'Made from a role name users held before roles existed.', USER_SCOPES, now, now],
+        [name.slice(0, 32), 'Made from a role name users held before roles existed.', USER_SCOPES, at, at],
       );
     }
   }
