@@ -125,7 +125,7 @@ export function registerScopes(scopesSource: string, n: SkeletonNames): string {
   const wanted = [`${n.name}:read`, `${n.name}:write`].filter((s) => !scopesSource.includes(`'${s}'`));
   if (!wanted.length) return scopesSource;
   const withScopes = scopesSource.replace(
-    /(export const SCOPES = \[[\s\S]*?)(\n  'account:write',)/,
+    /(export const SCOPES = \[[\s\S]*?)(\n {2}'account:write',)/,
     `$1${wanted.map((s) => `\n  '${s}',`).join('')}$2`,
   );
   if (withScopes === scopesSource) throw new Error('could not add the scopes to lib/scopes.ts; add them by hand');

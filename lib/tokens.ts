@@ -215,8 +215,7 @@ export class TokenVerifier {
   }
 }
 
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
 
 /** How many verified access tokens a process remembers (a few MiB at most). */
 const VERIFIED_TOKENS_KEPT = 5000;

@@ -143,7 +143,7 @@ export const routes: RouteSpec[] = [
     auth: true,
     summary: 'The caller: user, roles and scopes',
     description:
-      'The scopes are the union of your roles\' (docs/roles-and-scopes.md). A change of your roles applies to your next request, ' +
+      "The scopes are the union of your roles' (docs/roles-and-scopes.md). A change of your roles applies to your next request, " +
       'without a new login.',
     graphql: { kind: 'query', field: 'me' },
     status: 200,
@@ -365,7 +365,7 @@ export const routes: RouteSpec[] = [
     description:
       "Needs `admin:roles`. The user's scopes become the union of the roles'; their next request has them, without a new " +
       'login. You give and take only scopes you hold (so no one raises their own), an unknown role is a `validation_error`, and ' +
-      'no one takes `admin` from the last enabled administrator (`conflict`). `version` is the user\'s (`conflict` with ' +
+      "no one takes `admin` from the last enabled administrator (`conflict`). `version` is the user's (`conflict` with " +
       '`details.current_version` when it has another).',
     params: { userId: uuidParam },
     query: VERSION_QUERY,

@@ -262,7 +262,8 @@ const SCOPE_NAMES: JsonSchema = {
   maxItems: 64,
   items: { type: 'string', maxLength: 64 },
   example: ['tts:read', 'tts:synthesize'],
-  description: 'Scope names (docs/roles-and-scopes.md); an unknown one is a validation_error. You give only scopes you hold',
+  description:
+    'Scope names (docs/roles-and-scopes.md); an unknown one is a validation_error. You give only scopes you hold',
 };
 
 export const Role: JsonSchema = {
@@ -301,7 +302,10 @@ export const UpdateRoleRequest: JsonSchema = {
   additionalProperties: true, // unknown fields are ignored
   properties: {
     description: { type: 'string', maxLength: 200, nullable: true, description: 'Left out: unchanged; null: cleared' },
-    scopes: { ...SCOPE_NAMES, description: `${SCOPE_NAMES.description as string}. The new full set; left out: unchanged` },
+    scopes: {
+      ...SCOPE_NAMES,
+      description: `${SCOPE_NAMES.description as string}. The new full set; left out: unchanged`,
+    },
   },
 };
 

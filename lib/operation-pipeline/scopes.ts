@@ -54,7 +54,9 @@ export function scopesStep<Caller, Context>(
       const errors: GraphQLError[] = [];
       for (const need of needs) {
         if (!caller.scopes) {
-          errors.push(refusal(need, caller.authError ?? new AppError('unauthorized', 'This field needs a valid token.')));
+          errors.push(
+            refusal(need, caller.authError ?? new AppError('unauthorized', 'This field needs a valid token.')),
+          );
         } else if (need.groups.length && !satisfies(need.groups, caller.scopes)) {
           const wanted = need.groups.map((g) => g.join(' and ')).join(' or ');
           errors.push(refusal(need, new AppError('forbidden', `${need.coordinate} needs the scope ${wanted}.`)));
@@ -75,9 +77,13 @@ function refusal(need: FieldNeed, cause: Error): GraphQLError {
 }
 
 /** The fields of the operation that need a caller or scopes, once per document and operation. */
-function needsOf(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): readonly FieldNeed[] {
+function needsOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): readonly FieldNeed[] {
   let byOperation = needsByDocument.get(document);
-  if (!byOperation) needsByDocument.set(document, (byOperation = new Map()));
+  if (!byOperation) needsByDocument.set(document, (byOperation = new Map<string, readonly FieldNeed[]>()));
   const key = operation.name?.value ?? '';
   const known = byOperation.get(key);
   if (known) return known;

@@ -130,7 +130,8 @@ export class RoleAdministration {
         return role;
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('conflict', 'A role of this name exists already.', { name: ['is taken'] });
+      if (isUniqueViolation(err))
+        throw new AppError('conflict', 'A role of this name exists already.', { name: ['is taken'] });
       throw err;
     }
   }
@@ -213,10 +214,20 @@ export class RoleAdministration {
       const before = await this.scopesOfRoles(user.roles, m);
       const after = await this.scopesOfRoles(wanted, m);
       // What is given and what is taken away alike: both are grants of the actor's.
-      mayGrant(actor, after.filter((s) => !before.includes(s)));
-      mayGrant(actor, before.filter((s) => !after.includes(s)));
+      mayGrant(
+        actor,
+        after.filter((s) => !before.includes(s)),
+      );
+      mayGrant(
+        actor,
+        before.filter((s) => !after.includes(s)),
+      );
       if (holds(user, 'admin') && !wanted.includes('admin')) await keepAnAdmin(m, user);
-      const result = await m.update(User, { id: userId, version }, { roleList: wanted.join(','), version: version + 1 });
+      const result = await m.update(
+        User,
+        { id: userId, version },
+        { roleList: wanted.join(','), version: version + 1 },
+      );
       if (affectedRows(result) !== 1) throw new AppError('conflict', 'The user changed meanwhile; read it again.');
       await audit({
         type: 'user.roles_changed',

@@ -35,7 +35,11 @@ const request = (method: string, path: string, body: unknown, token?: string) =>
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (res) => ({ status: res.status, headers: res.headers, body: await res.json().catch(() => undefined) }));
+  }).then(async (res) => ({
+    status: res.status,
+    headers: res.headers,
+    body: (await res.json().catch(() => undefined)) as any,
+  }));
 
 const userVersion = async (id: string) =>
   (await http.get(`/api/v1/admin/users/${id}`, { token: admin.access_token })).body.version as number;

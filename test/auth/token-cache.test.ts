@@ -9,7 +9,7 @@ import { loadKeys, TokenSigner, TokenVerifier } from '../../lib/tokens';
 
 const keys = loadKeys({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'fav-keys-')) });
 const signer = new TokenSigner(keys, 'test-issuer');
-const claims = { userId: crypto.randomUUID(), sessionId: crypto.randomUUID(), roles: [] };
+const claims = { userId: crypto.randomUUID(), sessionId: crypto.randomUUID(), roles: [], scopes: [] };
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
 afterEach(() => jest.useRealTimers());

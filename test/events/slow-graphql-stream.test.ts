@@ -23,7 +23,7 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
     kid: 'k',
   };
   const token = new TokenSigner(keys, config.JWT_ISSUER).sign(
-    { userId: 'u', sessionId: 's', roles: [] },
+    { userId: 'u', sessionId: 's', roles: [], scopes: ['events:read'] },
     'access',
     600,
   ).token;

@@ -27,7 +27,7 @@ export class Roles1739000000000 implements MigrationInterface {
       }),
     );
     await queryRunner.query("UPDATE users SET roles = 'user' WHERE roles = ''");
-    const rows: { roles: string }[] = await queryRunner.query('SELECT DISTINCT roles FROM users');
+    const rows = (await queryRunner.query('SELECT DISTINCT roles FROM users')) as { roles: string }[];
     const names = new Set(rows.flatMap((r) => r.roles.split(',')).filter((n) => n && n !== 'admin' && n !== 'user'));
     // A moment as each driver stores DATETIME: a Date for MySQL, TypeORM's UTC text for SQLite.
     const now = new Date();

@@ -193,7 +193,10 @@ export class AdminResolver {
     description:
       "Change a custom role at its version; each holder's next request has the new scopes. The built-in roles are read-only.",
   })
-  updateRole(@Args() { name, version, description, scopes }: UpdateRoleArgs, @Ctx() ctx: SubgraphContext): Promise<Role> {
+  updateRole(
+    @Args() { name, version, description, scopes }: UpdateRoleArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Role> {
     return this.roleAdmin.update(actorOf(ctx), name, version, { description, scopes: scopes ?? undefined });
   }
 

@@ -1,16 +1,5 @@
 import { IsOptional, MaxLength, MinLength } from 'class-validator';
-import {
-  Args,
-  ArgsType,
-  Ctx,
-  Field,
-  FieldResolver,
-  Mutation,
-  ObjectType,
-  Query,
-  Resolver,
-  Root,
-} from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import { RequiresScopes } from '../../../lib/scopes';
