@@ -50,7 +50,10 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
     }
   }
   const stream = { checkResumable: async () => undefined, subscribe: () => events() } as unknown as EventStream;
-  const log = { sessionRevoked: async () => false } as unknown as EventLog;
+  const log = {
+    sessionRevoked: async () => false,
+    scopesOf: async (_u: string, _i: number, own: ReadonlySet<string>) => own,
+  } as unknown as EventLog;
   const service = await createEventsService({
     config,
     log,
