@@ -33,7 +33,7 @@ import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
 import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
-import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
+import { hasBearer, KeyMaterial, Principal, scopesOfToken, TokenVerifier } from './tokens';
 
 export interface SubgraphContext {
   principal: Principal | null;
@@ -159,14 +159,6 @@ export const authChecker: AuthChecker<SubgraphContext> = ({ context }) => {
   if (!context.principal) throw context.authError ?? new AppError('unauthorized');
   return true;
 };
-
-/** The scopes a token carries, as a set made once per verified token (verified tokens are cached). */
-const tokenScopes = new WeakMap<Principal, ReadonlySet<string>>();
-export function scopesOfToken(principal: Principal): ReadonlySet<string> {
-  let set = tokenScopes.get(principal);
-  if (!set) tokenScopes.set(principal, (set = new Set(principal.scopes)));
-  return set;
-}
 
 /** A TypeGraphQL schema, printed with its directives and built as a Federation 2 subgraph. */
 export async function buildFederatedSchema(

@@ -230,6 +230,14 @@ function bearerToken(header: string | string[] | undefined): string | undefined 
   return m && m[1].toLowerCase() === 'bearer' ? m[2] : undefined;
 }
 
+/** The scopes a token carries, as a set made once per verified token (verified tokens are cached). */
+const tokenScopes = new WeakMap<Principal, ReadonlySet<string>>();
+export function scopesOfToken(principal: Principal): ReadonlySet<string> {
+  let set = tokenScopes.get(principal);
+  if (!set) tokenScopes.set(principal, (set = new Set(principal.scopes)));
+  return set;
+}
+
 export function hasBearer(headers: HeaderSource['headers']): boolean {
   return typeof headers.authorization === 'string' && headers.authorization.length > 0;
 }
