@@ -53,6 +53,8 @@ export function scopesStep<Caller, Context>(
       const caller = access(op);
       const errors: GraphQLError[] = [];
       for (const need of needs) {
+        // A field inside one refused already is moot: one error per outermost refused field.
+        if (errors.length && errors.some((e) => isWithin(need.path, e.path!))) continue;
         if (!caller.scopes) {
           errors.push(
             refusal(need, caller.authError ?? new AppError('unauthorized', 'This field needs a valid token.')),
@@ -66,6 +68,9 @@ export function scopesStep<Caller, Context>(
     },
   };
 }
+
+const isWithin = (path: readonly string[], outer: readonly (string | number)[]) =>
+  outer.length < path.length && outer.every((key, i) => path[i] === key);
 
 function refusal(need: FieldNeed, cause: Error): GraphQLError {
   const code = cause instanceof AppError ? cause.code : undefined;
