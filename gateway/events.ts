@@ -21,7 +21,7 @@ import {
   OperationResult,
 } from '../lib/operation-pipeline';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
-import { scopesOfToken, type TokenVerifier } from '../lib/tokens';
+import { effectiveScopes, scopesOfToken, type TokenVerifier } from '../lib/tokens';
 import { streamCaps, streamPrincipal } from './event-admission';
 import { EventResults, mapEvents, sharedResults } from './event-results';
 import { buildEventsSchema, EventsContext } from './events-schema';
@@ -155,7 +155,10 @@ export async function createEventsService(options: {
     documents: () => documents,
     principal: async (op) => {
       const principal = await principalOf(op.caller.headers);
-      const scopes = await log.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal));
+      const scopes = effectiveScopes(
+        principal,
+        await log.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
+      );
       return { principal, scopes, stream };
     },
     scopes: (op) => ({ scopes: op.context?.scopes }),

@@ -33,7 +33,7 @@ import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
 import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
-import { hasBearer, KeyMaterial, Principal, scopesOfToken, TokenVerifier } from './tokens';
+import { effectiveScopes, hasBearer, KeyMaterial, Principal, scopesOfToken, TokenVerifier } from './tokens';
 
 export interface SubgraphContext {
   principal: Principal | null;
@@ -300,7 +300,10 @@ export async function startSubgraph(
             verified ??
             (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
           await checkPrincipal(principal, ctx);
-          ctx.scopes = await deps.events.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal));
+          ctx.scopes = effectiveScopes(
+            principal,
+            await deps.events.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
+          );
           ctx.principal = principal;
         } catch (err) {
           ctx.authError = principalError(err, logger);

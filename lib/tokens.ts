@@ -22,6 +22,8 @@ export interface Principal {
   scopes: readonly string[];
   /** When the token was issued (seconds, its `iat`). */
   issuedAt: number;
+  /** An API key's token: its scopes are the key's, so a change of the owner's scopes can only narrow them. */
+  apiKey?: boolean;
   tokenId: string;
   expiresAt: Date;
 }
@@ -170,6 +172,7 @@ export class TokenVerifier {
               ? strings(scopes)
               : BUILT_IN_ROLES[strings(roles).includes('admin') ? 'admin' : 'user'],
             issuedAt: iat,
+            ...(payload.api_key === true ? { apiKey: true } : {}),
             expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),
           });
         },
@@ -236,6 +239,13 @@ export function scopesOfToken(principal: Principal): ReadonlySet<string> {
   let set = tokenScopes.get(principal);
   if (!set) tokenScopes.set(principal, (set = new Set(principal.scopes)));
   return set;
+}
+
+/** The caller's scopes given the user's current set: an API key's token keeps only what both hold. */
+export function effectiveScopes(principal: Principal, current: ReadonlySet<string>): ReadonlySet<string> {
+  if (!principal.apiKey) return current;
+  const own = scopesOfToken(principal);
+  return current === own ? own : new Set([...own].filter((s) => current.has(s)));
 }
 
 export function hasBearer(headers: HeaderSource['headers']): boolean {

@@ -54,6 +54,7 @@ export const authSubgraph: SubgraphDefinition = {
       throttle,
       logger,
       keys.privateKey!,
+      (userRoles) => roles.scopesOfRoles(userRoles),
     );
     return {
       resolvers: [
