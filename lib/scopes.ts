@@ -60,6 +60,9 @@ export const PUBLIC_FIELDS: ReadonlySet<string> = new Set([
   'Mutation.login',
   'Mutation.refreshSession',
   'TokenSet',
+  // The edge trades an API key for a short-lived token, as login trades a password.
+  'Mutation.exchangeApiKey',
+  'ApiKeyToken',
   // The public catalogue.
   'Query.baseVoices',
   'BaseVoice',
