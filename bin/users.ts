@@ -84,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'add': {
-        const user = await admin.create(null, name, password!, flags.includes('--admin') ? ['admin'] : []);
+        const user = await admin.create(null, name, password!, flags.includes('--admin') ? ['admin'] : ['user']);
         console.log(JSON.stringify({ id: user.id, username: user.username, roles: user.roles }));
         break;
       }

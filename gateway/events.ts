@@ -21,7 +21,7 @@ import {
   OperationResult,
 } from '../lib/operation-pipeline';
 import { headerValue, Headers, STREAM_TICKET_HEADER } from '../lib/request-context';
-import type { TokenVerifier } from '../lib/tokens';
+import { effectiveScopes, scopesOfToken, type TokenVerifier } from '../lib/tokens';
 import { streamCaps, streamPrincipal } from './event-admission';
 import { EventResults, mapEvents, sharedResults } from './event-results';
 import { buildEventsSchema, EventsContext } from './events-schema';
@@ -153,7 +153,15 @@ export async function createEventsService(options: {
       authenticated: (op) => Boolean(headerValue(op.caller.headers, 'authorization')),
     },
     documents: () => documents,
-    principal: async (op) => ({ principal: await principalOf(op.caller.headers), stream }),
+    principal: async (op) => {
+      const principal = await principalOf(op.caller.headers);
+      const scopes = effectiveScopes(
+        principal,
+        await log.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
+      );
+      return { principal, scopes, stream };
+    },
+    scopes: (op) => ({ scopes: op.context?.scopes }),
     execute: (op) =>
       op.operation!.operation === OperationTypeNode.SUBSCRIPTION
         ? subscribe(op)

@@ -189,6 +189,8 @@ export function configSchema() {
     GRAPHQL_EXPLORER: bool.optional(),
     /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
     STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
+    /** Custom roles (issue 30) at most; the built-in ones do not count. */
+    ROLES_MAX: int(1, 10_000).default(100),
 
     // ---- hardening: metrics, speech answers, tracing, tts quotas (issue 29) ----
     /** In production, /metrics on the service's own port only when true (else use METRICS_PORT). */

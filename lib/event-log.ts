@@ -26,7 +26,7 @@ import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
-import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations } from './revocations';
+import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations, USER_SCOPES_CHANGED } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
 
@@ -200,6 +200,15 @@ export class EventLog {
     });
     // In the log now (appended here or before): this process refuses those sessions at once.
     this.revocations.appended(events.filter((e) => e.type === SESSION_REVOKED).map((e) => e.resourceId));
+    this.revocations.appendedScopeChanges(
+      events
+        .filter((e) => e.type === USER_SCOPES_CHANGED)
+        .map((e) => ({
+          userId: e.resourceId,
+          scopes: (JSON.parse(e.payload) as { scopes?: string[] }).scopes ?? [],
+          changedAt: e.occurredAt,
+        })),
+    );
     return appended;
   }
 
@@ -220,6 +229,15 @@ export class EventLog {
    */
   sessionRevoked(sessionId: string): Promise<boolean> {
     return this.revocations.isRevoked(sessionId);
+  }
+
+  /**
+   * The caller's scopes: the token's (`own`, as issued) unless the log holds a newer change for
+   * the user (`user.scopes_changed`), read with the revocations. Throws when the log cannot be
+   * read (the caller answers service_unavailable: fail closed).
+   */
+  scopesOf(userId: string, issuedAt: number, own: ReadonlySet<string>): Promise<ReadonlySet<string>> {
+    return this.revocations.scopesOf(userId, issuedAt, own);
   }
 
   /** How many revocations this process holds in memory. */

@@ -4,6 +4,7 @@ import { IsOptional, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, type ClassType, Field, Int, ObjectType } from 'type-graphql';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { validationError } from './errors';
+import { Authenticated } from './scopes';
 
 export const MAX_PAGE_SIZE = 100;
 /** Longer was not handed out by pageOf: a 64-character key in JSON escapes is at most 388 bytes, 518 in base64url. */
@@ -35,7 +36,11 @@ export interface Page<T> {
 export function PageOf<T extends object>(itemType: ClassType<T>) {
   @ObjectType() // never in the schema itself: nothing returns it, only the classes that extend it
   abstract class PageType implements Page<T> {
-    @Field(() => [itemType]) items!: T[];
+    // A page needs a caller; what its items need, their type declares (lib/scopes.ts).
+    @Authenticated()
+    @Field(() => [itemType])
+    items!: T[];
+    @Authenticated()
     @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' })
     nextCursor!: string | null;
   }

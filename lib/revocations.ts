@@ -15,6 +15,16 @@ import type { DataSource } from 'typeorm';
 import { selectCommitted } from './database/reads';
 
 export const SESSION_REVOKED = 'session.revoked';
+/** A user's new full scope set (issue 30): payload `{ scopes }`, the user's id as the resource. */
+export const USER_SCOPES_CHANGED = 'user.scopes_changed';
+
+/** A user's newest scope set as the log says, and when it changed (ms). */
+export interface ScopeChange {
+  scopes: ReadonlySet<string>;
+  changedAt: number;
+  /** When this process learned of it, to forget it once no token issued before it can be valid. */
+  learnedAt: number;
+}
 
 const PAGE = 1000;
 /** How far the clocks of the process that signs tokens and one that checks them may disagree. */
@@ -23,6 +33,11 @@ export const CLOCK_SKEW_MS = 5 * 60_000;
 export class SessionRevocations {
   /** Revoked session id → when this process learned of it (ms, never before the revocation), to forget it after `keepMs`. */
   private readonly revoked = new Map<string, number>();
+  /**
+   * User id → the newest scope change in the log (read the same way, in the same readings: the
+   * scopes a token carries as issued give way to a change newer than the token).
+   */
+  private readonly scopeChanges = new Map<string, ScopeChange>();
   /** Every event up to this position has been looked at. */
   private readThrough = 0;
   /** When (performance.now()) the last successful reading started: it saw what the log held then. */
@@ -41,11 +56,43 @@ export class SessionRevocations {
     for (const id of sessionIds) this.revoked.set(id, now);
   }
 
+  /** Scope changes this process has just appended to the log (committed). */
+  appendedScopeChanges(changes: { userId: string; scopes: readonly string[]; changedAt: Date }[]): void {
+    const now = Date.now();
+    for (const c of changes) this.noteScopes(c.userId, c.scopes, c.changedAt.getTime(), now);
+  }
+
   /** Whether the session's revocation is in the log, as of at most `maxAgeMs` ago. */
   async isRevoked(sessionId: string): Promise<boolean> {
+    await this.fresh();
+    return this.revoked.has(sessionId);
+  }
+
+  /**
+   * The user's scopes: the newest change in the log, as of at most `maxAgeMs` ago, when it is
+   * not older than the token (`issuedAt`, seconds: a change within the token's second counts,
+   * the log being the newer truth), else the token's own. A log that cannot be read throws.
+   */
+  async scopesOf(userId: string, issuedAt: number, own: ReadonlySet<string>): Promise<ReadonlySet<string>> {
+    await this.fresh();
+    return this.knownScopesOf(userId, issuedAt, own);
+  }
+
+  /** As scopesOf, from what was read last: for a caller that has just awaited isRevoked(). */
+  knownScopesOf(userId: string, issuedAt: number, own: ReadonlySet<string>): ReadonlySet<string> {
+    const change = this.scopeChanges.get(userId);
+    return change && change.changedAt >= issuedAt * 1000 ? change.scopes : own;
+  }
+
+  private async fresh(): Promise<void> {
     const needFrom = performance.now() - this.options.maxAgeMs;
     while (this.readStartedAt < needFrom) await this.read(needFrom);
-    return this.revoked.has(sessionId);
+  }
+
+  private noteScopes(userId: string, scopes: readonly string[], changedAt: number, now: number): void {
+    const known = this.scopeChanges.get(userId);
+    if (known && known.changedAt > changedAt) return;
+    this.scopeChanges.set(userId, { scopes: new Set(scopes), changedAt, learnedAt: now });
   }
 
   /** A reading that started at or after `needFrom`: the one under way, or a new one. */
@@ -80,13 +127,24 @@ export class SessionRevocations {
     // Revocations whose tokens have all expired are left out (a process starting reads no week of them).
     const since = new Date(now - this.options.keepMs);
     while (this.readThrough < through) {
-      const rows: { seq: number | string; resource_id: string }[] = await this.log
+      const rows: {
+        seq: number | string;
+        type: string;
+        resource_id: string;
+        payload: string;
+        occurred_at: Date | string;
+      }[] = await this.log
         .createQueryBuilder()
         .select('e.seq', 'seq')
+        .addSelect('e.type', 'type')
         .addSelect('e.resource_id', 'resource_id')
+        // Only scope changes carry what is needed from their payload.
+        .addSelect(`CASE WHEN e.type = :scopes THEN e.payload ELSE '' END`, 'payload')
+        .addSelect('e.occurred_at', 'occurred_at')
         .from('events', 'e')
-        .where('e.type = :type AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', {
-          type: SESSION_REVOKED,
+        .where('e.type IN (:...types) AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', {
+          types: [SESSION_REVOKED, USER_SCOPES_CHANGED],
+          scopes: USER_SCOPES_CHANGED,
           after: this.readThrough,
           through,
           since,
@@ -94,7 +152,10 @@ export class SessionRevocations {
         .orderBy('e.seq')
         .limit(PAGE)
         .getRawMany();
-      for (const row of rows) this.revoked.set(row.resource_id, now);
+      for (const row of rows) {
+        if (row.type === SESSION_REVOKED) this.revoked.set(row.resource_id, now);
+        else this.noteScopes(row.resource_id, payloadScopes(row.payload), occurredAt(row.occurred_at), now);
+      }
       this.readThrough = rows.length < PAGE ? through : Number(rows[rows.length - 1].seq);
     }
     this.forgetOld();
@@ -107,10 +168,27 @@ export class SessionRevocations {
     this.forgottenAt = now;
     const before = now - this.options.keepMs;
     for (const [id, at] of this.revoked) if (at < before) this.revoked.delete(id);
+    for (const [id, change] of this.scopeChanges) if (change.learnedAt < before) this.scopeChanges.delete(id);
   }
 
   /** How many revocations this process holds (for tests and metrics). */
   get size(): number {
     return this.revoked.size;
   }
+}
+
+/** The scopes of a `user.scopes_changed` payload; none (fail closed) when it is not readable. */
+function payloadScopes(payload: string): string[] {
+  try {
+    const scopes = (JSON.parse(payload) as { scopes?: unknown }).scopes;
+    return Array.isArray(scopes) ? scopes.filter((s): s is string => typeof s === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A DATETIME(3) as each driver returns it: a Date (MySQL), or UTC text without a zone (SQLite). */
+function occurredAt(value: Date | string): number {
+  if (value instanceof Date) return value.getTime();
+  return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).getTime();
 }

@@ -33,10 +33,15 @@ import type { ReadinessReport } from './http-app';
 import type { Logger } from './logger';
 import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
-import { hasBearer, KeyMaterial, Principal, TokenVerifier } from './tokens';
+import { effectiveScopes, hasBearer, KeyMaterial, Principal, scopesOfToken, TokenVerifier } from './tokens';
 
 export interface SubgraphContext {
   principal: Principal | null;
+  /**
+   * The caller's scopes now: the token's as issued, or a newer change from the event log
+   * (lib/revocations.ts). Set with `principal`; the pipeline's scope step checks them.
+   */
+  scopes?: ReadonlySet<string>;
   /** Why a presented token was refused; thrown when an operation needs a caller. */
   authError?: AppError;
   requestId: string;
@@ -145,9 +150,13 @@ export interface RunningSubgraph {
 const FEDERATION_LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@authenticated", "@requiresScopes"])';
 
-export const authChecker: AuthChecker<SubgraphContext> = ({ context }, roles) => {
+/**
+ * type-graphql's `@Authorized()`, for a module not yet declaring its needs with lib/scopes.ts: a
+ * caller with a token. What a caller may do is the scope step's business alone
+ * (lib/operation-pipeline/scopes.ts); no role is checked anywhere by name.
+ */
+export const authChecker: AuthChecker<SubgraphContext> = ({ context }) => {
   if (!context.principal) throw context.authError ?? new AppError('unauthorized');
-  if (roles.length && !roles.some((r) => context.principal!.roles.includes(r))) throw new AppError('forbidden');
   return true;
 };
 
@@ -291,6 +300,10 @@ export async function startSubgraph(
             verified ??
             (await verifier.verifyRequest({ headers: { authorization: headerValue(headers, 'authorization') } }));
           await checkPrincipal(principal, ctx);
+          ctx.scopes = effectiveScopes(
+            principal,
+            await deps.events.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
+          );
           ctx.principal = principal;
         } catch (err) {
           ctx.authError = principalError(err, logger);
@@ -330,6 +343,7 @@ export async function startSubgraph(
           : undefined,
       documents: (op) => op.caller.documents,
       principal: (op) => running.createContext(op.caller.caller),
+      scopes: (op) => ({ scopes: op.context?.scopes, authError: op.context?.authError }),
       execute: (op) =>
         execute({
           schema,

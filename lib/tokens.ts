@@ -8,6 +8,7 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { Request } from 'express';
 import type { Config } from './config';
 import { AppError } from './errors';
+import { BUILT_IN_ROLES } from './scopes';
 
 /** `stream`: a ticket that opens one event stream (browsers' EventSource cannot send a header). */
 export type TokenType = 'access' | 'refresh' | 'stream';
@@ -17,6 +18,12 @@ export interface Principal {
   userId: string;
   sessionId: string;
   roles: string[];
+  /** The user's scopes when the token was issued; a newer change in the event log wins (lib/revocations.ts). */
+  scopes: readonly string[];
+  /** When the token was issued (seconds, its `iat`). */
+  issuedAt: number;
+  /** An API key's token: its scopes are the key's, so a change of the owner's scopes can only narrow them. */
+  apiKey?: boolean;
   tokenId: string;
   expiresAt: Date;
 }
@@ -92,7 +99,7 @@ export class TokenSigner {
   }
 
   sign(
-    claims: { userId: string; sessionId: string; roles: string[] },
+    claims: { userId: string; sessionId: string; roles: string[]; scopes: readonly string[] },
     typ: TokenType,
     ttlSeconds: number,
     extra: Record<string, unknown> = {},
@@ -100,7 +107,7 @@ export class TokenSigner {
     const tokenId = crypto.randomUUID();
     const nowSeconds = Math.floor(Date.now() / 1000);
     const token = jwt.sign(
-      { ...extra, sid: claims.sessionId, typ, roles: claims.roles, iat: nowSeconds },
+      { ...extra, sid: claims.sessionId, typ, roles: claims.roles, scopes: claims.scopes, iat: nowSeconds },
       this.privateKey,
       {
         algorithm: ALGORITHM,
@@ -141,13 +148,14 @@ export class TokenVerifier {
           issuer,
         },
         (payload: Record<string, unknown>, done: (err: unknown, user?: Principal | false) => void) => {
-          const { sub, sid, jti, exp, roles, sxp } = payload;
+          const { sub, sid, jti, exp, iat, roles, scopes, sxp } = payload;
           if (
             payload.typ !== typ ||
             typeof sub !== 'string' ||
             typeof sid !== 'string' ||
             typeof jti !== 'string' ||
-            typeof exp !== 'number'
+            typeof exp !== 'number' ||
+            typeof iat !== 'number'
           ) {
             return done(null, false);
           }
@@ -158,7 +166,13 @@ export class TokenVerifier {
             userId: sub,
             sessionId: sid,
             tokenId: jti,
-            roles: Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [],
+            roles: strings(roles),
+            // A token of the release before scopes has none: what its roles gave then (until it is refreshed).
+            scopes: Array.isArray(scopes)
+              ? strings(scopes)
+              : BUILT_IN_ROLES[strings(roles).includes('admin') ? 'admin' : 'user'],
+            issuedAt: iat,
+            ...(payload.api_key === true ? { apiKey: true } : {}),
             expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),
           });
         },
@@ -208,6 +222,8 @@ export class TokenVerifier {
   }
 }
 
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+
 /** How many verified access tokens a process remembers (a few MiB at most). */
 const VERIFIED_TOKENS_KEPT = 5000;
 
@@ -215,6 +231,21 @@ const VERIFIED_TOKENS_KEPT = 5000;
 function bearerToken(header: string | string[] | undefined): string | undefined {
   const m = typeof header === 'string' ? /(\S+)\s+(\S+)/.exec(header) : null;
   return m && m[1].toLowerCase() === 'bearer' ? m[2] : undefined;
+}
+
+/** The scopes a token carries, as a set made once per verified token (verified tokens are cached). */
+const tokenScopes = new WeakMap<Principal, ReadonlySet<string>>();
+export function scopesOfToken(principal: Principal): ReadonlySet<string> {
+  let set = tokenScopes.get(principal);
+  if (!set) tokenScopes.set(principal, (set = new Set(principal.scopes)));
+  return set;
+}
+
+/** The caller's scopes given the user's current set: an API key's token keeps only what both hold. */
+export function effectiveScopes(principal: Principal, current: ReadonlySet<string>): ReadonlySet<string> {
+  if (!principal.apiKey) return current;
+  const own = scopesOfToken(principal);
+  return current === own ? own : new Set([...own].filter((s) => current.has(s)));
 }
 
 export function hasBearer(headers: HeaderSource['headers']): boolean {

@@ -141,6 +141,8 @@ function operation(route: RouteSpec) {
   }
   const codes = [
     ...route.errors,
+    // A route that needs a token needs a scope too: a role without it answers 403 (docs/roles-and-scopes.md).
+    ...(route.auth ? (['unauthorized', 'forbidden'] as ErrorCode[]) : []),
     ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
     ...ALWAYS,
   ];

@@ -3,7 +3,7 @@
 // What a route reads and sends is declared once, in its schemas (schemas.ts): graphql-mapping.ts
 // derives the operation's selection and arguments from them.
 import { configured } from './configured';
-import { bodyArgs, queryArg, selection } from './graphql-mapping';
+import { bodyArgs, pathArg, queryArg, selection } from './graphql-mapping';
 import {
   EXPECTED_VERSION,
   EXPECTED_VERSION_ARG,
@@ -23,6 +23,7 @@ import {
   BaseVoiceList,
   ChangePasswordRequest,
   CommandAck,
+  CreateRoleRequest,
   CreateUserRequest,
   CreateVoiceRequest,
   EventFrame,
@@ -30,10 +31,15 @@ import {
   pageSchema,
   trimmedText,
   LoginRequest,
+  Me,
   RefreshRequest,
+  Role,
+  RoleAck,
+  RoleList,
   Session,
   SessionPage,
   SessionsRevoked,
+  SetUserRolesRequest,
   StreamTicket,
   Synthesis,
   SYNTHESIS_STATES,
@@ -42,6 +48,7 @@ import {
   SynthesisRequest,
   SynthesisStatus,
   TokenSet,
+  UpdateRoleRequest,
   UpdateVoiceRequest,
   User,
   UserPage,
@@ -127,6 +134,21 @@ export const routes: RouteSpec[] = [
     status: 200,
     response: Session,
     errors: ['unauthorized', 'not_found'],
+  },
+  {
+    operationId: 'getMe',
+    method: 'get',
+    path: '/auth/me',
+    tag: 'Auth',
+    auth: true,
+    summary: 'The caller: user, roles and scopes',
+    description:
+      "The scopes are the union of your roles' (docs/roles-and-scopes.md). A change of your roles applies to your next request, " +
+      'without a new login.',
+    graphql: { kind: 'query', field: 'me' },
+    status: 200,
+    response: Me,
+    errors: ['unauthorized'],
   },
   {
     operationId: 'getSession',
@@ -228,7 +250,7 @@ export const routes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'conflict', 'rate_limit_exceeded'],
   },
 
-  // ---- Admin (role admin; everyone else gets 403 forbidden) ---------------------------------
+  // ---- Admin (scope admin:users, roles admin:roles; everyone else gets 403 forbidden) --------
   {
     operationId: 'listUsers',
     method: 'get',
@@ -333,6 +355,131 @@ export const routes: RouteSpec[] = [
     response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict'],
   },
+  {
+    operationId: 'setUserRoles',
+    method: 'put',
+    path: '/admin/users/:userId/roles',
+    tag: 'Admin',
+    auth: true,
+    summary: "Set a user's roles at the version you expect",
+    description:
+      "Needs `admin:roles`. The user's scopes become the union of the roles'; their next request has them, without a new " +
+      'login. You give and take only scopes you hold (so no one raises their own), an unknown role is a `validation_error`, and ' +
+      "no one takes `admin` from the last enabled administrator (`conflict`). `version` is the user's (`conflict` with " +
+      '`details.current_version` when it has another).',
+    params: { userId: uuidParam },
+    query: VERSION_QUERY,
+    body: SetUserRolesRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'setUserRoles',
+      args: { ...idFrom('userId'), version: queryArg('version', 'Int!'), ...bodyArgs(SetUserRolesRequest) },
+      select: '{ id }',
+    },
+    status: 202,
+    ack: 'Roles set.',
+    location: (r) => `/api/v1/admin/users/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict'],
+  },
+  {
+    operationId: 'listRoles',
+    method: 'get',
+    path: '/admin/roles',
+    tag: 'Admin',
+    auth: true,
+    summary: 'Every role: the built-in ones, then the custom ones by name',
+    description: 'Needs `admin:roles`.',
+    graphql: { kind: 'query', field: 'roles', select: Role },
+    status: 200,
+    present: (items) => ({ items }),
+    response: RoleList,
+    errors: ['unauthorized', 'forbidden'],
+  },
+  {
+    operationId: 'getRole',
+    method: 'get',
+    path: '/admin/roles/:name',
+    tag: 'Admin',
+    auth: true,
+    summary: 'A role',
+    description: 'Needs `admin:roles`.',
+    params: { name: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' } },
+    graphql: { kind: 'query', field: 'role', args: { name: pathArg('name', 'String!') } },
+    status: 200,
+    etag: (r) => `"${r.version}"`,
+    response: Role,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+  },
+  {
+    operationId: 'createRole',
+    method: 'post',
+    path: '/admin/roles',
+    tag: 'Admin',
+    auth: true,
+    summary: 'Create a custom role',
+    description:
+      'Needs `admin:roles`. You give only scopes you hold (`forbidden`); an unknown scope is a `validation_error`; a name taken ' +
+      `already (the built-in \`admin\` and \`user\` too) is a \`conflict\`, as is one past ${configured('ROLES_MAX')} custom roles ` +
+      '(`details.limit`).',
+    body: CreateRoleRequest,
+    graphql: { kind: 'mutation', field: 'createRole', args: bodyArgs(CreateRoleRequest), select: '{ id: name }' },
+    status: 202,
+    ack: 'Role created.',
+    location: (r) => `/api/v1/admin/roles/${r.id}`,
+    response: RoleAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'conflict'],
+  },
+  {
+    operationId: 'updateRole',
+    method: 'patch',
+    path: '/admin/roles/:name',
+    tag: 'Admin',
+    auth: true,
+    summary: 'Change a custom role at the version you expect',
+    description:
+      "Needs `admin:roles`, and every scope the role gives now or will give. Each holder's next request has the new scopes. The " +
+      'built-in roles are read-only (`forbidden`). Optimistic locking as for voices (`?version=N` or `If-Match`).',
+    params: { name: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' } },
+    ...EXPECTED_VERSION,
+    body: UpdateRoleRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'updateRole',
+      select: '{ id: name version }',
+      args: { name: pathArg('name', 'String!'), version: EXPECTED_VERSION_ARG, ...bodyArgs(UpdateRoleRequest) },
+    },
+    status: 202,
+    ack: 'Role updated.',
+    location: (r) => `/api/v1/admin/roles/${r.id}`,
+    etag: (r) => `"${r.version}"`,
+    response: RoleAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict'],
+  },
+  {
+    operationId: 'deleteRole',
+    method: 'delete',
+    path: '/admin/roles/:name',
+    tag: 'Admin',
+    auth: true,
+    summary: 'Delete a custom role at the version you expect',
+    description:
+      'Needs `admin:roles`. While a user holds it: `conflict` with `details.users` (their ids, up to 100). The built-in roles are ' +
+      'read-only (`forbidden`).',
+    params: { name: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' } },
+    query: VERSION_QUERY,
+    graphql: {
+      kind: 'mutation',
+      field: 'deleteRole',
+      args: { name: pathArg('name', 'String!'), version: queryArg('version', 'Int!') },
+      select: '{ id: name }',
+    },
+    status: 202,
+    ack: 'Role deleted.',
+    location: (r) => `/api/v1/admin/roles/${r.id}`,
+    response: RoleAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict'],
+  },
 
   // ---- TTS --------------------------------------------------------------------------------
   {
@@ -340,14 +487,15 @@ export const routes: RouteSpec[] = [
     method: 'get',
     path: '/tts/base-voices',
     tag: 'TTS',
-    auth: true,
+    // The public catalogue (lib/scopes.ts PUBLIC_FIELDS).
+    auth: false,
     summary: 'The base voices of the speech engine',
     description: 'eSpeak NG voice variants; each speaks every language the engine has.',
     graphql: { kind: 'query', field: 'baseVoices', select: BaseVoice },
     status: 200,
     present: (items) => ({ items }),
     response: BaseVoiceList,
-    errors: ['unauthorized'],
+    errors: [],
   },
   {
     operationId: 'createVoice',

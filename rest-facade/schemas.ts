@@ -199,6 +199,9 @@ export const ChangePasswordRequest: JsonSchema = {
   },
 };
 
+/** A role's name, its id. */
+const ROLE_NAME_PATTERN = '^[a-z0-9_-]{1,32}$';
+
 export const CreateUserRequest: JsonSchema = {
   type: 'object',
   required: ['username', 'password'],
@@ -209,9 +212,10 @@ export const CreateUserRequest: JsonSchema = {
     roles: {
       type: 'array',
       maxItems: 10,
-      example: ['admin'],
-      items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' },
-      description: 'Role names; `admin` makes an administrator. Left out: none',
+      example: ['user'],
+      items: { type: 'string', pattern: ROLE_NAME_PATTERN },
+      description:
+        'Role names (GET /api/v1/admin/roles); `admin` makes an administrator. You give only scopes you hold. Left out: `user`',
     },
   },
 };
@@ -238,6 +242,94 @@ export const User: JsonSchema = {
 };
 
 export const UserPage = pageSchema(User);
+
+/** `GET /auth/me`: the caller, their roles and the scopes those give. */
+export const Me: JsonSchema = {
+  type: 'object',
+  required: [...(User.required as string[]), 'scopes'],
+  properties: {
+    ...(User.properties as Record<string, JsonSchema>),
+    scopes: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The union of the scopes of your roles (docs/roles-and-scopes.md)',
+    },
+  },
+};
+
+const SCOPE_NAMES: JsonSchema = {
+  type: 'array',
+  maxItems: 64,
+  items: { type: 'string', maxLength: 64 },
+  example: ['tts:read', 'tts:synthesize'],
+  description:
+    'Scope names (docs/roles-and-scopes.md); an unknown one is a validation_error. You give only scopes you hold',
+};
+
+export const Role: JsonSchema = {
+  type: 'object',
+  required: ['name', 'description', 'scopes', 'built_in', 'version', 'created_at', 'updated_at'],
+  properties: {
+    name: { type: 'string', pattern: ROLE_NAME_PATTERN, description: "The role's id; never changes" },
+    description: { type: 'string', nullable: true },
+    scopes: { type: 'array', items: { type: 'string' } },
+    built_in: { type: 'boolean', description: '`admin` and `user`: read-only' },
+    version: { type: 'integer', minimum: 1, description: 'PATCH and DELETE name it' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const RoleList: JsonSchema = {
+  type: 'object',
+  required: ['items'],
+  properties: { items: { type: 'array', items: Role } },
+};
+
+export const CreateRoleRequest: JsonSchema = {
+  type: 'object',
+  required: ['name', 'scopes'],
+  additionalProperties: true, // unknown fields are ignored
+  properties: {
+    name: { type: 'string', pattern: ROLE_NAME_PATTERN, description: '1–32 of a-z, 0-9, _ and -; the id' },
+    description: { type: 'string', maxLength: 200, nullable: true },
+    scopes: SCOPE_NAMES,
+  },
+};
+
+export const UpdateRoleRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: true, // unknown fields are ignored
+  properties: {
+    description: { type: 'string', maxLength: 200, nullable: true, description: 'Left out: unchanged; null: cleared' },
+    scopes: {
+      ...SCOPE_NAMES,
+      description: `${SCOPE_NAMES.description as string}. The new full set; left out: unchanged`,
+    },
+  },
+};
+
+export const SetUserRolesRequest: JsonSchema = {
+  type: 'object',
+  required: ['roles'],
+  additionalProperties: true, // unknown fields are ignored
+  properties: {
+    roles: {
+      type: 'array',
+      maxItems: 32,
+      items: { type: 'string', pattern: ROLE_NAME_PATTERN },
+      example: ['user'],
+      description: 'The full set of roles the user holds from now on',
+    },
+  },
+};
+
+/** What a role command answers: the role's name is its id. */
+export const RoleAck: JsonSchema = {
+  type: 'object',
+  required: ['id', 'message'],
+  properties: { id: { type: 'string', pattern: ROLE_NAME_PATTERN }, message: { type: 'string' } },
+};
 /**
  * `x-catalog`: the value must be one listed by that endpoint (the catalog belongs to the speech
  * engine, behind the gateway; the facade does not know it, so it links to it instead of an enum).
@@ -506,6 +598,13 @@ export const components = {
   CreateUserRequest,
   User,
   UserPage,
+  Me,
+  Role,
+  RoleList,
+  RoleAck,
+  CreateRoleRequest,
+  UpdateRoleRequest,
+  SetUserRolesRequest,
   CreateVoiceRequest,
   UpdateVoiceRequest,
   Voice,

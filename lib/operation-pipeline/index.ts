@@ -11,6 +11,7 @@ import { parseStep } from './parse';
 import { Operation, OperationResult, pipeline, Pipeline } from './pipeline';
 import { principalStep } from './principal';
 import { responseCapStep } from './response-cap';
+import { CallerAccess, scopesStep } from './scopes';
 import { traced } from './tracing';
 
 export { Operation } from './pipeline';
@@ -18,6 +19,7 @@ export { enterOperationSpan } from './tracing';
 export type { FormattedResult, OperationRequest, OperationResult, OperationStep, Pipeline } from './pipeline';
 export { operationLimits } from './limits';
 export type { OperationLimits, LimitsConfig } from './limits';
+export type { CallerAccess } from './scopes';
 
 export interface PipelineParts<Caller, Context> {
   /** The shape limits, and whether the caller presented a token; none where the caller is this process. */
@@ -26,6 +28,11 @@ export interface PipelineParts<Caller, Context> {
   documents: (op: Operation<Caller, Context>) => DocumentCache | undefined;
   /** The caller's context, with its verified principal. */
   principal: (op: Operation<Caller, Context>) => Context | Promise<Context>;
+  /**
+   * The caller's scopes, checked against what each selected field declares (./scopes.ts). Every
+   * entry point that executes a subgraph's schema gives it; the gateway leaves it to the subgraphs.
+   */
+  scopes?: (op: Operation<Caller, Context>) => CallerAccess;
   execute: (op: Operation<Caller, Context>) => OperationResult | void | Promise<OperationResult | void>;
   /** GRAPHQL_MAX_RESPONSE_BYTES; none where a caller in this process caps the whole answer (the gateway over an in-process subgraph). */
   maxResponseBytes: number | undefined;
@@ -46,7 +53,7 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
       parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
       parseStep(parts.documents),
       principalStep(parts.principal),
-      // Scopes (issue 30) go here: after the principal, before anything runs.
+      parts.scopes && scopesStep(parts.scopes),
       idempotency,
       executeStep(parts.execute),
       errorsStep(),

@@ -49,6 +49,8 @@ export class ApiKeys {
     private readonly throttle: LoginThrottle,
     private readonly logger: Logger,
     signingKey: string,
+    /** The owner's scopes from their roles (subgraphs/auth/roles.ts); custom roles included. */
+    private readonly scopesOfRoles?: (roles: string[]) => Promise<string[]>,
   ) {
     this.hashKey = config.API_KEY_HASH_SECRET
       ? Buffer.from(config.API_KEY_HASH_SECRET, 'utf8')
@@ -149,14 +151,13 @@ export class ApiKeys {
     }
     if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() >= LAST_USED_WRITE_MS)
       await this.dataSource.manager.update(ApiKey, { id: apiKey.id }, { lastUsedAt: new Date(now) });
-    const held = new Set(scopesOfUser(owner));
+    const held = new Set(this.scopesOfRoles ? await this.scopesOfRoles(owner.roles) : scopesOfUser(owner));
     const scopes = apiKey.scopes.filter((s) => held.has(s) && s !== NEVER_FOR_KEYS);
     // The owner's roles, but `admin` only where the key holds an admin scope (scopes are carried
     // for the pipeline's scope step; until it enforces them, roles are what fields check).
     const roles = owner.roles.filter((r) => r !== 'admin' || scopes.some((s) => s.startsWith('admin:')));
     const ttl = Math.min(this.config.API_KEY_TOKEN_TTL_SECONDS, Math.ceil((apiKey.expiresAt.getTime() - now) / 1000));
-    const token = this.signer.sign({ userId: owner.id, sessionId: apiKey.id, roles }, 'access', ttl, {
-      scopes,
+    const token = this.signer.sign({ userId: owner.id, sessionId: apiKey.id, roles, scopes }, 'access', ttl, {
       api_key: true,
     });
     return { accessToken: token.token, expiresIn: ttl };

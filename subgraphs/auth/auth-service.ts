@@ -23,6 +23,7 @@ import {
   revokeUserSessionsBatch,
 } from './sessions';
 import { createUser, usernameKey } from './users';
+import type { RoleAdministration } from './roles';
 
 export interface TokenSet {
   accessToken: string;
@@ -64,6 +65,7 @@ export class AuthService {
     private readonly verifier: TokenVerifier,
     private readonly throttle: LoginThrottle,
     private readonly logger: Logger,
+    private readonly roles: RoleAdministration,
   ) {}
 
   // ---- users -------------------------------------------------------------------------
@@ -130,7 +132,12 @@ export class AuthService {
     await attempt.succeeded();
 
     const sessionId = crypto.randomUUID();
-    const { tokens, access, refresh } = this.issueTokens(user.id, sessionId, user.roles);
+    const { tokens, access, refresh } = this.issueTokens(
+      user.id,
+      sessionId,
+      user.roles,
+      await this.roles.scopesOfRoles(user.roles),
+    );
     const now = new Date();
     const started = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       // Only while the user may log in with the password just verified: a disable or a password
@@ -203,7 +210,12 @@ export class AuthService {
     }
     const user = await this.findUser(session.userId);
     if (!user || user.disabled) throw new AppError('unauthorized', 'The refresh token is no longer valid.');
-    const { tokens, access, refresh } = this.issueTokens(user.id, session.id, user.roles);
+    const { tokens, access, refresh } = this.issueTokens(
+      user.id,
+      session.id,
+      user.roles,
+      await this.roles.scopesOfRoles(user.roles),
+    );
     const rotated = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       const result = await m.update(
         Session,
@@ -253,8 +265,9 @@ export class AuthService {
     );
   }
 
-  private issueTokens(userId: string, sessionId: string, roles: string[]) {
-    const claims = { userId, sessionId, roles };
+  /** The access token carries the user's scopes as issued (a later change reaches it through the event log). */
+  private issueTokens(userId: string, sessionId: string, roles: string[], scopes: string[]) {
+    const claims = { userId, sessionId, roles, scopes };
     const access = this.signer.sign(claims, 'access', this.config.ACCESS_TOKEN_TTL_SECONDS);
     const refresh = this.signer.sign(claims, 'refresh', this.config.REFRESH_TOKEN_TTL_SECONDS);
     const tokens: TokenSet = {

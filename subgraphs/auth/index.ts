@@ -13,6 +13,10 @@ import { LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
 import { AccountAdministration1735000000000 } from './migrations/1735000000000-AccountAdministration';
 import { RateLimitsTable1738100000000 } from './migrations/1738100000000-RateLimitsTable';
+import { Roles1739000000000 } from './migrations/1739000000000-Roles';
+import { Role } from './entities/role';
+import { RoleAdministration } from './roles';
+import { UserScopesResolver } from './resolvers/user-scopes-resolver';
 import { AccountResolver } from './resolvers/account-resolver';
 import { AdminResolver } from './resolvers/admin-resolver';
 import { AuthResolver } from './resolvers/auth-resolver';
@@ -22,15 +26,17 @@ import { UserAdministration } from './user-admin';
 
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
-  entities: [User, Session, ApiKey, OutboxEvent],
+  entities: [User, Session, ApiKey, Role, OutboxEvent],
   migrations: [
     CreateAuthTables1732000000000,
     AccountAdministration1735000000000,
     RateLimitsTable1738100000000,
     ApiKeys1764100000000,
+    Roles1739000000000,
   ],
   async create({ config, dataSource, keys, logger }) {
     const throttle = await LoginThrottle.create(config, dataSource);
+    const roles = new RoleAdministration(config, dataSource, logger);
     const auth = new AuthService(
       config,
       dataSource,
@@ -38,6 +44,7 @@ export const authSubgraph: SubgraphDefinition = {
       new TokenVerifier(keys, config.JWT_ISSUER),
       throttle,
       logger,
+      roles,
     );
     const admin = new UserAdministration(config, dataSource, throttle, logger);
     const apiKeys = new ApiKeys(
@@ -47,13 +54,15 @@ export const authSubgraph: SubgraphDefinition = {
       throttle,
       logger,
       keys.privateKey!,
+      (userRoles) => roles.scopesOfRoles(userRoles),
     );
     return {
       resolvers: [
         new AuthResolver(auth),
         new SessionResolver(auth),
         new AccountResolver(auth),
-        new AdminResolver(admin),
+        new AdminResolver(admin, roles),
+        new UserScopesResolver(roles),
         new ApiKeyResolver(apiKeys),
         new StreamTicketResolver(new TokenSigner(keys, config.JWT_ISSUER), config.STREAM_TICKET_TTL_SECONDS),
       ],
@@ -68,7 +77,7 @@ export const authSubgraph: SubgraphDefinition = {
         // Other subgraphs may name a user (Voice.owner); only that user sees the details.
         User: {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
-            ctx.principal?.userId === ref.id || ctx.principal?.roles.includes('admin') ? auth.findUser(ref.id) : null,
+            ctx.principal?.userId === ref.id || ctx.scopes?.has('admin:users') ? auth.findUser(ref.id) : null,
         },
         Session: {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>

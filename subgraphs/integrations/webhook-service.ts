@@ -41,11 +41,8 @@ export interface WebhookChangesInput {
   enabled?: boolean;
 }
 
-/**
- * Who may have a webhook take every user's audit events: `admin:integrations`. Until scopes
- * (issue 30) are carried in tokens, administrators hold it.
- */
-export const mayAdministerIntegrations = (principal: Principal) => principal.roles.includes('admin');
+/** Who may have a webhook take every user's audit events: `admin:integrations` (in the token as issued). */
+export const mayAdministerIntegrations = (principal: Principal) => principal.scopes.includes('admin:integrations');
 
 /** What webhook.* events carry: never the secret. */
 const eventData = (w: Webhook) =>

@@ -110,7 +110,7 @@ describe('GET /api/v1/admin/users and /{userId}', () => {
     expect(res.body).toEqual({
       id: user.id,
       username: 'Readable',
-      roles: [],
+      roles: ['user'],
       disabled: false,
       version: 1,
       created_at: expect.stringMatching(ISO_DATE),

@@ -97,7 +97,7 @@ describe('Auth over GraphQL', () => {
     const admin = await gqlLogin();
     const user = await createUserAndLogin(server.url, admin.accessToken, 'Grace Hopper');
     const me = await http.graphql('{ me { id username roles } }', {}, user.token);
-    expect(me.body.data.me).toEqual({ id: user.id, username: 'Grace Hopper', roles: [] });
+    expect(me.body.data.me).toEqual({ id: user.id, username: 'Grace Hopper', roles: ['user'] });
 
     const forbidden = await http.graphql(
       'mutation { createUser(username: "x-user", password: "long enough pw") { id } }',

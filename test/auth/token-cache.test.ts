@@ -9,7 +9,7 @@ import { loadKeys, TokenSigner, TokenVerifier } from '../../lib/tokens';
 
 const keys = loadKeys({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'fav-keys-')) });
 const signer = new TokenSigner(keys, 'test-issuer');
-const claims = { userId: crypto.randomUUID(), sessionId: crypto.randomUUID(), roles: [] };
+const claims = { userId: crypto.randomUUID(), sessionId: crypto.randomUUID(), roles: [], scopes: [] };
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
 afterEach(() => jest.useRealTimers());
@@ -114,5 +114,19 @@ describe('the principal a token names', () => {
     ).toEqual(['admin', 'x']);
     expect((await verifier.verifyToken(sign({ typ: 'access' }), 'access')).roles).toEqual([]);
     expect((await verifier.verifyToken(sign({ typ: 'access', roles: 'admin' }), 'access')).roles).toEqual([]);
+  });
+
+  it("reads a token's scopes as issued, and a token from before scopes by its roles", async () => {
+    const verifier = new TokenVerifier(keys, 'test-issuer');
+    const scoped = await verifier.verifyToken(
+      sign({ typ: 'access', roles: ['admin'], scopes: ['tts:read', 7] }),
+      'access',
+    );
+    expect(scoped.scopes).toEqual(['tts:read']);
+    const oldAdmin = await verifier.verifyToken(sign({ typ: 'access', roles: ['admin'] }), 'access');
+    expect(oldAdmin.scopes).toContain('admin:roles');
+    const oldUser = await verifier.verifyToken(sign({ typ: 'access', roles: [] }), 'access');
+    expect(oldUser.scopes).toContain('tts:synthesize');
+    expect(oldUser.scopes).not.toContain('admin:users');
   });
 });

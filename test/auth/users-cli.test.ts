@@ -67,10 +67,10 @@ describe('npm run users -- add', () => {
   it('adds a user whose password comes from standard input; the user can log in', async () => {
     const added = await users(['add', 'ada'], 'analytical engine\n');
     expect(added.status).toBe(0);
-    expect(JSON.parse(added.stdout)).toMatchObject({ username: 'ada', roles: [] });
+    expect(JSON.parse(added.stdout)).toMatchObject({ username: 'ada', roles: ['user'] });
     const tokens = await login(server.url, { username: 'ada', password: 'analytical engine' });
     const me = await api(server.url).graphql('{ me { username roles } }', {}, tokens.access_token);
-    expect(me.body.data.me).toEqual({ username: 'ada', roles: [] });
+    expect(me.body.data.me).toEqual({ username: 'ada', roles: ['user'] });
     const created = await audit.waitFor((f) => f.event === 'user.created' && f.data.username === 'ada');
     expect(created[0].data.by).toBe('cli');
   });

@@ -23,7 +23,7 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
     kid: 'k',
   };
   const token = new TokenSigner(keys, config.JWT_ISSUER).sign(
-    { userId: 'u', sessionId: 's', roles: [] },
+    { userId: 'u', sessionId: 's', roles: [], scopes: ['events:read'] },
     'access',
     600,
   ).token;
@@ -50,7 +50,10 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
     }
   }
   const stream = { checkResumable: async () => undefined, subscribe: () => events() } as unknown as EventStream;
-  const log = { sessionRevoked: async () => false } as unknown as EventLog;
+  const log = {
+    sessionRevoked: async () => false,
+    scopesOf: async (_u: string, _i: number, own: ReadonlySet<string>) => own,
+  } as unknown as EventLog;
   const service = await createEventsService({
     config,
     log,

@@ -5,6 +5,7 @@
 // the bench tools (bench/package.json): it is loaded from bench/node_modules, installed here when
 // missing (.ci/run installs it beforehand).
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { DistributedLayout, ServiceProcess, startDistributed, startProcess } from '../helpers/processes';
 import { ensureBenchTools } from '../../bench/tools';
@@ -88,5 +89,29 @@ onMysql('Hive Gateway over the same subgraphs', () => {
       'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
     );
     expect(forged.body.errors[0].extensions.code).toBe('unauthorized');
+  });
+
+  it('loads the published supergraph as it is, scope declarations included, and the subgraphs refuse a missing scope', async () => {
+    const published = fs.readFileSync(path.join(env.DATA_DIR, 'supergraph.graphql'), 'utf8');
+    expect(published).toMatch(/@requiresScopes\(scopes: \[\["admin:users"\]\]\)/);
+    expect(published).toMatch(/specs\.apollo\.dev\/requiresScopes\/v0\.1", for: SECURITY/);
+    const ours = api(layout.gateways[0].url);
+    const theirs = api(hive.url);
+    const admin = (
+      await ours.graphql('mutation($u: String!, $p: String!) { login(username: $u, password: $p) { accessToken } }', {
+        u: ADMIN.username,
+        p: ADMIN.password,
+      })
+    ).body.data.login.accessToken as string;
+    await ours.graphql(
+      'mutation { createUser(username: "hive user", password: "a hive user password") { id } }',
+      {},
+      admin,
+    );
+    const user = (
+      await ours.graphql('mutation { login(username: "hive user", password: "a hive user password") { accessToken } }')
+    ).body.data.login.accessToken as string;
+    const refused = await theirs.graphql('{ users { items { id } } }', {}, user);
+    expect(refused.body.errors[0].extensions.code).toBe('forbidden');
   });
 });

@@ -460,7 +460,11 @@ describe('event streams', () => {
     const claims = decode(user.token);
     const signer = new TokenSigner(loadKeys(server.config), server.config.JWT_ISSUER);
     const shortLived = () =>
-      signer.sign({ userId: claims.sub, sessionId: claims.sid, roles: claims.roles }, 'access', 2).token;
+      signer.sign(
+        { userId: claims.sub, sessionId: claims.sid, roles: claims.roles, scopes: claims.scopes },
+        'access',
+        2,
+      ).token;
 
     const rest = await openStream(`${server.url}/api/v1/events`, { token: shortLived() });
     streams.push(rest);

@@ -135,7 +135,7 @@ test("its token holds the key's scopes ∩ the owner's, never account:write", as
     k: key,
   });
   const claims = claimsOf(exchanged.body.data.exchangeApiKey.accessToken);
-  expect(claims).toMatchObject({ sub: user.id, scopes: ['tts:read'], roles: [] });
+  expect(claims).toMatchObject({ sub: user.id, scopes: ['tts:read'], roles: ['user'] });
   expect(exchanged.body.data.exchangeApiKey.expiresIn).toBe(120);
   const admins = await createKey(adminToken, { name: 'ops', scopes: ['admin:users', 'tts:read'] });
   const adminClaims = claimsOf(

@@ -46,8 +46,10 @@ describe('GET /api/v1/tts/base-voices', () => {
     expect(byName.get('m3').gender).toBe('male');
   });
 
-  it('needs a token', async () => {
-    expect((await http.get('/api/v1/tts/base-voices')).status).toBe(401);
+  it('is public: the catalogue needs no token (lib/scopes.ts PUBLIC_FIELDS)', async () => {
+    const res = await http.get('/api/v1/tts/base-voices');
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((v: { name: string }) => v.name)).toContain('f3');
   });
 });
 

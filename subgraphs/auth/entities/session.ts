@@ -1,4 +1,5 @@
 import { Directive, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Authenticated } from '../../../lib/scopes';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 export enum SessionState {
@@ -9,6 +10,7 @@ export enum SessionState {
 registerEnumType(SessionState, { name: 'SessionState' });
 
 @Directive('@key(fields: "id")')
+@Authenticated()
 @ObjectType({ description: 'A login: the tokens issued for it live and die with it.' })
 @Entity('sessions')
 @Index(['userId', 'createdAt'])

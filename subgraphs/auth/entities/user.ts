@@ -1,7 +1,9 @@
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Authenticated } from '../../../lib/scopes';
 
 @Directive('@key(fields: "id")')
+@Authenticated()
 @ObjectType({ description: 'A person who can log in.' })
 @Entity('users')
 export class User {
@@ -25,7 +27,7 @@ export class User {
   @Column({ name: 'roles', type: 'varchar', length: 255 })
   roleList!: string;
 
-  @Field(() => [String])
+  @Field(() => [String], { description: 'The roles the user holds (`admin`, `user`, or custom ones).' })
   get roles(): string[] {
     return this.roleList ? this.roleList.split(',') : [];
   }

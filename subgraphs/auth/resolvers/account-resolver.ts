@@ -1,8 +1,9 @@
 // A person's own account: their sessions, and their password.
 import { MaxLength, MinLength } from 'class-validator';
-import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { IdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { Authenticated, RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
@@ -26,6 +27,7 @@ class ChangePasswordArgs {
 @ObjectType({ description: "A page of the caller's active sessions, newest first." })
 class SessionPage extends PageOf(Session) {}
 
+@Authenticated()
 @ObjectType({ description: 'What revoking the other sessions did.' })
 class SessionsRevoked {
   @Field(() => ID, { description: 'The session that stays: the one that asked.' }) currentSessionId!: string;
@@ -36,7 +38,7 @@ class SessionsRevoked {
 export class AccountResolver {
   constructor(private readonly auth: AuthService) {}
 
-  @Authorized()
+  @RequiresScopes('account:write')
   @Query(() => SessionPage, {
     description: "The caller's active sessions, newest first; `current` marks the one asking.",
   })
@@ -44,13 +46,13 @@ export class AccountResolver {
     return this.auth.listSessions(ctx.principal!, first, after);
   }
 
-  @Authorized()
+  @RequiresScopes('account:write')
   @Mutation(() => Session, { description: "Revoke one of the caller's sessions; another user's is `not_found`." })
   revokeSession(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.revokeSession(ctx.principal!, id);
   }
 
-  @Authorized()
+  @RequiresScopes('account:write')
   @Mutation(() => SessionsRevoked, {
     description: 'Revoke every session of the caller except the one making this request.',
   })
@@ -59,7 +61,7 @@ export class AccountResolver {
     return { currentSessionId: ctx.principal!.sessionId, revoked };
   }
 
-  @Authorized()
+  @RequiresScopes('account:write')
   @Mutation(() => User, {
     description:
       "Change the caller's password. A wrong current password is `unauthorized` and counts toward the login limits; a new " +

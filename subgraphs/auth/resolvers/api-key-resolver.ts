@@ -70,9 +70,9 @@ async function notByKey(keys: ApiKeys, ctx: SubgraphContext): Promise<void> {
     throw new AppError('forbidden', 'An API key cannot manage API keys (account:write).');
 }
 
-/** admin:integrations: until scopes (issue 30) are carried in tokens, the admin role. */
+/** admin:integrations, as the caller holds it now (the token's scopes, or a newer change). */
 function administersIntegrations(ctx: SubgraphContext): void {
-  if (!ctx.principal?.roles.includes('admin')) throw new AppError('forbidden', 'Needs admin:integrations.');
+  if (!ctx.scopes?.has('admin:integrations')) throw new AppError('forbidden', 'Needs admin:integrations.');
 }
 
 @Resolver(() => ApiKey)

@@ -1,8 +1,9 @@
-import { Args, ArgsType, Authorized, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { MaxLength, MinLength } from 'class-validator';
 import { IdArgs } from '../../../lib/arguments';
 import { AppError } from '../../../lib/errors';
 import { loginAttempts } from '../../../lib/metrics';
+import { Authenticated } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import { AuthService } from '../auth-service';
@@ -61,25 +62,25 @@ export class AuthResolver {
     return this.auth.refresh(refreshToken, { ip: ctx.clientIp, userAgent: ctx.userAgent });
   }
 
-  @Authorized()
+  @Authenticated()
   @Mutation(() => Session, { description: "Revoke the caller's session and every token issued in it." })
   logout(@Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.logout(ctx.principal!);
   }
 
-  @Authorized()
+  @Authenticated()
   @Query(() => Session, { description: "The session of the caller's token." })
   currentSession(@Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.activeSession(ctx.principal!, ctx);
   }
 
-  @Authorized()
+  @Authenticated()
   @Query(() => Session, { description: 'A session of the caller, by id.' })
   session(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Session> {
     return this.auth.sessionOf(ctx.principal!, id);
   }
 
-  @Authorized()
+  @Authenticated()
   @Query(() => User, { description: 'The calling user.' })
   async me(@Ctx() ctx: SubgraphContext): Promise<User> {
     return (await this.auth.findUser(ctx.principal!.userId))!;

@@ -1,4 +1,5 @@
 import { Directive, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { RequiresScopes } from '../../../lib/scopes';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { EncodedFormat, ENCODED_EXTENSIONS, ENCODED_FORMATS } from '../audio/encoders';
 
@@ -48,6 +49,7 @@ registerEnumType(SynthesisState, {
  * A request to speak a text, and the job that does it. The voice's settings are copied in
  * when it is requested, so deleting the voice later does not change what is rendered.
  */
+@RequiresScopes('tts:synthesize')
 @Directive('@key(fields: "id")')
 @ObjectType({
   description:

@@ -1,6 +1,8 @@
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
+import { RequiresScopes } from '../../../lib/scopes';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
+@RequiresScopes('tts:read')
 @Directive('@key(fields: "id")')
 @ObjectType({
   description: 'A voice configuration of its owner: a base voice of the speech engine and how to speak with it.',

@@ -2,7 +2,6 @@ import { IsBoolean, IsInt, IsOptional, IsUUID, Max, MaxLength, Min, MinLength } 
 import {
   Args,
   ArgsType,
-  Authorized,
   Ctx,
   Field,
   FieldResolver,
@@ -20,6 +19,7 @@ import { IdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
 import { AppError } from '../../../lib/errors';
 import { OperationBudget } from '../../../lib/operation-budget';
+import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { UserReference } from '../../../lib/user-reference';
@@ -41,6 +41,7 @@ registerEnumType(SpeechFormat, {
     'MP3 (LAME, 64 kbit/s mono), OPUS (Ogg Opus, 48 kHz, 32 kbit/s), FLAC, WAV (mono 16-bit PCM) or PCM (the samples, 16-bit little-endian, without a header).',
 });
 
+@RequiresScopes('tts:synthesize')
 @ObjectType({
   description: 'One spoken word: when (ms of the audio) and where in the text (code points, 0-based, end exclusive).',
 })
@@ -115,6 +116,7 @@ class CancelArgs extends IdArgs {
   keepFinished!: boolean;
 }
 
+@RequiresScopes('tts:synthesize')
 @ObjectType({ description: "A piece of a synthesis's WAV (or of its encoding) as far as it is made." })
 class SynthesisStreamPiece {
   @Field(() => SynthesisState) state!: SynthesisState;
@@ -170,6 +172,7 @@ class SynthesesArgs extends PageArgs {
 @ObjectType({ description: "A page of the caller's syntheses, newest first." })
 class SynthesisPage extends PageOf(Synthesis) {}
 
+@RequiresScopes('tts:synthesize')
 @ObjectType('SynthesisAudio', {
   description: 'The rendered speech: a WAV file (mono, 16-bit PCM), or its samples or an encoding of it.',
 })
@@ -200,6 +203,7 @@ registerEnumType(CancelOutcome, {
     'CANCELED: it was queued or running; DELETED: it had finished, and is gone with its audio; UNCHANGED: it had finished and keepFinished was set.',
 });
 
+@RequiresScopes('tts:synthesize')
 @ObjectType({ description: 'What cancelSynthesis did.' })
 class CancelSynthesisResult {
   @Field(() => ID) id!: string;
@@ -217,7 +221,7 @@ const withEtag = (audio: SynthesisAudio): SynthesisAudioType => ({
 export class SynthesisResolver {
   constructor(private readonly service: SynthesisService) {}
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Mutation(() => Synthesis, {
     description: 'Queue text to be spoken with one of your voices or inline settings; it starts as QUEUED.',
   })
@@ -225,7 +229,7 @@ export class SynthesisResolver {
     return this.service.request(ctx.principal!.userId, { text, voiceId, ...settings });
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Mutation(() => Synthesis, {
     description:
       'Queue text to be spoken, the OpenAI way: `voice` names one of your voices, a base voice or a blend. What ' +
@@ -238,7 +242,7 @@ export class SynthesisResolver {
     return this.service.requestSpeech(ctx.principal!.userId, { text, voice, speed, format });
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Mutation(() => CancelSynthesisResult, {
     description:
       'Cancel one of your syntheses while it is QUEUED or RUNNING (its worker stops; it becomes CANCELED, with no audio), ' +
@@ -258,13 +262,13 @@ export class SynthesisResolver {
     };
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => Synthesis, { description: 'One of your syntheses.' })
   synthesis(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Synthesis> {
     return this.service.get(ctx.principal!.userId, id);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => SynthesisPage, {
     description: 'Your syntheses, newest first, a page at a time; only those in `state` when given.',
   })
@@ -272,7 +276,7 @@ export class SynthesisResolver {
     return this.service.list(ctx.principal!.userId, first, after, state);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => SynthesisAudioType, {
     description: 'The audio of one of your syntheses; `conflict` (with its state) while it has none.',
   })
@@ -284,7 +288,7 @@ export class SynthesisResolver {
     return withEtag(await this.service.audio(ctx.principal!.userId, id, format));
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => [WordTiming], {
     description:
       "When each word of one of your syntheses is spoken, from the engine's own word events; `conflict` until it has succeeded.",
@@ -293,7 +297,7 @@ export class SynthesisResolver {
     return this.service.timings(ctx.principal!.userId, id);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => String, {
     description: 'The word timings as WebVTT captions, one cue per sentence; `conflict` until it has succeeded.',
   })
@@ -362,7 +366,7 @@ export class SynthesisAudioResolver {
     return (await this.service.readAudio(audio, offset, length)).toString('base64');
   }
 
-  @Authorized()
+  @RequiresScopes('tts:synthesize')
   @Query(() => SynthesisStreamPiece, {
     description:
       'The audio of one of your syntheses while it renders: what POST /v1/audio/speech streams. Ask from offset 0, then from ' +

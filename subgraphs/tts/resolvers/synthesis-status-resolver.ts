@@ -1,11 +1,13 @@
-import { Authorized, Field, Float, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { Field, Float, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import type { DataSource } from 'typeorm';
+import { RequiresScopes } from '../../../lib/scopes';
 import { Synthesis, SynthesisState } from '../entities/synthesis';
 import { SynthesisHealth, synthesisHealth } from '../worker-heartbeat';
 
 export const NO_WORKER_WARNING =
   'No synthesis worker is running: the job is kept queued and starts when one is back. Check GET /api/v1/tts/status or /health/ready.';
 
+@RequiresScopes('tts:read')
 @ObjectType('SynthesisStatus', {
   description: 'Whether speech is being rendered: live workers and how long the queue has waited.',
 })
@@ -35,7 +37,7 @@ export class SynthesisStatusResolver {
     return synthesisHealth(this.dataSource, this.heartbeatSeconds);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:read')
   @Query(() => SynthesisStatusType, { description: 'Live synthesis workers and the age of the oldest queued job.' })
   synthesisStatus(): Promise<SynthesisStatusType> {
     return this.health();

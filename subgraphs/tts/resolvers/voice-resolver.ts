@@ -1,19 +1,8 @@
 import { IsOptional, MaxLength, MinLength } from 'class-validator';
-import {
-  Args,
-  ArgsType,
-  Authorized,
-  Ctx,
-  Field,
-  FieldResolver,
-  Mutation,
-  ObjectType,
-  Query,
-  Resolver,
-  Root,
-} from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import type { SpeechEngine } from '../engine/speech-engine';
@@ -77,13 +66,13 @@ export class VoiceResolver {
     private readonly engine: SpeechEngine,
   ) {}
 
-  @Authorized()
+  @RequiresScopes('tts:write')
   @Mutation(() => Voice, { description: 'Create a voice; `conflict` when you have one of that name already.' })
   createVoice(@Args() args: CreateVoiceArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.create(ctx.principal!.userId, args);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:write')
   @Mutation(() => Voice, {
     description:
       'Change a voice at the given version (any of its fields; a left-out argument stays, a null voiceBlend or description is cleared); ' +
@@ -98,7 +87,7 @@ export class VoiceResolver {
     return this.service.update(ctx.principal!.userId, id, version, changes as VoiceChanges);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:write')
   @Mutation(() => Voice, {
     description: 'Delete a voice at the given version; `conflict` (with currentVersion) when it has another.',
   })
@@ -106,19 +95,19 @@ export class VoiceResolver {
     return this.service.delete(ctx.principal!.userId, id, version);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:read')
   @Query(() => Voice, { description: 'One of your voices.' })
   voice(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Voice> {
     return this.service.get(ctx.principal!.userId, id);
   }
 
-  @Authorized()
+  @RequiresScopes('tts:read')
   @Query(() => VoicePage, { description: 'Your voices, oldest first, a page at a time.' })
   voices(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<Voice>> {
     return this.service.list(ctx.principal!.userId, first, after);
   }
 
-  @Authorized()
+  // Public: the catalogue (lib/scopes.ts PUBLIC_FIELDS).
   @Query(() => [BaseVoice], { description: 'The base voices of the speech engine.' })
   baseVoices(): Promise<BaseVoice[]> {
     return this.engine.baseVoices();

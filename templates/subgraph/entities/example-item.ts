@@ -1,7 +1,10 @@
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { RequiresScopes } from '../../../lib/scopes';
 
 @Directive('@key(fields: "id")')
+// Every field of it is the module's to read (its reads need `examples:read`, its writes `examples:write`).
+@RequiresScopes('examples:read')
 @ObjectType({ description: 'Owned by one user. Say here what it is.' })
 @Entity('example_items')
 export class ExampleItem {

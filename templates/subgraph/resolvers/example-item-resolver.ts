@@ -1,19 +1,8 @@
 import { ValidateIf } from 'class-validator';
-import {
-  Args,
-  ArgsType,
-  Authorized,
-  Ctx,
-  Field,
-  FieldResolver,
-  Mutation,
-  ObjectType,
-  Query,
-  Resolver,
-  Root,
-} from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
 import { TrimmedLength } from '../../../lib/validators';
@@ -44,13 +33,13 @@ class ExampleItemPage extends PageOf(ExampleItem) {}
 export class ExampleItemResolver {
   constructor(private readonly service: ExampleItemService) {}
 
-  @Authorized()
+  @RequiresScopes('examples:write')
   @Mutation(() => ExampleItem, { description: 'Create: the new example item starts at version 1.' })
   createExampleItem(@Args() fields: ExampleItemFields, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
     return this.service.create(ctx.principal!.userId, fields);
   }
 
-  @Authorized()
+  @RequiresScopes('examples:write')
   @Mutation(() => ExampleItem, {
     description: 'Change the example item at the given version; `conflict` (with currentVersion) when it has another.',
   })
@@ -62,7 +51,7 @@ export class ExampleItemResolver {
     return this.service.update(ctx.principal!.userId, id, version, changes);
   }
 
-  @Authorized()
+  @RequiresScopes('examples:write')
   @Mutation(() => ExampleItem, {
     description: 'Delete the example item at the given version; `conflict` (with currentVersion) when it has another.',
   })
@@ -70,13 +59,13 @@ export class ExampleItemResolver {
     return this.service.delete(ctx.principal!.userId, id, version);
   }
 
-  @Authorized()
+  @RequiresScopes('examples:read')
   @Query(() => ExampleItem, { description: "One of the caller's example items." })
   exampleItem(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<ExampleItem> {
     return this.service.get(ctx.principal!.userId, id);
   }
 
-  @Authorized()
+  @RequiresScopes('examples:read')
   @Query(() => ExampleItemPage, { description: "The caller's example items, oldest first, a page at a time." })
   exampleItems(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<ExampleItem>> {
     return this.service.list(ctx.principal!.userId, first, after);
