@@ -81,8 +81,38 @@ function parserThread() {
   /** Undecodable bytes become U+FFFD: invalid UTF-8 or a wrong charset never fails a page. */
   const decode = (bytes: Uint8Array, label: string) => new TextDecoder(label, { fatal: false }).decode(bytes);
 
+  const VOID = new Set('area base br col embed hr img input link meta param source track wbr'.split(' '));
+  /** Deeper than this, no DOM is built: linkedom's parse time grows with the square of the depth. */
+  const MAX_DEPTH = 2000;
+  /** True when the tags nest deeper than MAX_DEPTH (a linear scan; stray closing tags are forgiven). */
+  function tooDeep(source: string): boolean {
+    let depth = 0;
+    for (const m of source.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+      if (m[1]) depth = Math.max(0, depth - 1);
+      else if (!m[3] && !VOID.has(m[2].toLowerCase()) && ++depth > MAX_DEPTH) return true;
+    }
+    return false;
+  }
+  const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+  const unescape = (t: string) => t.replace(/&(amp|lt|gt|quot|apos|nbsp);/g, (_, e: string) => ENTITIES[e]);
+  /** A page too deep for a DOM: its title and its text with the tags (and scripts, styles) removed. */
+  function flat(source: string, maxChars: number) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(source)?.[1];
+    const body = source
+      .replace(/<(script|style|noscript|template|title)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+      .replace(/<[^>]*>/g, ' ');
+    return {
+      title: clean(title ? unescape(title) : null, 500),
+      description: null,
+      siteName: null,
+      language: clean(/<html[^>]*\blang\s*=\s*["']?([\w-]+)/i.exec(source)?.[1], 35),
+      text: prose(unescape(body), maxChars),
+    };
+  }
+
   function html(bytes: Uint8Array, charset: string | null, url: string, maxChars: number) {
     const source = decode(bytes, encodingOf(bytes, charset));
+    if (tooDeep(source)) return flat(source, maxChars);
     let { document } = parseHTML(source);
     // A fragment (or nothing but blanks) has no root element: parsed again inside one.
     if (!document.documentElement) ({ document } = parseHTML(`<html><body>${source}</body></html>`));

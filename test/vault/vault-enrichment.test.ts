@@ -253,9 +253,8 @@ describe('vault enrichment', () => {
     delay.enable();
     const { item, ms } = await settled(await capture({ url: `${base}/nested` }), 30_000);
     delay.disable();
-    expect(['ready', 'failed']).toContain(item.state);
-    if (item.state === 'failed') expect(['parse_timeout', 'parse_failed']).toContain(item.error);
-    else expect(item.title).toBe('Deep');
+    // Too deep for a DOM: read flat (its title and text without tags), well within the parse limit.
+    expect(item).toMatchObject({ state: 'ready', title: 'Deep', text: 'deep text' });
     expect(ms).toBeLessThan(TIMEOUT_MS + PARSE_MS + 3000);
     // The parse ran elsewhere: this process's event loop never stalled for long.
     expect(delay.max / 1e6).toBeLessThan(250);
