@@ -20,6 +20,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   hubs: () => import('./hubs'),
   webhooks: () => import('./webhooks'),
   notes: () => import('./notes'),
+  vault: () => import('./vault'),
 };
 
 async function main() {

@@ -247,6 +247,46 @@ export function configSchema() {
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
     /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
     HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
+    // ---- the Vault (docs/vault.md) ----
+    /** Where Vault files are stored; DATA_DIR/vault when not set. Shared by every vault process. */
+    VAULT_DIR: z.string().optional(),
+    /** Largest file a capture takes, decoded (its base64 is a third larger). */
+    VAULT_MAX_FILE_BYTES: int(1024, 1024 ** 3).default(10 * 1024 * 1024),
+    /** Body limit of POST /api/v1/vault/items (the only route that takes a file). */
+    VAULT_CAPTURE_BODY_LIMIT_BYTES: int(1024, 2 * 1024 ** 3).default(14 * 1024 * 1024),
+    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach (tests: 127.0.0.1). */
+    VAULT_FETCH_ALLOW_HOSTS: csv.default([]),
+    /** Bytes of a fetched page read (after decompression); HTML beyond it is cut, other types keep their header size. */
+    VAULT_FETCH_MAX_BYTES: int(1024, 1024 ** 3).default(2 * 1024 * 1024),
+    /** The whole fetch (every redirect and the body) must end within this. */
+    VAULT_FETCH_TIMEOUT_MS: int(100, 600_000).default(10_000),
+    /** Redirects followed, each through the SSRF guard. */
+    VAULT_FETCH_MAX_REDIRECTS: int(0, 20).default(5),
+    /** Longest a page or a file may take to parse in the parser thread; longer fails it (`parse_timeout`). */
+    VAULT_PARSE_TIMEOUT_MS: int(100, 600_000).default(5000),
+    /** Characters of text an item keeps. */
+    VAULT_TEXT_MAX_CHARS: int(1000, 16_000_000).default(1_000_000),
+    /** Items this process enriches at once; 0: none here (leave it to `npm run start:worker -- vault`). */
+    VAULT_ENRICH_CONCURRENCY: int(0, 64).default(2),
+    /** An enrichment whose worker has not renewed its lease for this long is taken again. */
+    VAULT_ENRICH_LEASE_SECONDS: int(2, 3600).default(30),
+    /** Takes of one enrichment (workers that died on it) before it is failed instead. */
+    VAULT_ENRICH_MAX_ATTEMPTS: int(1, 100).default(3),
+    /** How often idle enrichment workers look for items captured by other processes (backing off to POLL_MAX_IDLE_MS). */
+    VAULT_ENRICH_POLL_MS: int(5, 60_000).default(200),
+    /** Items one user may keep (409 beyond). */
+    VAULT_ITEMS_PER_USER: int(1, 100_000_000).default(100_000),
+    /** File bytes one user may keep (409 beyond). */
+    VAULT_FILE_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(5 * 1024 ** 3),
+    /** Items of one user waiting for enrichment at once (429 beyond). */
+    VAULT_PENDING_PER_USER: int(1, 100_000).default(10),
+    /** Classification rules one user may keep (409 beyond). */
+    VAULT_RULES_PER_USER: int(1, 10_000).default(100),
+    /** The learned classifier's least confidence (0–1) for its category to be taken. */
+    VAULT_CLASSIFY_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.6),
+    /** Automatic keyword tags per item (0: none). */
+    VAULT_KEYWORD_TAGS: int(0, 50).default(5),
+
     // Hops between this service's processes (lib/hop.ts, docs/operation-pipeline.md).
     /**
      * The hop secret every process sends to the next (facade → gateway → subgraph). In production
@@ -305,6 +345,7 @@ export type Config = z.infer<ReturnType<typeof configSchema>> & {
   /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
   introspection: boolean;
   audioDir: string;
+  vaultDir: string;
   subgraphUrls: Record<string, string>;
 };
 
@@ -356,6 +397,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     introspection,
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
+    vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
     subgraphUrls,
   };
 }

@@ -67,6 +67,21 @@ export const synthesisRenderSeconds = new client.Histogram({
   registers: [registry],
 });
 
+export const vaultEnrichments = new client.Counter({
+  name: 'vault_enrichments_total',
+  help: 'Vault items enriched, by outcome (ready, failed, lost: the lease was lost before the result was recorded).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const vaultEnrichSeconds = new client.Histogram({
+  name: 'vault_enrich_seconds',
+  help: 'Time one Vault enrichment took (fetch, parse, classify, record), by item kind.',
+  labelNames: ['kind'] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
 export const loginAttempts = new client.Counter({
   name: 'login_attempts_total',
   help: 'Login attempts, by outcome: success, failure (wrong credentials) or limited (refused by the rate limit).',
@@ -128,6 +143,9 @@ function scrapedGauge(name: string, help: string, labelNames: string[]) {
 
 /** Syntheses by state, as the tts database holds them. */
 export const addSynthesisJobsSource = scrapedGauge('synthesis_jobs', 'Syntheses by state.', ['state']);
+
+/** Vault items by state, read from the vault database at scrape time. */
+export const addVaultItemsSource = scrapedGauge('vault_items', 'Vault items by state.', ['state']);
 /** Age of the oldest queued synthesis (0 when none is queued). */
 export const addSynthesisQueueAgeSource = scrapedGauge(
   'synthesis_queue_oldest_age_seconds',

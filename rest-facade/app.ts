@@ -364,7 +364,12 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Confi
     const variables = operation.variables(input);
     const meta = await run(graphql, route, req, res, operation.query, variables);
     if (!meta) return;
-    const { bytes, etag } = meta.data!.result as { bytes: number | null; etag: string };
+    const { bytes, etag, content_type, file_name } = meta.data!.result as {
+      bytes: number | null;
+      etag: string;
+      content_type?: string;
+      file_name?: string;
+    };
     if (bytes === null && stream)
       return streamDownload(req, res, graphql, route, config, contentType, stream, variables);
     if (bytes === null) return sendError(res, 'internal_error');
@@ -400,7 +405,13 @@ function downloadHandler(route: RouteSpec, graphql: GraphQLClient, config: Confi
     if (res.headersSent) return; // the piece failed, and its error object went out
 
     res.status(partial ? 206 : 200);
-    res.type(contentType);
+    // attachment() sets a type from the name's extension: the sniffed type is set after it.
+    if (route.download!.attachment) res.attachment(file_name ?? 'download');
+    res.type(content_type ?? contentType);
+    if (route.download!.attachment) {
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    }
     res.setHeader('Content-Length', String(end + 1 - start));
     if (partial) res.setHeader('Content-Range', `bytes ${start}-${end}/${bytes}`);
     if (req.method === 'HEAD') return void res.end();

@@ -38,14 +38,14 @@ export interface RouteSpec {
    */
   stream?: { frame: (result: Record<string, any>) => { id: string; event: string; data: unknown } };
   /**
-   * A file sent in pieces, with Range support: `operation` answers `{ content_type, bytes, etag }`,
-   * `chunk` (the same variables plus `$offset` and `$length`) answers `{ chunk }` in base64.
-   */
-  /**
    * A text answer instead of JSON when `?<param>=<value>` (e.g. WebVTT captions for `?format=vtt`):
    * the GraphQL query field `field`, with the route's arguments, answers the text itself.
    */
   text?: { param: string; value: string; field: string; contentType: string };
+  /**
+   * A file sent in pieces, with Range support: `operation` answers `{ content_type, bytes, etag }`,
+   * `chunk` (the same variables plus `$offset` and `$length`) answers `{ chunk }` in base64.
+   */
   download?: {
     chunk: string;
     contentType: string;
@@ -60,6 +60,12 @@ export interface RouteSpec {
      * with `$offset` and `$length`: answers `{ chunk end }`; sent as it comes, without Range.
      */
     stream?: string;
+    /**
+     * Content a user stored: sent as an attachment (named by the answer's `file_name`) with
+     * `nosniff` and a sandboxing CSP, so that no browser renders it inline; the answer's
+     * `content_type`, when it has one, is sent instead of `contentType`.
+     */
+    attachment?: boolean;
   };
   /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */
   graphql: GraphQLCall;

@@ -6,6 +6,7 @@ import { ttsSubgraph } from './tts';
 import { hubsSubgraph } from './hubs';
 import { integrationsSubgraph } from './integrations';
 import { notesSubgraph } from './notes';
+import { vaultSubgraph } from './vault';
 
 export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   auth: authSubgraph,
@@ -13,6 +14,7 @@ export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
   hubs: hubsSubgraph,
   integrations: integrationsSubgraph,
   notes: notesSubgraph,
+  vault: vaultSubgraph,
 };
 
 export function selectSubgraphs(names: string[]): SubgraphDefinition[] {

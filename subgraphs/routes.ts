@@ -5,10 +5,12 @@ import type { RouteSpec } from '../rest-facade/route-spec';
 import { hubsRoutes } from './hubs/routes';
 import { integrationsRoutes } from './integrations/routes';
 import { notesRoutes } from './notes/routes';
+import { vaultRoutes } from './vault/routes';
 
 export const subgraphRoutes: RouteSpec[] = [
   // ...reviewsRoutes,
   ...hubsRoutes,
   ...integrationsRoutes,
   ...notesRoutes,
+  ...vaultRoutes,
 ];

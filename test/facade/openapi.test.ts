@@ -157,6 +157,7 @@ describe('the OpenAPI document', () => {
       'listSessions',
       'listSyntheses',
       'listUsers',
+      'listVaultItems',
       'listVoices',
       'listWebhookDeliveries',
       'listWebhooks',

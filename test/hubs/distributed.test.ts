@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { loadConfig } from '../../lib/config';
 import { openDatabase } from '../../lib/database/open';
-import type { EventLog } from '../../lib/event-log';
+import { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { OutboxEvent } from '../../lib/outbox';
 import { hubsSubgraph } from '../../subgraphs/hubs';
 import { HubNode } from '../../subgraphs/hubs/entities/hub-node';
@@ -103,14 +103,21 @@ it('finishes quick-add exactly once when the hubs process is killed while the va
 
   const hubs = layout.subgraphs.find((p) => p.name === 'subgraph hubs')!;
   await hubs.kill('SIGKILL');
-  // The vault's answer, twice (a redelivery), while no hubs process runs.
-  const itemId = crypto.randomUUID();
+  // The vault subgraph's answer (it captured the URL for the node), and the same answer again (a
+  // redelivery), while no hubs process runs.
+  const answer = await until(async () => {
+    const e = await log.dataSource.manager.find(LoggedEvent, {
+      where: { type: 'vault.item.captured', userId: requested.userId },
+    });
+    return e.find((x) => (JSON.parse(x.payload) as { source?: { node_id?: string } }).source?.node_id === nodeId);
+  }, 'the vault answer');
+  const itemId = answer.resourceId;
   const captured = {
     eventId: crypto.randomUUID(),
     type: 'vault.item.captured',
     userId: requested.userId,
     resourceId: itemId,
-    payload: JSON.stringify({ item_id: itemId, source: { hub_id: hub, node_id: nodeId } }),
+    payload: answer.payload,
     occurredAt: new Date(),
   };
   await log.append('vault', [captured as OutboxEvent]);

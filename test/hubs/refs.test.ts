@@ -5,7 +5,7 @@
 // quick-add's saga (the vault's answer injected), `user.deleted`, and the 2 s "referable" bound.
 import crypto from 'node:crypto';
 import { startSubgraphServer } from '../../bin/subgraph';
-import type { EventLog } from '../../lib/event-log';
+import { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { OutboxEvent } from '../../lib/outbox';
 import { openDatabase } from '../../lib/database/open';
 import { hubsSubgraph } from '../../subgraphs/hubs';
@@ -258,13 +258,15 @@ describe('quick-add', () => {
     expect(requested.userId).toBe(owner.id);
     expect(JSON.parse(requested.payload)).toEqual({ hub_id: hub, node_id: nodeId, text: 'remember this' });
 
-    // The vault's side, as the vault subgraph writes it: the item, naming the node as its source.
-    const itemId = uuid7();
-    const captured = await inject('vault.item.captured', owner.id, itemId, {
-      item_id: itemId,
-      source: { hub_id: hub, node_id: nodeId },
-    });
-    await log.append('vault', [captured as OutboxEvent]); // the same event relayed twice: one row
+    // The vault's side: the vault subgraph captures the text, naming the node as its source.
+    const answer = await until(async () => {
+      const e = await log.dataSource.manager.find(LoggedEvent, {
+        where: { type: 'vault.item.captured', userId: owner.id },
+      });
+      return e.find((x) => (JSON.parse(x.payload) as { source?: { node_id?: string } }).source?.node_id === nodeId);
+    }, 'the vault to capture');
+    const itemId = answer.resourceId;
+    await log.append('vault', [answer]); // the same event relayed twice: one row
     await inject('vault.item.captured', owner.id, itemId, {
       item_id: itemId,
       source: { hub_id: hub, node_id: nodeId },

@@ -1,0 +1,155 @@
+// Where stored bytes live (rendered audio, Vault files): a small interface, so that an object
+// store can take the place of the local disk (a folder every process shares: DATA_DIR/audio,
+// DATA_DIR/vault). Keys are chosen by the module (`<synthesis id>.wav`, `<item id>.bin`), never
+// by a caller.
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface BlobStore {
+  /** Stores the whole object; readers see either nothing or all of it. */
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Its size in bytes, or null when there is no such object. */
+  size(key: string): Promise<number | null>;
+  /** `length` bytes from `offset` (fewer at the end), or null when there is no such object. */
+  read(key: string, offset: number, length: number): Promise<Buffer | null>;
+  /** Removes it; removing what is not there is not an error. */
+  delete(key: string): Promise<void>;
+  /**
+   * An object written piece by piece: readable (read, size) under `partialKey` while it grows,
+   * then published whole under its key by `commit`. `partialKey` must end in `.part`.
+   */
+  begin(partialKey: string): Promise<BlobWriter>;
+  /** Removes `.part` objects last written before `before`: left by writers that died. Answers how many. */
+  prunePartial(before: Date): Promise<number>;
+}
+
+export interface BlobWriter {
+  /** Adds bytes at the end; calls must not overlap. */
+  append(bytes: Uint8Array): Promise<void>;
+  /**
+   * Writes `patch` at its offset (a header whose sizes are known only now), then publishes the
+   * object under `key` at once: readers of `key` see nothing or all of it. Answers its size.
+   */
+  commit(key: string, patch?: { offset: number; bytes: Uint8Array }): Promise<number>;
+  /** Removes the partial object (and publishes nothing). */
+  abort(): Promise<void>;
+}
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+const PARTIAL = '.part';
+
+export class DiskBlobStore implements BlobStore {
+  private ready?: Promise<unknown>;
+
+  constructor(private readonly dir: string) {}
+
+  private file(key: string): string {
+    if (!KEY.test(key) || key.includes('..')) throw new Error(`not a blob key: ${JSON.stringify(key)}`);
+    return path.join(this.dir, key);
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    const file = this.file(key);
+    this.ready ??= mkdir(this.dir, { recursive: true });
+    await this.ready;
+    // Written aside and renamed: a reader never sees half a file, and a crash leaves no key behind.
+    const temp = path.join(this.dir, `.${key}.${randomUUID()}.part`);
+    try {
+      await writeFile(temp, bytes);
+      await rename(temp, file);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async begin(partialKey: string): Promise<BlobWriter> {
+    if (!partialKey.endsWith(PARTIAL)) throw new Error(`not a partial blob key: ${JSON.stringify(partialKey)}`);
+    const file = this.file(partialKey);
+    this.ready ??= mkdir(this.dir, { recursive: true });
+    await this.ready;
+    const handle = await open(file, 'w');
+    let size = 0;
+    let closed = false;
+    const close = async () => {
+      if (closed) return;
+      closed = true;
+      await handle.close();
+    };
+    return {
+      append: async (bytes) => {
+        await handle.write(bytes, 0, bytes.length, size);
+        size += bytes.length;
+      },
+      commit: async (key, patch) => {
+        const target = this.file(key);
+        try {
+          if (patch) await handle.write(patch.bytes, 0, patch.bytes.length, patch.offset);
+          await close();
+          await rename(file, target);
+        } catch (err) {
+          await close().catch(() => undefined);
+          await rm(file, { force: true });
+          throw err;
+        }
+        return size;
+      },
+      abort: async () => {
+        await close().catch(() => undefined);
+        await rm(file, { force: true });
+      },
+    };
+  }
+
+  async prunePartial(before: Date): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let pruned = 0;
+    for (const name of names) {
+      if (!name.endsWith(PARTIAL)) continue;
+      const file = path.join(this.dir, name);
+      const info = await stat(file).catch(() => null);
+      if (info && info.mtime < before) {
+        await rm(file, { force: true });
+        pruned++;
+      }
+    }
+    return pruned;
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      return (await stat(this.file(key))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async read(key: string, offset: number, length: number): Promise<Buffer | null> {
+    let handle;
+    try {
+      handle = await open(this.file(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, offset);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.file(key), { force: true });
+  }
+}

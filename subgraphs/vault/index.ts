@@ -1,0 +1,141 @@
+// The vault subgraph: links, texts and files a user captures, enriched in the background
+// (behind the SSRF guard) and classified (rules, a learned classifier, keywords). Owns the
+// `vault` database; meets other subgraphs only through federation references and events.
+// Its REST routes (under /api/v1/vault) are declared in routes.ts, listed in subgraphs/routes.ts.
+import dns from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { DiskBlobStore } from '../../lib/blob-store';
+import { EventConsumerPosition } from '../../lib/event-consumer';
+import { addVaultItemsSource } from '../../lib/metrics';
+import { OutboxEvent } from '../../lib/outbox';
+import { guardedAgent } from '../../lib/ssrf-guard';
+import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
+import { UserReference } from '../../lib/user-reference';
+import { hubCaptureConsumer, userDeletionConsumer } from './consumers';
+import { VaultWorker } from './enrichment-worker';
+import { VaultItem } from './entities/vault-item';
+import { VaultClassifier } from './entities/vault-classifier';
+import { VaultItemTag } from './entities/vault-item-tag';
+import { VaultRule } from './entities/vault-rule';
+import { VaultUserDeletion } from './entities/vault-user-deletion';
+import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
+import { PageParser } from './parser-thread';
+import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
+import { VaultService } from './vault-service';
+
+function vaultService({ config, dataSource }: SubgraphDeps) {
+  return new VaultService(dataSource, new DiskBlobStore(config.vaultDir), {
+    maxFileBytes: config.VAULT_MAX_FILE_BYTES,
+    textMaxChars: config.VAULT_TEXT_MAX_CHARS,
+    itemsPerUser: config.VAULT_ITEMS_PER_USER,
+    fileBytesPerUser: config.VAULT_FILE_BYTES_PER_USER,
+    pendingPerUser: config.VAULT_PENDING_PER_USER,
+    rulesPerUser: config.VAULT_RULES_PER_USER,
+    minConfidence: config.VAULT_CLASSIFY_MIN_CONFIDENCE,
+    keywordTags: config.VAULT_KEYWORD_TAGS,
+  });
+}
+
+/** The enrichment worker; `resolve` replaces the system resolver (tests). */
+export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurrency: number) {
+  const { config, dataSource, logger } = deps;
+  return new VaultWorker({
+    dataSource,
+    service,
+    store: new DiskBlobStore(config.vaultDir),
+    dispatcher: guardedAgent({
+      allowHosts: config.VAULT_FETCH_ALLOW_HOSTS,
+      resolve: (host) =>
+        vaultResolver.resolve ? vaultResolver.resolve(host) : dns.promises.lookup(host, { all: true, verbatim: true }),
+    }),
+    parser: new PageParser(config.VAULT_PARSE_TIMEOUT_MS),
+    logger,
+    concurrency,
+    leaseSeconds: config.VAULT_ENRICH_LEASE_SECONDS,
+    maxAttempts: config.VAULT_ENRICH_MAX_ATTEMPTS,
+    pollMs: config.VAULT_ENRICH_POLL_MS,
+    maxPollMs: config.POLL_MAX_IDLE_MS,
+    fetch: {
+      maxBytes: config.VAULT_FETCH_MAX_BYTES,
+      timeoutMs: config.VAULT_FETCH_TIMEOUT_MS,
+      maxRedirects: config.VAULT_FETCH_MAX_REDIRECTS,
+    },
+    textMaxChars: config.VAULT_TEXT_MAX_CHARS,
+    minConfidence: config.VAULT_CLASSIFY_MIN_CONFIDENCE,
+    keywordTags: config.VAULT_KEYWORD_TAGS,
+  });
+}
+
+/** Name resolution of the fetcher: the system's unless a test stubs it (a name that resolves to loopback). */
+export const vaultResolver: { resolve?: (hostname: string) => Promise<LookupAddress[]> } = {};
+
+export const vaultSubgraph: SubgraphDefinition = {
+  name: 'vault',
+  entities: [
+    VaultItem,
+    VaultItemTag,
+    VaultRule,
+    VaultClassifier,
+    VaultUserDeletion,
+    OutboxEvent,
+    EventConsumerPosition,
+  ],
+  migrations: [CreateVaultTables1795663134211],
+  create(deps) {
+    const { config, dataSource, logger, events } = deps;
+    const service = vaultService(deps);
+    const worker =
+      config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
+    const consumerOptions = {
+      dataSource,
+      log: events,
+      intervalMs: config.EVENT_POLL_MS,
+      maxIntervalMs: config.POLL_MAX_IDLE_MS,
+      logger,
+    };
+    const deletions = userDeletionConsumer({ ...consumerOptions, onDeletion: () => worker?.wake() });
+    const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
+    let stopReporting: (() => void) | undefined;
+    return {
+      resolvers: [
+        new VaultItemResolver(service),
+        new VaultContentResolver(service, config.GRAPHQL_MAX_AUDIO_BYTES),
+        new VaultRuleResolver(service),
+      ],
+      orphanedTypes: [UserReference],
+      references: {
+        // Other subgraphs (hubs) point at items; only the owner sees one, anyone else gets null.
+        VaultItem: {
+          __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
+            ctx.principal ? service.get(ctx.principal.userId, ref.id).catch(() => null) : null,
+        },
+      },
+      async start() {
+        stopReporting = addVaultItemsSource(async () => {
+          const rows: { state: string; n: string | number }[] = await dataSource
+            .createQueryBuilder(VaultItem, 'i')
+            .select('i.state', 'state')
+            .addSelect('COUNT(*)', 'n')
+            .groupBy('i.state')
+            .getRawMany();
+          return rows.map((r) => ({ labels: { state: r.state }, value: Number(r.n) }));
+        });
+        await deletions.start();
+        await hubCaptures.start();
+        worker?.start();
+      },
+      async stop() {
+        stopReporting?.();
+        await deletions.stop();
+        await hubCaptures.stop();
+        await worker?.stop();
+      },
+    };
+  },
+  // `npm run start:worker -- vault`: enrichment only, beside subgraph processes run with VAULT_ENRICH_CONCURRENCY=0.
+  worker(deps) {
+    const worker = vaultWorker(deps, vaultService(deps), Math.max(1, deps.config.VAULT_ENRICH_CONCURRENCY));
+    worker.start();
+    return { stop: () => worker.stop() };
+  },
+};
