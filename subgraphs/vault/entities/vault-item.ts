@@ -1,3 +1,4 @@
+import { RequiresScopes } from '../../../lib/scopes';
 import { Directive, Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
@@ -24,6 +25,7 @@ export enum TagSource {
   AUTO = 'auto',
 }
 
+@RequiresScopes('vault:read')
 @ObjectType({ description: "One of an item's tags and where it came from." })
 export class VaultTag {
   @Field()
@@ -33,6 +35,7 @@ export class VaultTag {
   source!: TagSource;
 }
 
+@RequiresScopes('vault:read')
 @ObjectType({ description: "What decided the item's category (and its tags from rules)." })
 export class VaultClassification {
   @Field(() => String, { nullable: true, description: '`user`, `rule` or `auto`; null: no category decided yet.' })

@@ -213,12 +213,14 @@ class RuleChangesArgs {
 @ObjectType({ description: "A page of the caller's vault items: newest first, or best match first with `q`." })
 class VaultItemPage extends PageOf(VaultItem) {}
 
+@RequiresScopes('vault:read')
 @ObjectType({ description: "The caller's rules (at most VAULT_RULES_PER_USER), in the order they run." })
 class VaultRuleList {
   @Field(() => [VaultRule])
   items!: VaultRule[];
 }
 
+@RequiresScopes('vault:read')
 @ObjectType({ description: 'A category or a tag and how many of your items have it.' })
 class VaultCount {
   @Field()
@@ -228,6 +230,7 @@ class VaultCount {
   count!: number;
 }
 
+@RequiresScopes('vault:read')
 @ObjectType({ description: "A file item's stored bytes." })
 class VaultItemContent {
   @Field(() => ID)
