@@ -49,6 +49,8 @@ export interface EventConsumerOptions {
   types?: string[];
   /** Runs inside the transaction that advances the position; throw to have the batch retried. */
   handle: (m: EntityManager, event: LoggedEvent) => Promise<void>;
+  /** Instead of `handle` once per event: the whole batch (in log order) at once, in the same transaction. */
+  handleBatch?: (m: EntityManager, events: LoggedEvent[]) => Promise<void>;
   intervalMs: number;
   /** The longest pause between looks while the log does not move (POLL_MAX_IDLE_MS). */
   maxIntervalMs?: number;
@@ -107,7 +109,7 @@ export class EventConsumer {
 
   /** Handles every event of its types up to the log's current end; the number handled here. */
   async drain(): Promise<number> {
-    const { dataSource, log, name, types, handle } = this.options;
+    const { dataSource, log, name, types, handle, handleBatch } = this.options;
     const batch = this.options.batch ?? 100;
     let handled = 0;
     for (;;) {
@@ -133,7 +135,8 @@ export class EventConsumer {
           order: { seq: 'ASC' },
           take: batch,
         });
-        for (const event of events) await handle(m, event);
+        if (handleBatch) await handleBatch(m, events);
+        else for (const event of events) await handle(m, event);
         // A full batch may leave more behind it; otherwise everything up to `end` has been seen.
         const through = events.length === batch ? events[events.length - 1].seq : Math.max(end, position.lastSeq);
         await m.update(EventConsumerPosition, { name }, { lastSeq: through });

@@ -10,7 +10,15 @@ import { isSqlite } from './driver';
 const sqliteQueues = new WeakMap<DataSource, Promise<unknown>>();
 const commitListeners = new WeakMap<DataSource, Set<() => void>>();
 
-export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+/**
+ * `announce: false` keeps a commit from this process's listeners (pollers woken by it): for a
+ * transaction known to write nothing another loop waits for; call announceCommit() if it did.
+ */
+export function inTransaction<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager) => Promise<T>,
+  { announce = true }: { announce?: boolean } = {},
+): Promise<T> {
   let done: Promise<T>;
   if (!isSqlite(dataSource)) done = dataSource.transaction(work);
   else {
@@ -22,9 +30,14 @@ export function inTransaction<T>(dataSource: DataSource, work: (manager: EntityM
     );
   }
   return done.then((result) => {
-    commitListeners.get(dataSource)?.forEach((listener) => listener());
+    if (announce) announceCommit(dataSource);
     return result;
   });
+}
+
+/** Tells this process's listeners on the data source that a transaction committed. */
+export function announceCommit(dataSource: DataSource): void {
+  commitListeners.get(dataSource)?.forEach((listener) => listener());
 }
 
 /** Calls `listener` after each transaction of inTransaction() on this data source commits. */

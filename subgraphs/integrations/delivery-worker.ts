@@ -12,7 +12,7 @@ import { request, type Dispatcher } from 'undici';
 import { LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
-import { inTransaction } from '../../lib/database/transactions';
+import { announceCommit, inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
 import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from '../../lib/metrics';
 import { recordEvent } from '../../lib/outbox';
@@ -71,6 +71,8 @@ export class WebhookDeliveryWorker {
   readonly id = randomUUID();
   private poller?: Poller;
   private readonly serving = new Map<string, Promise<void>>();
+  /** When this worker last took or renewed each endpoint's lease it serves. */
+  private readonly renewedAt = new Map<string, number>();
   private readonly agent: Dispatcher;
   private stopped = false;
   private retention?: NodeJS.Timeout;
@@ -127,12 +129,14 @@ export class WebhookDeliveryWorker {
     for (const { id } of due) {
       if (this.serving.size >= this.config.WEBHOOK_CONCURRENCY) break;
       if (this.serving.has(id)) continue;
+      const leasedAt = Date.now();
       const won = await this.dataSource.manager.update(
         Webhook,
         { id, leaseUntil: LessThan(now) },
         { leaseOwner: this.id, leaseUntil: this.leaseEnd() },
       );
       if (affectedRows(won) !== 1) continue; // another worker took it
+      this.renewedAt.set(id, leasedAt);
       took = true;
       const serving = this.serve(id)
         .catch((err: unknown) => this.logger.warn({ err, webhookId: id }, 'webhook delivery failed; retrying'))
@@ -153,6 +157,7 @@ export class WebhookDeliveryWorker {
   private async serve(webhookId: string): Promise<void> {
     const { manager } = this.dataSource;
     const readWebhook = () => manager.findOneBy(Webhook, { id: webhookId, leaseOwner: this.id });
+    let released = false;
     try {
       let webhook = await readWebhook();
       let readAt = Date.now();
@@ -168,10 +173,17 @@ export class WebhookDeliveryWorker {
         }
         if (!webhook?.enabled) return;
         if (!head || !head.nextAttemptAt || head.nextAttemptAt.getTime() > Date.now()) {
-          await inTransaction(this.dataSource, async (m) => {
-            // The endpoint's row first, as record() does (see reschedule()).
-            await m.update(Webhook, { id: webhookId, leaseOwner: this.id }, { leaseUntil: this.leaseEnd() });
+          // Let go: the endpoint's row first, then its next due time from what waits now (see
+          // reschedule()), in one transaction; the lease ends with it.
+          released = await inTransaction(this.dataSource, async (m) => {
+            const mine = await m.update(
+              Webhook,
+              { id: webhookId, leaseOwner: this.id },
+              { leaseOwner: null, leaseUntil: NO_LEASE },
+            );
+            if (affectedRows(mine) !== 1) return true; // another worker has it: its schedule
             await this.reschedule(webhookId, m);
+            return true;
           });
           return;
         }
@@ -181,7 +193,13 @@ export class WebhookDeliveryWorker {
         head = next.head;
       }
     } finally {
-      await manager.update(Webhook, { id: webhookId, leaseOwner: this.id }, { leaseOwner: null, leaseUntil: NO_LEASE });
+      this.renewedAt.delete(webhookId);
+      if (!released)
+        await manager.update(
+          Webhook,
+          { id: webhookId, leaseOwner: this.id },
+          { leaseOwner: null, leaseUntil: NO_LEASE },
+        );
     }
   }
 
@@ -259,47 +277,74 @@ export class WebhookDeliveryWorker {
     const retryAt = new Date(now.getTime() + delay * 1000);
     const givesUp =
       !delivered && retryAt.getTime() > delivery.createdAt.getTime() + this.config.WEBHOOK_RETRY_SECONDS * 1000;
-    const next = await inTransaction(this.dataSource, async (m) => {
-      // The endpoint's row first, renewing the lease: fan-outs that add deliveries wait for it (see reschedule()).
-      const renewed = await m.update(Webhook, { id: webhook.id, leaseOwner: this.id }, { leaseUntil: this.leaseEnd() });
-      const lost = affectedRows(renewed) !== 1;
-      const changed = await m.update(
-        WebhookDelivery,
-        { id: delivery.id, state: DeliveryState.PENDING, attempts: delivery.attempts },
-        delivered
-          ? { state: DeliveryState.DELIVERED, attempts: attempt, nextAttemptAt: null }
-          : givesUp
-            ? { state: DeliveryState.FAILED, attempts: attempt, nextAttemptAt: null }
-            : { attempts: attempt, nextAttemptAt: retryAt },
-      );
-      if (affectedRows(changed) !== 1) return { lost: true, head: null }; // retried by hand or taken over meanwhile: theirs now
-      await m.insert(WebhookAttempt, {
-        id: uuidv7(),
-        webhookId: webhook.id,
-        deliveryId: delivery.id,
-        eventId: delivery.eventId,
-        eventType: delivery.eventType,
-        attempt,
-        outcome: result.outcome,
-        status: result.status,
-        durationMs: result.durationMs,
-        error: result.error,
-        nextAttemptAt: delivered || givesUp ? null : retryAt,
-        createdAt: now,
-      });
-      if (givesUp) {
-        await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: 'failing', updatedAt: now });
-        await recordEvent(m, {
-          type: 'webhook.disabled',
-          userId: webhook.ownerId,
-          resourceId: webhook.id,
-          data: { webhook_id: webhook.id, url: webhook.url, reason: 'failing', last_event_id: delivery.eventId },
+    // The lease is renewed once half of it has passed, not on every attempt: until then no other
+    // worker can take the endpoint, and most attempts then leave the endpoint's row alone (no lock
+    // shared with the fan-out's dueNow(), one statement fewer). A process that stalled past its
+    // lease renews here and finds it lost.
+    const renewedAt = this.renewedAt.get(webhook.id) ?? 0;
+    const renew = Date.now() - renewedAt >= (this.config.WEBHOOK_LEASE_SECONDS * 1000) / 2;
+    const next = await inTransaction(
+      this.dataSource,
+      async (m) => {
+        let lost = false;
+        if (renew) {
+          const renewed = await m.update(
+            Webhook,
+            { id: webhook.id, leaseOwner: this.id },
+            { leaseUntil: this.leaseEnd() },
+          );
+          lost = affectedRows(renewed) !== 1;
+          if (!lost) this.renewedAt.set(webhook.id, Date.now());
+        }
+        const changed = await m.update(
+          WebhookDelivery,
+          { id: delivery.id, state: DeliveryState.PENDING, attempts: delivery.attempts },
+          delivered
+            ? { state: DeliveryState.DELIVERED, attempts: attempt, nextAttemptAt: null }
+            : givesUp
+              ? { state: DeliveryState.FAILED, attempts: attempt, nextAttemptAt: null }
+              : { attempts: attempt, nextAttemptAt: retryAt },
+        );
+        if (affectedRows(changed) !== 1) return { lost: true, head: null }; // retried by hand or taken over meanwhile: theirs now
+        await m.insert(WebhookAttempt, {
+          id: uuidv7(),
+          webhookId: webhook.id,
+          deliveryId: delivery.id,
+          eventId: delivery.eventId,
+          eventType: delivery.eventType,
+          attempt,
+          outcome: result.outcome,
+          status: result.status,
+          durationMs: result.durationMs,
+          error: result.error,
+          nextAttemptAt: delivered || givesUp ? null : retryAt,
+          createdAt: now,
         });
-      }
-      // Lost: the worker that has the endpoint now keeps its schedule.
-      if (lost) return { lost: true, head: null };
-      return { lost: givesUp, head: await this.reschedule(webhook.id, m) };
-    });
+        if (givesUp) {
+          await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: 'failing', updatedAt: now });
+          await recordEvent(m, {
+            type: 'webhook.disabled',
+            userId: webhook.ownerId,
+            resourceId: webhook.id,
+            data: { webhook_id: webhook.id, url: webhook.url, reason: 'failing', last_event_id: delivery.eventId },
+          });
+        }
+        // Lost: the worker that has the endpoint now keeps its schedule.
+        if (lost) return { lost: true, head: null };
+        if (givesUp) {
+          await this.reschedule(webhook.id, m);
+          return { lost: true, head: null };
+        }
+        // While leased, next_delivery_at stays as it was when the endpoint was claimed (due: a worker
+        // taking over after a crash finds it at once); it is set when the lease is let go (serve()).
+        return { lost: false, head: await this.nextWaiting(webhook.id, m) };
+        // Not announced: an attempt's record adds nothing for this process's pollers (the delivery
+        // poller, the outbox relay) to find, and waking them on each of hundreds a second costs
+        // a query each; the disabling's event is announced below.
+      },
+      { announce: false },
+    );
+    if (givesUp) announceCommit(this.dataSource);
     webhookDeliveries.inc({ outcome: result.outcome });
     if (delivered) webhookDeliveryLag.observe(Math.max(0, (Date.now() - delivery.occurredAt.getTime()) / 1000));
     if (givesUp) {
@@ -315,12 +360,17 @@ export class WebhookDeliveryWorker {
    * waits for that row and then sets it due itself.
    */
   private async reschedule(webhookId: string, m: EntityManager): Promise<WebhookDelivery | null> {
-    const head = await m.findOne(WebhookDelivery, {
+    const head = await this.nextWaiting(webhookId, m);
+    await m.update(Webhook, { id: webhookId }, { nextDeliveryAt: head?.nextAttemptAt ?? null });
+    return head;
+  }
+
+  /** The endpoint's oldest waiting delivery (the next to send: order per endpoint). */
+  private nextWaiting(webhookId: string, m: EntityManager): Promise<WebhookDelivery | null> {
+    return m.findOne(WebhookDelivery, {
       where: { webhookId, state: DeliveryState.PENDING },
       order: { eventSeq: 'ASC', id: 'ASC' },
     });
-    await m.update(Webhook, { id: webhookId }, { nextDeliveryAt: head?.nextAttemptAt ?? null });
-    return head;
   }
 
   /** The delivery log and finished deliveries older than WEBHOOK_LOG_RETENTION_SECONDS go. */

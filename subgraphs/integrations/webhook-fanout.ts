@@ -39,48 +39,77 @@ async function forgetUser(m: EntityManager, userId: string): Promise<void> {
   await m.delete(Webhook, { id: In(ids) });
 }
 
-async function fanOut(m: EntityManager, event: LoggedEvent): Promise<void> {
-  if (event.type === 'user.deleted' && event.source === AUDIT_SOURCE) {
-    await forgetUser(m, event.resourceId);
-    return;
-  }
-  const query = m
+type Subscriber = Pick<Webhook, 'id' | 'eventTypes' | 'createdAt'>;
+
+/** The enabled webhooks that may receive an event of this user (and source). */
+function subscribers(m: EntityManager, userId: string | null, audit: boolean): Promise<Subscriber[]> {
+  return m
     .createQueryBuilder(Webhook, 'w')
     .select(['w.id', 'w.eventTypes', 'w.createdAt'])
     .where('w.enabled = :enabled', { enabled: true })
     .andWhere(
       new Brackets((q) => {
-        q.where('w.ownerId = :userId', { userId: event.userId ?? '' });
-        if (event.source === AUDIT_SOURCE) q.orWhere('w.allUsers = :all', { all: true });
+        q.where('w.ownerId = :userId', { userId: userId ?? '' });
+        if (audit) q.orWhere('w.allUsers = :all', { all: true });
       }),
-    );
-  // A webhook gets events from its creation on (a consumer catching up must not send it older ones).
-  const webhooks = (await query.getMany()).filter(
-    (w) => w.createdAt <= event.occurredAt && w.eventTypes.some((p) => typeMatches(p, event.type)),
-  );
-  if (!webhooks.length) return;
+    )
+    .getMany();
+}
+
+/** Rows per INSERT: well under SQLite's bound variables and MySQL's packet size. */
+const INSERT_ROWS = 500;
+
+/**
+ * A batch of events at once: one query for the webhooks per (user, audit or not) in the batch,
+ * multi-row INSERTs of the deliveries, and one dueNow() at the end, so the endpoints' rows are
+ * locked (by the UPDATE) only for the end of the transaction.
+ */
+async function fanOutBatch(m: EntityManager, events: LoggedEvent[]): Promise<void> {
   const now = new Date();
-  const body = eventBody(event);
-  await m.insert(
-    WebhookDelivery,
-    webhooks.map((w) => ({
-      id: uuidv7(),
-      webhookId: w.id,
-      eventId: event.eventId,
-      eventType: event.type,
-      eventSeq: event.seq,
-      payload: body,
-      state: DeliveryState.PENDING,
-      attempts: 0,
-      nextAttemptAt: now,
-      occurredAt: event.occurredAt,
-      createdAt: now,
-    })),
-  );
-  await dueNow(
-    m,
-    webhooks.map((w) => w.id),
-  );
+  const rows: Partial<WebhookDelivery>[] = [];
+  const due = new Set<string>();
+  const found = new Map<string, Promise<Subscriber[]>>();
+  const flush = async () => {
+    for (let i = 0; i < rows.length; i += INSERT_ROWS) await m.insert(WebhookDelivery, rows.slice(i, i + INSERT_ROWS));
+    rows.length = 0;
+    await dueNow(m, [...due]);
+    due.clear();
+  };
+  for (const event of events) {
+    if (event.type === 'user.deleted' && event.source === AUDIT_SOURCE) {
+      // What was fanned out before it goes first, then the user's webhooks (and their deliveries) go.
+      await flush();
+      await forgetUser(m, event.resourceId);
+      found.clear();
+      continue;
+    }
+    const audit = event.source === AUDIT_SOURCE;
+    const key = `${event.userId ?? ''}|${audit}`;
+    if (!found.has(key)) found.set(key, subscribers(m, event.userId, audit));
+    // A webhook gets events from its creation on (a consumer catching up must not send it older ones).
+    const webhooks = (await found.get(key)!).filter(
+      (w) => w.createdAt <= event.occurredAt && w.eventTypes.some((p) => typeMatches(p, event.type)),
+    );
+    if (!webhooks.length) continue;
+    const body = eventBody(event);
+    for (const w of webhooks) {
+      due.add(w.id);
+      rows.push({
+        id: uuidv7(),
+        webhookId: w.id,
+        eventId: event.eventId,
+        eventType: event.type,
+        eventSeq: event.seq,
+        payload: body,
+        state: DeliveryState.PENDING,
+        attempts: 0,
+        nextAttemptAt: now,
+        occurredAt: event.occurredAt,
+        createdAt: now,
+      });
+    }
+  }
+  await flush();
 }
 
 export function webhookFanOut(options: {
@@ -90,6 +119,12 @@ export function webhookFanOut(options: {
   maxIntervalMs: number;
   logger: Logger;
 }): EventConsumer {
-  // Short transactions: the fan-out holds its endpoints' rows until it commits, and workers recording attempts wait for them.
-  return new EventConsumer({ name: 'integrations.webhooks', handle: fanOut, batch: 20, ...options });
+  // Short transactions: from its dueNow() on, the fan-out holds its endpoints' rows until it commits, and workers letting an endpoint go wait for them.
+  return new EventConsumer({
+    name: 'integrations.webhooks',
+    handle: (m, event) => fanOutBatch(m, [event]),
+    handleBatch: fanOutBatch,
+    batch: 20,
+    ...options,
+  });
 }
