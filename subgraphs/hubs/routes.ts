@@ -261,7 +261,7 @@ const ENTITY = (properties: Record<string, JsonSchema>) => ({ type: 'object', nu
 /** What a node shows, read at read time: a ref node's target comes from its owning subgraph through the gateway. */
 export const NodeContentBody: JsonSchema = {
   type: 'object',
-  required: ['id', 'type', 'missing', 'text', 'url', 'ref_id', 'voice'],
+  required: ['id', 'type', 'missing', 'text', 'url', 'ref_id', 'note', 'vault_item', 'voice'],
   properties: {
     id: uuid,
     type: { type: 'string', enum: [...NODE_TYPES] },
@@ -269,6 +269,19 @@ export const NodeContentBody: JsonSchema = {
     text: { type: 'string', nullable: true },
     url: { type: 'string', nullable: true },
     ref_id: { ...uuid, nullable: true },
+    note: ENTITY({
+      id: uuid,
+      title: { type: 'string' },
+      body: { type: 'string' },
+      tags: { type: 'array', items: { type: 'string' } },
+    }),
+    vault_item: ENTITY({
+      id: uuid,
+      title: { type: 'string', nullable: true },
+      excerpt: { type: 'string', nullable: true },
+      url: { type: 'string', nullable: true },
+      state: { type: 'string', enum: ['pending', 'ready', 'failed'] },
+    }),
     voice: ENTITY({
       id: uuid,
       name: { type: 'string' },

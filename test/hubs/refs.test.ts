@@ -139,6 +139,55 @@ describe('refs projection', () => {
     });
   });
 
+  it("reads a note node's and a vault item node's content from the notes and vault subgraphs through the gateway", async () => {
+    const owner = await user('content-owner');
+    const hub = await createHub(owner.token);
+    const note = await request(server.url, 'POST', '/api/v1/notes', {
+      token: owner.token,
+      body: { title: 'Plan', body: 'Ship it #launch' },
+    });
+    expect(note.status).toBe(202);
+    const item = await request(server.url, 'POST', '/api/v1/vault/items', {
+      token: owner.token,
+      body: { text: 'A saved paragraph about canvases.', title: 'Saved' },
+    });
+    expect(item.status).toBe(202);
+    const referable = (type: string, ref_id: string) =>
+      until(
+        async () => {
+          const r = await addNode(owner.token, hub, { type, ref_id });
+          return r.status === 202 && (r.body.id as string);
+        },
+        `the ${type} to become referable`,
+        5000,
+        20,
+      );
+    const noteNode = await referable('note', note.body.id);
+    const itemNode = await referable('vault_item', item.body.id);
+
+    const noteContent = await request(server.url, 'GET', `${H}/${hub}/nodes/${noteNode}/content`, {
+      token: owner.token,
+    });
+    expect(noteContent.status).toBe(200);
+    expect(noteContent.body).toMatchObject({
+      type: 'note',
+      missing: false,
+      note: { id: note.body.id, title: 'Plan', body: 'Ship it #launch', tags: ['launch'] },
+      vault_item: null,
+      voice: null,
+    });
+    const itemContent = await request(server.url, 'GET', `${H}/${hub}/nodes/${itemNode}/content`, {
+      token: owner.token,
+    });
+    expect(itemContent.status).toBe(200);
+    expect(itemContent.body).toMatchObject({
+      type: 'vault_item',
+      vault_item: { id: item.body.id, title: 'Saved', url: null },
+      note: null,
+    });
+    expect(['pending', 'ready', 'failed']).toContain(itemContent.body.vault_item.state);
+  });
+
   it("tts's Voice reference resolver answers null for another user's voice through _entities", async () => {
     const owner = await user('refs-entities');
     const other = await user('refs-entities-other');
