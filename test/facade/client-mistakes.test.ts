@@ -174,10 +174,14 @@ describe('answers that carry tokens', () => {
         }
       }
     }
+    // Tokens, and the secrets shown once: an API key, a webhook's signing secret.
     expect(tokenAnswers.sort()).toEqual([
+      'post /api/v1/auth/api-keys 202',
       'post /api/v1/auth/login 202',
       'post /api/v1/auth/refresh 202',
       'post /api/v1/auth/stream-ticket 202',
+      'post /api/v1/integrations/webhooks 202',
+      'post /api/v1/integrations/webhooks/{webhookId}/rotate-secret 202',
     ]);
   });
 

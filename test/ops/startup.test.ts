@@ -10,8 +10,7 @@ import { loadConfig } from '../../lib/config';
 import { openDatabase } from '../../lib/database/open';
 import { eventLogSpec } from '../../lib/event-log';
 import { mysqlDatabaseName } from '../../lib/database/mysql-url';
-import { authSubgraph } from '../../subgraphs/auth';
-import { ttsSubgraph } from '../../subgraphs/tts';
+import { subgraphDefinitions } from '../../subgraphs';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 
 const BIN = path.join(__dirname, '../../dist/bin');
@@ -131,17 +130,22 @@ describe('migrations', () => {
       expect(migrated.code).toBe(0);
       // One line per database, naming every migration it ran, in order.
       const ran = textLines(migrated.stdout).map((l) => l.replace(/ \(\d+ ms\)$/, ''));
+      // Every database of the build; a database's migrations run in the order of their timestamps.
+      const databases = [...Object.values(subgraphDefinitions), eventLogSpec];
+      const byTimestamp = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
       expect(ran).toEqual(
-        [authSubgraph, ttsSubgraph, eventLogSpec].map(
-          (d) => `${d.name}: ran ${d.migrations.map((m) => m.name).join(', ')}`,
+        databases.map(
+          (d) =>
+            `${d.name}: ran ${d.migrations
+              .map((m) => m.name)
+              .sort((a, b) => byTimestamp(a) - byTimestamp(b))
+              .join(', ')}`,
         ),
       );
       const again = await run('migrate.js', [], env);
-      expect(textLines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual([
-        'auth: up to date',
-        'tts: up to date',
-        'events: up to date',
-      ]);
+      expect(textLines(again.stdout).map((l) => l.replace(/ \(.*/, ''))).toEqual(
+        databases.map((d) => `${d.name}: up to date`),
+      );
 
       // Starts (and is stopped by the test's kill of its own): the server answers once migrated.
       const child = spawn(process.execPath, [path.join(BIN, 'subgraph.js'), 'auth'], {
@@ -177,7 +181,11 @@ describe('migrations', () => {
     'takes turns under a lock when many start at once: every one opens, each migration runs once',
     async () => {
       const config = loadConfig(isolatedEnv());
-      const spec = { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations };
+      const spec = {
+        name: 'tts',
+        entities: subgraphDefinitions.tts.entities,
+        migrations: subgraphDefinitions.tts.migrations,
+      };
       try {
         const ran: string[][] = [];
         const opened = await Promise.all([
