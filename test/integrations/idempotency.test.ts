@@ -7,7 +7,7 @@ import { IdempotencyStore } from '../../lib/idempotency';
 import { LoggedEvent } from '../../lib/event-log';
 import { MoreThan } from 'typeorm';
 import { routes } from '../../rest-facade/routes';
-import { EventLog, openLog, untilLogged } from '../helpers/event-log';
+import { EventLog, loggedFor, openLog, untilLogged } from '../helpers/event-log';
 import { api, ApiResponse, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
@@ -60,6 +60,36 @@ interface Sample {
   path: string;
   body?: unknown;
   token: string;
+  /** Waits until the first request's effects, background work included, are in the event log. */
+  settle?: (first: ApiResponse) => Promise<unknown>;
+}
+
+/** A fresh user's note (tagged `old`), logged as created. */
+async function noteOfFreshUser() {
+  const token = (await freshUser()).access_token;
+  const res = await http.post('/api/v1/notes', { title: 'a note', body: 'some text', tags: ['old'] }, { token });
+  await untilLogged(log, res.body.id, 'note.created');
+  return { token, id: res.body.id as string };
+}
+
+/** Waits until `resourceId` has `count` events of one of `types` in the log. */
+const untilLoggedTimes = (resourceId: string, types: string[], count: number) =>
+  until(
+    async () => {
+      const events = await loggedFor(log, resourceId);
+      return events.filter((e) => types.includes(e.type)).length >= count || undefined;
+    },
+    `${count} of ${types.join(' / ')} for ${resourceId} in the event log`,
+  );
+
+const ENRICHED = ['vault.item.ready', 'vault.item.failed'];
+
+/** A fresh user's vault item, enriched (or failed) already: nothing of it is still to come. */
+async function vaultItemOfFreshUser(body: Record<string, unknown>) {
+  const token = (await freshUser()).access_token;
+  const res = await http.post('/api/v1/vault/items', body, { token });
+  await untilLoggedTimes(res.body.id, ENRICHED, 1);
+  return { token, id: res.body.id as string };
 }
 
 /** One request per signed-in POST route (operationId), made fresh for each run. */
@@ -146,6 +176,83 @@ const SAMPLES: Record<string, () => Promise<Sample>> = {
     body: { text: 'Hello there.', base_voice: 'f3' },
     token: (await freshUser()).access_token,
   }),
+  createRole: async () => ({
+    path: '/api/v1/admin/roles',
+    body: { name: `role${++users}_${crypto.randomBytes(2).toString('hex')}`, scopes: ['notes:read'] },
+    token: adminToken,
+  }),
+  createNoteFolder: async () => ({
+    path: '/api/v1/notes/folders',
+    body: { name: 'a folder' },
+    token: (await freshUser()).access_token,
+    settle: (first) => untilLogged(log, first.body.id, 'note_folder.created'),
+  }),
+  createNote: async () => ({
+    path: '/api/v1/notes',
+    body: { title: 'a note', body: 'some text' },
+    token: (await freshUser()).access_token,
+    settle: (first) => untilLogged(log, first.body.id, 'note.created'),
+  }),
+  renameNoteTag: async () => {
+    const { token, id } = await noteOfFreshUser();
+    return {
+      path: '/api/v1/notes/tags/rename',
+      body: { from: 'old', to: 'new' },
+      token,
+      // The rename runs in the background: the note's change is its one effect.
+      settle: () => untilLogged(log, id, 'note.updated'),
+    };
+  },
+  archiveNote: async () => {
+    const { token, id } = await noteOfFreshUser();
+    return {
+      path: `/api/v1/notes/${id}/archive?version=1`,
+      token,
+      settle: () => untilLogged(log, id, 'note.archived'),
+    };
+  },
+  unarchiveNote: async () => {
+    const { token, id } = await noteOfFreshUser();
+    await http.post(`/api/v1/notes/${id}/archive?version=1`, undefined, { token });
+    await untilLogged(log, id, 'note.archived');
+    return {
+      path: `/api/v1/notes/${id}/unarchive?version=2`,
+      token,
+      settle: () => untilLogged(log, id, 'note.unarchived'),
+    };
+  },
+  captureVaultItem: async () => ({
+    path: '/api/v1/vault/items',
+    body: { text: 'A text about telescopes.', title: 'a text' },
+    token: (await freshUser()).access_token,
+    // Enrichment follows in the background.
+    settle: (first) => untilLoggedTimes(first.body.id, ENRICHED, 1),
+  }),
+  refetchVaultItem: async () => {
+    // Only links are fetched again: one at an address the guard refuses, so nothing is fetched.
+    const { token, id } = await vaultItemOfFreshUser({ url: 'http://localhost:9/page' });
+    return {
+      path: `/api/v1/vault/items/${id}/refetch`,
+      token,
+      settle: () => untilLoggedTimes(id, ENRICHED, 2),
+    };
+  },
+  classifyVaultItem: async () => {
+    const { token, id } = await vaultItemOfFreshUser({ text: 'A text about telescopes.' });
+    // Enrichment may have classified it once already.
+    const classified = (await loggedFor(log, id, 'vault.item.classified')).length;
+    return {
+      path: `/api/v1/vault/items/${id}/classify`,
+      token,
+      settle: () => untilLoggedTimes(id, ['vault.item.classified'], classified + 1),
+    };
+  },
+  createVaultRule: async () => ({
+    path: '/api/v1/vault/rules',
+    body: { name: 'texts', when: { kind: 'text' }, then: { category: 'reading' } },
+    token: (await freshUser()).access_token,
+    settle: (first) => untilLogged(log, first.body.id, 'vault.rule.created'),
+  }),
 };
 
 /**
@@ -181,6 +288,7 @@ describe.each(postRoutes.map((r) => [r.operationId, r] as const))('%s', (operati
       http.post(sample.path, sample.body, { token: sample.token, headers: { 'idempotency-key': key } });
     const first = await send();
     expect(first.status).toBeLessThan(300);
+    await sample.settle?.(first);
     const before = await settled();
     const again = await send();
     expect(answerOf(again)).toEqual(answerOf(first));
