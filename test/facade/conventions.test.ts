@@ -89,7 +89,16 @@ describe('conventions', () => {
       }),
     );
     const voices = doc.body.paths['/api/v1/tts/voices/{voiceId}'];
-    expect(Object.keys(voices.delete.responses).sort()).toEqual(['202', '400', '401', '404', '409', '500', '503']);
+    expect(Object.keys(voices.delete.responses).sort()).toEqual([
+      '202',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '500',
+      '503',
+    ]);
     expect(voices.delete.parameters).toContainEqual(
       expect.objectContaining({ name: 'version', in: 'query', required: true }),
     );
