@@ -11,6 +11,8 @@ import {
   GraphQLFormattedError,
   GraphQLObjectType,
   GraphQLSchema,
+  isInputObjectType,
+  isInterfaceType,
   isObjectType,
   Kind,
   NoSchemaIntrospectionCustomRule,
@@ -19,6 +21,7 @@ import {
   parse,
   ValidationContext,
   ValidationRule,
+  valueFromAST,
 } from 'graphql';
 import { AuthChecker, buildSchema, createResolversMap, NonEmptyArray } from 'type-graphql';
 import type { DataSource } from 'typeorm';
@@ -183,8 +186,29 @@ export async function buildFederatedSchema(
     // type-graphql's map is of its resolver objects; Apollo's type spells each kind of entry out.
     resolvers: resolvers as GraphQLResolverMap<unknown>,
   });
+  withEnumDefaultsMapped(subgraph);
   checkRepresentations(subgraph, maxRepresentations);
   return subgraph;
+}
+
+/**
+ * Default values of arguments and input fields read again from the SDL, now that the resolvers
+ * gave each enum its TypeScript values: buildSubgraphSchema read them while the enums' values were
+ * still their names, and does not re-read them when it maps the values (a `format: SpeechFormat = WAV`
+ * default reached the resolver as 'WAV', where an explicit `WAV` reaches it as 'wav').
+ */
+function withEnumDefaultsMapped(schema: GraphQLSchema): void {
+  const types = Object.values(schema.getTypeMap()).filter((t) => !t.name.startsWith('__'));
+  // Input fields first: an argument's default that is an input object takes their defaults.
+  for (const type of types)
+    if (isInputObjectType(type))
+      for (const field of Object.values(type.getFields()))
+        if (field.astNode?.defaultValue) field.defaultValue = valueFromAST(field.astNode.defaultValue, field.type);
+  for (const type of types)
+    if (isObjectType(type) || isInterfaceType(type))
+      for (const field of Object.values(type.getFields()))
+        for (const arg of field.args)
+          if (arg.astNode?.defaultValue) arg.defaultValue = valueFromAST(arg.astNode.defaultValue, arg.type);
 }
 
 /**

@@ -4,6 +4,7 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { buildSchema, GraphQLSchema, parse } from 'graphql';
+import { apolloGateway } from '../../gateway/apollo-adapter';
 import { composeSupergraph } from '../../gateway/compose';
 import { GatewayContext, InProcessDataSource } from '../../gateway/data-sources';
 import { directExecution } from '../../gateway/direct-execution';
@@ -35,15 +36,15 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
     log = await EventLog.open(config, logger);
     for (const def of selectSubgraphs(['auth', 'tts']))
       subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
-    const plans = new SingleFetchPlans();
-    gateway = new ApolloGateway({
+    // The gateway as the service builds it (gateway/apollo-adapter.ts): the supergraph without the
+    // security links' `for: SECURITY`, which Apollo Gateway refuses, and the plans it reports.
+    let plans: SingleFetchPlans;
+    ({ gateway, plans } = apolloGateway({
       supergraphSdl: composeSupergraph(
         subgraphs.map((s) => ({ name: s.name, url: `http://${s.name}.invalid`, sdl: printSubgraphSchema(s.schema) })),
       ),
       buildService: ({ name }) => new InProcessDataSource(subgraphs.find((s) => s.name === name)!),
-      experimental_didResolveQueryPlan: plans.record,
-    });
-    plans.follow(gateway);
+    }));
     direct = directExecution(gateway, { logger, metrics: true, maxResponseBytes: 1 << 20, plans });
     await gateway.load();
     const executor = gateway.executor;
