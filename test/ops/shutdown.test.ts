@@ -95,7 +95,8 @@ it('a gateway refuses to start, in one line, when the supergraph names a subgrap
   const bin = path.join(__dirname, '../../dist/bin');
   const supergraph = path.join(env.DATA_DIR, 'supergraph.graphql');
   const composed = spawnSync(process.execPath, [path.join(bin, 'compose.js')], {
-    env: { ...process.env, SUPERGRAPH_PATH: supergraph },
+    // Two subgraphs composed, one given an address: the one missing is named.
+    env: { ...process.env, SUPERGRAPH_PATH: supergraph, SUBGRAPHS: 'auth,tts' },
     encoding: 'utf8',
   });
   expect(composed.status).toBe(0);
