@@ -113,7 +113,10 @@ export const CaptureVaultItemRequest: JsonSchema = {
           maxLength: 255,
           pattern: '^[A-Za-z0-9_.+-]+/[A-Za-z0-9_.+-]+$',
         }),
-        content_base64: str('The bytes in base64 (RFC 4648, with padding; checked by the service)', { minLength: 4 }),
+        content_base64: str('The bytes in base64 (RFC 4648, with padding; checked by the service)', {
+          minLength: 4,
+          format: 'byte',
+        }),
       },
     },
     tags: TAGS,

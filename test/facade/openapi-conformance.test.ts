@@ -100,6 +100,10 @@ function generate(schema: Schema): any {
     default: {
       if (schema.format === 'uuid') return pick(known[JSON.stringify(schema)] ?? []) ?? crypto.randomUUID();
       if (schema.format === 'date-time') return new Date().toISOString();
+      if (schema.format === 'byte') {
+        const bytes = Array.from({ length: 1 + Math.floor(random() * 64) }, () => Math.floor(random() * 256));
+        return Buffer.from(bytes).toString('base64');
+      }
       const min = schema.minLength ?? 0;
       const max = Math.min(schema.maxLength ?? 60, 10_000);
       // Lengths at and near the documented bounds as often as short ones: that is where documents and servers disagree.
