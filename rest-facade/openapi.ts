@@ -69,6 +69,8 @@ const IDEMPOTENCY_KEY_PARAM = {
     'while the first still runs, 409 with `Retry-After`. Keys are per user; send a new UUID for each new request',
 };
 
+const takesIdempotencyKey = (route: RouteSpec) => route.method === 'post' && route.auth && !route.stream;
+
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
@@ -144,6 +146,8 @@ function operation(route: RouteSpec) {
     // A route that needs a token needs a scope too: a role without it answers 403 (docs/roles-and-scopes.md).
     ...(route.auth ? (['unauthorized', 'forbidden'] as ErrorCode[]) : []),
     ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    // Idempotency-Key: a key reused with another request, or one still running, is 409.
+    ...(takesIdempotencyKey(route) ? (['conflict'] as ErrorCode[]) : []),
     ...ALWAYS,
   ];
   for (const code of codes) {
@@ -185,7 +189,7 @@ function operation(route: RouteSpec) {
         description,
       })),
       REQUEST_ID_PARAM,
-      ...(route.method === 'post' && route.auth && !route.stream ? [IDEMPOTENCY_KEY_PARAM] : []),
+      ...(takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAM] : []),
       ...Object.entries(route.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
       ...Object.entries((route.query?.schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
         name,
