@@ -88,10 +88,25 @@ declare module 'http' {
  * or mount took is one value, so that the labels are bounded by the code, not by clients.
  */
 export function routeLabel(req: Request): string {
-  const base = req.baseUrl.toLowerCase();
+  // `baseUrl` is set only while a router handles the request: a request no router took has none.
+  const base = (req.baseUrl ?? '').toLowerCase();
   const route = req.route as { path: unknown } | undefined; // Express types it `any`
   if (route) return `${base}${String(route.path)}`;
   return base || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
+}
+
+/**
+ * A listener on a request's or response's events. An exception thrown there escapes every
+ * handler and ends the process; here it is logged, so that no request can take a process down.
+ */
+export function afterResponse(logger: Logger, listener: () => void): () => void {
+  return () => {
+    try {
+      listener();
+    } catch (err) {
+      logger.error({ err }, 'a response listener failed');
+    }
+  };
 }
 
 /** The methods served anywhere here; any other is one label value. */
@@ -189,30 +204,33 @@ export function createBaseApp({
     // Tracing on: the request's trace (and its server span when sampled), which the rest of the
     // request runs in (lib/tracing.ts). Health checks and scrapes would drown the traces that matter.
     const trace = logged ? serveTraced(req, res, routeLabel) : undefined;
-    res.once('close', () => {
-      const seconds = secondsSince(start);
-      if (metrics && res.writableFinished) {
-        httpRequestDuration.observe(
-          {
-            method: methodLabel(req.method),
-            route: routeLabel(req),
-            status_class: `${Math.floor(res.statusCode / 100)}xx`,
-          },
-          seconds,
-        );
-      }
-      if (!logged) return;
-      const failed = res.statusCode >= 500;
-      if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
-      const line: Record<string, unknown> = {
-        request_id: id,
-        ...(trace ? { trace_id: trace.traceId, span_id: trace.spanId } : {}),
-        ...requestLine(req, res, Math.round(seconds * 1000), logger),
-      };
-      if (failed)
-        logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
-      else logger.info(line, 'request completed');
-    });
+    res.once(
+      'close',
+      afterResponse(logger, () => {
+        const seconds = secondsSince(start);
+        if (metrics && res.writableFinished) {
+          httpRequestDuration.observe(
+            {
+              method: methodLabel(req.method),
+              route: routeLabel(req),
+              status_class: `${Math.floor(res.statusCode / 100)}xx`,
+            },
+            seconds,
+          );
+        }
+        if (!logged) return;
+        const failed = res.statusCode >= 500;
+        if (!logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+        const line: Record<string, unknown> = {
+          request_id: id,
+          ...(trace ? { trace_id: trace.traceId, span_id: trace.spanId } : {}),
+          ...requestLine(req, res, Math.round(seconds * 1000), logger),
+        };
+        if (failed)
+          logger.error({ ...line, err: new Error(`failed with status code ${res.statusCode}`) }, 'request failed');
+        else logger.info(line, 'request completed');
+      }),
+    );
     if (trace) requestScope.run(trace, next);
     else next();
   });

@@ -337,7 +337,13 @@ export function serveTraced<Req extends http.IncomingMessage>(
     { remoteParent: true },
   );
   res.once('close', () => {
-    const template = route(req);
+    // A listener that threw here would end the process: the span is ended whatever the label.
+    let template = 'unmatched';
+    try {
+      template = route(req);
+    } catch {
+      // keep 'unmatched'
+    }
     span.name = `${method} ${template}`;
     span.attributes['http.route'] = template;
     span.attributes['http.response.status_code'] = res.statusCode;
