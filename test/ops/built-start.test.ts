@@ -34,7 +34,9 @@ once('scripts/built.js', () => {
     );
     fs.writeFileSync(
       path.join(project, 'bin/hello.ts'),
-      'declare const process: { argv: string[] };\nconsole.log(`hello ${process.argv[2]}`);\n',
+      // As the project's entry points start: only when run as the main module.
+      'declare const process: { argv: string[] }, require: { main: unknown }, module: unknown;\n' +
+        'if (require.main === module) console.log(`hello ${process.argv[2]}`);\n',
     );
   });
   afterAll(() => fs.rmSync(project, { recursive: true, force: true }));
