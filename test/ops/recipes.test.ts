@@ -5,7 +5,6 @@
 // this run's own, and npm runs this checkout from a scratch folder that takes the recipe's files.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config';
 import { api, login } from '../helpers/http';
@@ -59,16 +58,16 @@ function runRecipe(script: string, cwd: string, env: Record<string, string>): Ru
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
     output: () => output,
     exited,
     stop() {
-      child.stdout!.destroy();
-      child.stderr!.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
@@ -136,14 +135,17 @@ const npmHere = (script: string) => script.replace(/\bnpm (start|run)\b/g, `npm 
       LOG_LEVEL: 'warn',
       SUPERGRAPH_PATH: path.join(env.DATA_DIR, 'sg.graphql'),
     });
+    // Done when it has logged in; failed when the shell ended or a process could not start (its
+    // fatal line names the cause), where the recipe's own readiness loop would wait for ever.
     await until(
-      () => recipe!.output().includes('access_token') || recipe!.child.exitCode !== null,
+      () => /access_token|failed to start/.test(recipe!.output()) || recipe!.child.exitCode !== null,
       'the recipe',
-      150_000,
+      240_000,
       200,
     );
     expect({ exit: recipe.child.exitCode, output: recipe.output() }).toMatchObject({ exit: null });
-  }, 180_000);
+    expect(recipe.output()).not.toContain('failed to start');
+  }, 270_000);
 
   it('serves every module through the facade, GraphQL on the gateway, rendering and enrichment on the worker', async () => {
     const password = /admin password: (\S+)/.exec(recipe!.output())![1];
@@ -177,7 +179,22 @@ const npmHere = (script: string) => script.replace(/\bnpm (start|run)\b/g, `npm 
   }, 150_000);
 
   it("ends every process with the recipe's last line", async () => {
-    fs.writeFileSync(go, 'go\n');
+    // Opened without blocking: a recipe that never reached its last line has no reader there.
+    await until(
+      () => {
+        try {
+          const fd = fs.openSync(go, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+          fs.writeSync(fd, 'go\n');
+          fs.closeSync(fd);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      'the recipe at its last line',
+      10_000,
+      100,
+    );
     const code = await within(recipe!.exited, 40_000);
     expect(code).toBe(0);
   }, 60_000);
