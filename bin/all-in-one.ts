@@ -15,6 +15,7 @@ import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
 import { jwks, KeyMaterial, loadKeys, TokenVerifier } from '../lib/tokens';
 import { createFacadeApp } from '../rest-facade/app';
 import { selectSubgraphs } from '../subgraphs';
+import { facadeRoutes } from '../subgraphs/routes';
 
 export interface RunningServer {
   url: string;
@@ -61,6 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createFacadeApp({
     config,
     logger,
+    routes: facadeRoutes,
     graphql: {
       execute: (r) => gateway.execute(r),
       subscribe: (r) => events.subscribe(r),

@@ -114,7 +114,10 @@ export function registerSubgraph(indexSource: string, n: SkeletonNames): string 
 export function registerRoutes(registrySource: string, n: SkeletonNames): string {
   const importLine = `import { ${n.name}Routes } from './${n.name}/routes';\n`;
   const withImport = registrySource.replace(/(import [^\n]+\n)(?![\s\S]*import )/, `$1${importLine}`);
-  const withEntry = withImport.replace(/(subgraphRoutes[^=]*=\s*\[[^\]]*?)(\n\];)/, `$1\n  ...${n.name}Routes,$2`);
+  const withEntry = withImport.replace(
+    /(facadeRoutes[^=]*=\s*\[[\s\S]*?)(\n\];)/,
+    `$1\n  { routes: ${n.name}Routes },$2`,
+  );
   if (withEntry === withImport || withImport === registrySource)
     throw new Error('could not add the routes to subgraphs/routes.ts; add them by hand');
   return withEntry;

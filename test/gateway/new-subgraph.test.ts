@@ -34,7 +34,7 @@ once('npm run new-subgraph', () => {
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
     expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/reviews: reviewsSubgraph/);
-    expect(fs.readFileSync(path.join(copy, 'subgraphs/routes.ts'), 'utf8')).toMatch(/\.\.\.reviewsRoutes,/);
+    expect(fs.readFileSync(path.join(copy, 'subgraphs/routes.ts'), 'utf8')).toMatch(/\{ routes: reviewsRoutes \},/);
 
     const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
     expect(build.stdout + build.stderr).toBe('');
@@ -90,6 +90,6 @@ once('npm run new-subgraph', () => {
     const once = registerRoutes(registry, skeletonNames('shop'));
     expect(once).toMatch(/import \{ shopRoutes \} from '\.\/shop\/routes';\n/);
     const twice = registerRoutes(once, skeletonNames('reviews'));
-    expect(twice).toMatch(/\.\.\.shopRoutes,\n {2}\.\.\.reviewsRoutes,\n\];/);
+    expect(twice).toMatch(/\{ routes: shopRoutes \},\n {2}\{ routes: reviewsRoutes \},\n\];/);
   });
 });
