@@ -101,6 +101,25 @@ export default defineConfig(
     },
   },
   {
+    // The layering (docs/architecture.md): the kit (lib/), the gateway and the REST facade know no
+    // module. A module hands them what it contributes through the entry points (bin/), which read
+    // the module list (subgraphs/index.ts); the scaffold's templates are copied, never imported.
+    files: ['lib/**/*.ts', 'gateway/**/*.ts', 'rest-facade/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(subgraphs|templates)(/|$)',
+              message: 'lib/, gateway/ and rest-facade/ import no module: let the entry point hand it over.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Here the rule and tsc disagree on array elements narrowed by a length check: its autofix
     // removed assertions that tsc needs.
     files: ['bench/abuse.ts'],
