@@ -6,7 +6,7 @@ import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { createFacadeApp } from '../rest-facade/app';
 import { httpGraphQLClient } from '../rest-facade/graphql-client';
-import { facadeRoutes } from '../subgraphs/routes';
+import { facadeRoutes } from '../subgraphs';
 
 export async function startFacadeServer(config: Config) {
   if (!config.GATEWAY_URL.length)

@@ -1,8 +1,8 @@
 // The event stream's REST route, GET /api/v1/events: the gateway's `events` subscription
 // (gateway/events-schema.ts) served as Server-Sent Events by the facade's SSE bridge. A
-// declaration only; handed to the facade with the modules' routes (subgraphs/routes.ts).
+// declaration only; handed to the facade with the modules' routes (subgraphs/index.ts).
 import { configured } from '../rest-facade/configured';
-import type { RouteSpec } from '../rest-facade/route-spec';
+import type { ModuleRoutes, RouteSpec } from '../rest-facade/route-spec';
 import type { JsonSchema } from '../rest-facade/schemas';
 
 export const EventFrame: JsonSchema = {
@@ -17,10 +17,7 @@ export const EventFrame: JsonSchema = {
 /** A resume position, as EventSource sends it (empty when it has none). */
 const LAST_EVENT_ID = { type: 'string', pattern: '^(\\d{1,15})?$' };
 
-/** The schemas the OpenAPI document names. */
-export const eventsSchemas: Record<string, JsonSchema> = { EventFrame };
-
-export const eventsRoutes: RouteSpec[] = [
+const routes: RouteSpec[] = [
   {
     operationId: 'streamEvents',
     method: 'get',
@@ -121,3 +118,6 @@ export const eventsRoutes: RouteSpec[] = [
     errors: ['validation_error', 'unauthorized', 'forbidden', 'resync_required', 'rate_limit_exceeded'],
   },
 ];
+
+/** What the entry points hand the facade beside the modules' routes (subgraphs/index.ts). */
+export const eventsRoutes: ModuleRoutes = { routes, schemas: { EventFrame }, tags: [{ name: 'Events' }] };

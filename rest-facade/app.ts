@@ -24,7 +24,7 @@ export interface FacadeOptions {
   config: Config;
   logger: Logger;
   graphql: GraphQLClient;
-  /** Each module's routes, in order: the entry point hands them over (subgraphs/routes.ts), as the gateway is handed its subgraphs. */
+  /** Each module's routes, in order: the entry point hands them over (subgraphs/index.ts `facadeRoutes`), as the gateway is handed its subgraphs. */
   routes: ModuleRoutes[];
   /** Mounts what the entry point serves beside the facade (the gateway, the JWKS) before the fallbacks. */
   mount?: (app: Express) => void;

@@ -1,5 +1,5 @@
 // The facade's route table: the routes, named schemas and tags of every module the entry point
-// hands it (subgraphs/routes.ts lists them), joined in order, with the facade's own schemas.
+// hands it (each module declares its own; subgraphs/index.ts `facadeRoutes`), joined in order, with the facade's own schemas.
 import type { ModuleRoutes, RouteSpec } from './route-spec';
 import { FACADE_SCHEMAS, JsonSchema } from './schemas';
 

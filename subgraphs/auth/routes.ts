@@ -2,7 +2,7 @@
 // administration under /api/v1/admin, API keys under both. Declarations only, each running one
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
 // selection off the response schema and the arguments off the body schema). Listed for the
-// facade in subgraphs/routes.ts; `authSchemas` are the ones the OpenAPI document names.
+// facade by module.ts; `authSchemas` are the ones the OpenAPI document names.
 import { SCOPES } from '../../lib/scopes';
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, graphqlField, pathArg, queryArg } from '../../rest-facade/graphql-mapping';

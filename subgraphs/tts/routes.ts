@@ -1,6 +1,6 @@
 // The TTS module's REST routes, under /api/v1/tts: voices, syntheses and their audio. Declarations
 // only, each running one GraphQL operation of this module through the gateway
-// (rest-facade/graphql-mapping.ts). Listed for the facade in subgraphs/routes.ts; `ttsSchemas` are
+// (rest-facade/graphql-mapping.ts). Handed to the facade by module.ts; `ttsSchemas` are
 // the ones the OpenAPI document names.
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, queryArg, selection } from '../../rest-facade/graphql-mapping';

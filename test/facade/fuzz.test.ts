@@ -7,7 +7,7 @@ import http from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { routeTable } from '../../rest-facade/route-table';
-import { facadeRoutes } from '../../subgraphs/routes';
+import { facadeRoutes } from '../../subgraphs';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 

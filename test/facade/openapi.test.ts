@@ -17,7 +17,7 @@ import { MAX_PAGE_SIZE, PAGE_QUERY } from '../../rest-facade/route-parts';
 import { routeTable } from '../../rest-facade/route-table';
 import { JsonSchema, pageSchema } from '../../rest-facade/schemas';
 import { compileValidator } from '../../rest-facade/validation';
-import { facadeRoutes } from '../../subgraphs/routes';
+import { facadeRoutes } from '../../subgraphs';
 import { api } from '../helpers/http';
 import { startTestServer, TestServer } from '../helpers/server';
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../../lib/config';
 import { listen } from '../../lib/http-server';
 import { createLogger } from '../../lib/logger';
 import { createFacadeApp } from '../../rest-facade/app';
-import { facadeRoutes } from '../../subgraphs/routes';
+import { facadeRoutes } from '../../subgraphs';
 import type { GraphQLResult } from '../../rest-facade/graphql-client';
 
 it('cuts off a reader that stops reading, without piling results up', async () => {

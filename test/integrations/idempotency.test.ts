@@ -7,7 +7,7 @@ import { IdempotencyStore } from '../../lib/idempotency';
 import { LoggedEvent } from '../../lib/event-log';
 import { MoreThan } from 'typeorm';
 import { routeTable } from '../../rest-facade/route-table';
-import { facadeRoutes } from '../../subgraphs/routes';
+import { facadeRoutes } from '../../subgraphs';
 import { EventLog, loggedFor, openLog, untilLogged } from '../helpers/event-log';
 import { api, ApiResponse, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
