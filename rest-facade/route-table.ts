@@ -13,7 +13,7 @@ export interface RouteTable {
 /** Joins the modules' routes; a name used twice (an operationId, a method and path, a schema) is a mistake found at start. */
 export function routeTable(modules: ModuleRoutes[]): RouteTable {
   const table: RouteTable = { routes: [], schemas: { ...FACADE_SCHEMAS }, tags: [] };
-  const seen = new Set<string>();
+  const seen = new Set<string>(Object.keys(FACADE_SCHEMAS).map((name) => `schema ${name}`));
   const once = (key: string) => {
     if (seen.has(key)) throw new Error(`The facade's routes declare ${key} twice.`);
     seen.add(key);
