@@ -12,8 +12,8 @@ import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { graphqlOperation } from './graphql-mapping';
 import { openApiDocument } from './openapi';
 import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
-import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
-import { routes as defaultRoutes } from './routes';
+import { carriesCredentials, ModuleRoutes, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
+import { routeTable } from './route-table';
 import { sendError, sendGraphQLError } from './errors';
 import { drained } from './slow-reader';
 import { compileValidator } from './validation';
@@ -24,7 +24,8 @@ export interface FacadeOptions {
   config: Config;
   logger: Logger;
   graphql: GraphQLClient;
-  routes?: RouteSpec[];
+  /** Each module's routes, in order: the entry point hands them over (subgraphs/index.ts `facadeRoutes`), as the gateway is handed its subgraphs. */
+  routes: ModuleRoutes[];
   /** Mounts what the entry point serves beside the facade (the gateway, the JWKS) before the fallbacks. */
   mount?: (app: Express) => void;
 }
@@ -36,7 +37,8 @@ const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}
 
 export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
-  const routes = options.routes ?? defaultRoutes;
+  const table = routeTable(options.routes);
+  const { routes } = table;
   const app = createBaseApp({
     config,
     logger,
@@ -49,7 +51,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   app.set('etag', false);
 
   // ---- documentation ---------------------------------------------------------------------
-  const openapi = openApiDocument(routes, config, openAiSpeechOpenApi);
+  const openapi = openApiDocument(table, config, openAiSpeechOpenApi);
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
   // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));

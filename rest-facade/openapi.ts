@@ -4,10 +4,13 @@ import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { configured, fillConfigured } from './configured';
 import { carriesCredentials, NO_STORE_HEADERS, RouteSpec } from './route-spec';
-import { components, Health, JsonSchema } from './schemas';
+import type { RouteTable } from './route-table';
+import { Health, JsonSchema } from './schemas';
 
-const names = new Map<unknown, string>(Object.entries(components).map(([k, v]) => [v, k]));
-const schemaOrRef = (s: JsonSchema) => (names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s);
+/** The named schemas of the document being written (the route table's), by identity. */
+type Names = Map<unknown, string>;
+const schemaOrRef = (names: Names, s: JsonSchema) =>
+  names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s;
 
 /** Only the server reads these: the GraphQL side of a field (graphql-mapping.ts), and the trimming rule (stated as a pattern instead). */
 const INTERNAL = new Set(['x-graphql', 'x-graphql-type', 'x-trimmed']);
@@ -25,9 +28,9 @@ export function trimmedPattern(min: number, max: number): string {
  * A value as the document shows it: named schemas by reference, configured limits filled in,
  * what only the server reads left out. `top` is the component being written itself.
  */
-function published(value: unknown, config: Config, top?: unknown): unknown {
+function published(value: unknown, config: Config, names: Names, top?: unknown): unknown {
   if (typeof value === 'string') return fillConfigured(value, config);
-  if (Array.isArray(value)) return value.map((v) => published(v, config));
+  if (Array.isArray(value)) return value.map((v) => published(v, config, names));
   if (!value || typeof value !== 'object') return value;
   if (value !== top && names.has(value)) return { $ref: `#/components/schemas/${names.get(value)}` };
   const schema = value as JsonSchema;
@@ -35,7 +38,7 @@ function published(value: unknown, config: Config, top?: unknown): unknown {
     ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) }
     : {};
   const kept = Object.entries(schema).filter(([k]) => !INTERNAL.has(k) && !(schema['x-trimmed'] && LENGTHS.has(k)));
-  return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config)])), ...trimmed };
+  return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config, names)])), ...trimmed };
 }
 const errorResponse = (code: ErrorCode) => ({
   description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
@@ -74,7 +77,7 @@ const takesIdempotencyKey = (route: RouteSpec) => route.method === 'post' && rou
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
-function operation(route: RouteSpec) {
+function operation(route: RouteSpec, names: Names) {
   const mediaType = route.stream
     ? 'text/event-stream'
     : route.download
@@ -90,7 +93,7 @@ function operation(route: RouteSpec) {
             : route.download
               ? 'The whole file'
               : 'OK',
-      content: { [mediaType]: { schema: schemaOrRef(route.response) } },
+      content: { [mediaType]: { schema: schemaOrRef(names, route.response) } },
       ...(route.location || route.etag
         ? {
             headers: {
@@ -121,7 +124,7 @@ function operation(route: RouteSpec) {
       ? {
           206: {
             description: 'The one byte range asked for with `Range`',
-            content: { [mediaType]: { schema: schemaOrRef(route.response) } },
+            content: { [mediaType]: { schema: schemaOrRef(names, route.response) } },
             headers: { 'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/88244' } } },
           },
           304: { description: 'Not modified (If-None-Match matched the ETag)' },
@@ -199,43 +202,45 @@ function operation(route: RouteSpec) {
       })),
     ],
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(route.body) } } } }
+      ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(names, route.body) } } } }
       : {}),
     responses,
   };
 }
 
-const health = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+const health = (names: Names, operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
   get: {
     operationId,
     tags: ['Health'],
     summary,
     security: [],
     responses: {
-      200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } },
+      200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(names, Health) } } },
       ...extra,
     },
   },
 });
 
-export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths: Record<string, unknown> = {}) {
+export function openApiDocument(table: RouteTable, config: Config, extraPaths: Record<string, unknown> = {}) {
+  const names: Names = new Map(Object.entries(table.schemas).map(([k, v]) => [v, k]));
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  for (const route of table.routes) {
     const path = `/api/v1${route.path.replace(/:(\w+)/g, '{$1}')}`;
-    (paths[path] ??= {})[route.method] = operation(route);
+    (paths[path] ??= {})[route.method] = operation(route, names);
   }
   const notReady = {
     503: {
       description: 'A database or subgraph is down',
-      content: { 'application/json': { schema: schemaOrRef(Health) } },
+      content: { 'application/json': { schema: schemaOrRef(names, Health) } },
     },
   };
   for (const [prefix, suffix] of [
     ['', ''],
     ['/api/v1', 'UnderApi'],
   ]) {
-    paths[`${prefix}/health/live`] = health(`getLiveness${suffix}`, 'Liveness: the process runs');
+    paths[`${prefix}/health/live`] = health(names, `getLiveness${suffix}`, 'Liveness: the process runs');
     paths[`${prefix}/health/ready`] = health(
+      names,
       `getReadiness${suffix}`,
       'Readiness: every database and subgraph answers',
       notReady,
@@ -260,14 +265,7 @@ export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths:
           'Beyond: 400 `validation_error` naming the limit.',
       },
       servers: [{ url: '/' }],
-      tags: [
-        { name: 'Auth' },
-        { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' },
-        { name: 'TTS' },
-        { name: 'Events' },
-        { name: 'Health' },
-        { name: 'OpenAI compatibility' },
-      ],
+      tags: [...table.tags, { name: 'Health' }, { name: 'OpenAI compatibility' }],
       paths,
       components: {
         securitySchemes: {
@@ -280,11 +278,12 @@ export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths:
           },
         },
         schemas: Object.fromEntries(
-          Object.entries(components).map(([name, schema]) => [name, published(schema, config, schema)]),
+          Object.entries(table.schemas).map(([name, schema]) => [name, published(schema, config, names, schema)]),
         ),
       },
     },
     config,
+    names,
   ) as OpenApiDocument;
 }
 

@@ -2,6 +2,9 @@
 // GraphQL arguments, the services and the canvas import, so that each rule is written once.
 import { AppError } from '../../lib/errors';
 
+/** The kinds of node a hub holds (the entity's `type`; REST and GraphQL take these). */
+export const NODE_TYPES = ['text', 'link', 'note', 'vault_item', 'voice', 'group'] as const;
+
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
 export const SIZE_MIN = 1;

@@ -1,6 +1,6 @@
 // The hubs module's REST routes, under /api/v1/hubs: declarations only, each running one
 // GraphQL operation through the gateway (rest-facade/graphql-mapping.ts reads the selection off
-// the response schema and the arguments off the body schema). Listed in subgraphs/routes.ts.
+// the response schema and the arguments off the body schema). Handed to the facade by module.ts.
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, pathArg, queryArg, selection } from '../../rest-facade/graphql-mapping';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
-import { NODE_TYPES } from './entities/hub-node';
+import { NODE_TYPES } from './hub-rules';
 
 const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
 const size = { type: 'integer', minimum: 1, maximum: 100_000 };

@@ -14,7 +14,7 @@ import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { announceCommit, inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
-import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from '../../lib/metrics';
+import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from './metrics';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
 import { guardedAgent, isBlockedAddress } from '../../lib/ssrf-guard';

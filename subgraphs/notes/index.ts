@@ -1,7 +1,7 @@
 // The notes subgraph: Markdown notes with tags, wiki links and backlinks, folders, an archive and
 // full-text search. Owns the `notes` database; meets other subgraphs only through federation
 // references (owner: User, Note for hubs) and events (user.deleted in, note.* and note_folder.* out).
-// Its REST routes (under /api/v1/notes) are declared in routes.ts, listed in subgraphs/routes.ts.
+// Its REST routes (under /api/v1/notes) are declared in routes.ts, handed to the facade by module.ts.
 import { isSqlite } from '../../lib/database/driver';
 import { onCommit } from '../../lib/database/transactions';
 import { EventConsumer, EventConsumerPosition } from '../../lib/event-consumer';

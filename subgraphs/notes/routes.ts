@@ -1,7 +1,7 @@
 // The notes module's REST routes, under /api/v1/notes (CONTRACT.md "Notes"): declarations only,
 // each running one GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts
 // reads the selection off the response schema and the arguments off the body schema). Listed for
-// the facade in subgraphs/routes.ts. The folder and tag routes come before `/notes/:noteId`.
+// the facade by module.ts. The folder and tag routes come before `/notes/:noteId`.
 import { bodyArgs, pathArg, queryArg } from '../../rest-facade/graphql-mapping';
 import { configured } from '../../rest-facade/configured';
 import {

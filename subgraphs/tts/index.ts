@@ -1,6 +1,6 @@
 // The TTS subgraph: voices on the speech engine's base voices, and speech rendered with them.
 // Owns the `tts` database; meets the auth subgraph only through `owner: User` and events.
-import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from '../../lib/metrics';
+import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { startPoller } from '../../lib/poller';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';

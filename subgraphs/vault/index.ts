@@ -1,12 +1,12 @@
 // The vault subgraph: links, texts and files a user captures, enriched in the background
 // (behind the SSRF guard) and classified (rules, a learned classifier, keywords). Owns the
 // `vault` database; meets other subgraphs only through federation references and events.
-// Its REST routes (under /api/v1/vault) are declared in routes.ts, listed in subgraphs/routes.ts.
+// Its REST routes (under /api/v1/vault) are declared in routes.ts, handed to the facade by module.ts.
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
-import { addVaultItemsSource } from '../../lib/metrics';
+import { addVaultItemsSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { guardedAgent } from '../../lib/ssrf-guard';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';

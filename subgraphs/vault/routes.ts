@@ -1,6 +1,6 @@
 // The vault module's REST routes, under /api/v1/vault: declarations only, each running one
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
-// selection off the response schema). Listed for the facade in subgraphs/routes.ts.
+// selection off the response schema). Handed to the facade by module.ts.
 import { camelCase } from '../../lib/naming';
 import { configured } from '../../rest-facade/configured';
 import { Arg, bodyArgs, queryArg } from '../../rest-facade/graphql-mapping';

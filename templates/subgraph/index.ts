@@ -1,6 +1,7 @@
 // The examples subgraph. Owns the `examples` database; meets other subgraphs only through
 // federation references (owner: User) and events.
-// Its REST routes (under /api/v1/examples) are declared in routes.ts, listed in subgraphs/routes.ts.
+// What it contributes (its REST routes under /api/v1/examples, in routes.ts; its scopes) is declared
+// in module.ts, the entry of the module list (subgraphs/index.ts).
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';

@@ -1,7 +1,7 @@
 // The examples module's REST routes, under /api/v1/examples: declarations only, each running one
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
-// selection off the response schema and the arguments off the body schema). Listed for the
-// facade in subgraphs/routes.ts. A field is declared here once per schema it appears in.
+// selection off the response schema and the arguments off the body schema). Handed to the
+// facade by the module's definition (module.ts). A field is declared here once per schema it appears in.
 import { bodyArgs, queryArg } from '../../rest-facade/graphql-mapping';
 import {
   EXPECTED_VERSION,

@@ -6,11 +6,14 @@ import { loadConfig } from '../../lib/config';
 import { IdempotencyStore } from '../../lib/idempotency';
 import { LoggedEvent } from '../../lib/event-log';
 import { MoreThan } from 'typeorm';
-import { routes } from '../../rest-facade/routes';
+import { routeTable } from '../../rest-facade/route-table';
+import { facadeRoutes } from '../../subgraphs';
 import { EventLog, loggedFor, openLog, untilLogged } from '../helpers/event-log';
 import { api, ApiResponse, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
+
+const { routes } = routeTable(facadeRoutes);
 
 let server: TestServer;
 let http: ReturnType<typeof api>;

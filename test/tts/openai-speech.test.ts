@@ -3,7 +3,7 @@
 // while it renders and a client hanging up, with fetch.
 import fs from 'node:fs';
 import OpenAI from 'openai';
-import { synthesisRenderSeconds } from '../../lib/metrics';
+import { synthesisRenderSeconds } from '../../subgraphs/tts/metrics';
 import { OPENAI_VOICES } from '../../subgraphs/tts/synthesis-service';
 import { api, login } from '../helpers/http';
 import { medianPitch, parseWav, rms } from '../helpers/audio';

@@ -2,7 +2,7 @@ import { Args, ArgsType, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resol
 import { MaxLength, MinLength } from 'class-validator';
 import { IdArgs } from '../../../lib/arguments';
 import { AppError } from '../../../lib/errors';
-import { loginAttempts } from '../../../lib/metrics';
+import { loginAttempts } from '../metrics';
 import { Authenticated } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
