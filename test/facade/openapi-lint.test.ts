@@ -36,18 +36,19 @@ async function lint(dir: string): Promise<Finding[]> {
     maxBuffer: 64 << 20,
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
   };
-  const output = async (args: string[]) => {
+  const output = async (args: string[], toFile = false) => {
     try {
       return (await run(process.execPath, args, options)).stdout;
     } catch (e) {
-      // Both exit 1 when they find an error; their report is still on stdout.
+      // Both exit 1 when they find an error; their report is still there.
       const { stdout, stderr } = e as { stdout?: string; stderr?: string };
-      if (!stdout?.trim()) throw new Error(`${args[0]} did not run: ${stderr}`, { cause: e });
-      return stdout;
+      if (!toFile && !stdout?.trim()) throw new Error(`${args[0]} did not run: ${stderr}`, { cause: e });
+      return stdout ?? '';
     }
   };
-  const spectral = JSON.parse(
-    await output([
+  // Spectral's report to a file: on stdout it is followed by a sentence when nothing is found.
+  await output(
+    [
       bin('@stoplight/spectral-cli', 'spectral'),
       'lint',
       'openapi.json',
@@ -55,8 +56,17 @@ async function lint(dir: string): Promise<Finding[]> {
       '.spectral.yaml',
       '--format',
       'json',
-    ]),
-  ) as { code: string; message: string; path: string[]; severity: number }[];
+      '--output',
+      'spectral.json',
+    ],
+    true,
+  );
+  const spectral = JSON.parse(fs.readFileSync(path.join(dir, 'spectral.json'), 'utf8')) as {
+    code: string;
+    message: string;
+    path: string[];
+    severity: number;
+  }[];
   const redocly = JSON.parse(
     await output([
       bin('@redocly/cli', 'redocly'),
