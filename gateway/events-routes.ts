@@ -120,4 +120,8 @@ const routes: RouteSpec[] = [
 ];
 
 /** What the entry points hand the facade beside the modules' routes (subgraphs/index.ts). */
-export const eventsRoutes: ModuleRoutes = { routes, schemas: { EventFrame }, tags: [{ name: 'Events' }] };
+export const eventsRoutes: ModuleRoutes = {
+  routes,
+  schemas: { EventFrame },
+  tags: [{ name: 'Events', description: 'Your events as Server-Sent Events, resumable by position.' }],
+};

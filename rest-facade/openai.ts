@@ -132,7 +132,9 @@ export const openAiSpeechOpenApi = {
       requestBody: { required: true, content: { 'application/json': { schema: SpeechRequest } } },
       responses: {
         200: {
-          description: 'The audio',
+          description:
+            'The audio, in `response_format`\'s type; with `stream_format: "sse"`, `text/event-stream`: ' +
+            '`data: {"type":"speech.audio.delta","audio":"<base64>"}` events, then `data: {"type":"speech.audio.done","usage":{…}}`',
           headers: {
             'X-Synthesis-Id': {
               schema: { type: 'string', format: 'uuid' },
@@ -147,11 +149,7 @@ export const openAiSpeechOpenApi = {
             ...Object.fromEntries(
               SPEECH_FORMATS.map((f) => [CONTENT_TYPES[f], { schema: { type: 'string', format: 'binary' } }]),
             ),
-            'text/event-stream': {
-              schema: { type: 'string' },
-              description:
-                'With stream_format sse: `data: {"type":"speech.audio.delta","audio":"<base64>"}` events, then `data: {"type":"speech.audio.done","usage":{…}}`',
-            },
+            'text/event-stream': { schema: { type: 'string' } },
           },
         },
         ...Object.fromEntries(

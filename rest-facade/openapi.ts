@@ -38,7 +38,22 @@ function published(value: unknown, config: Config, names: Names, top?: unknown):
     ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) }
     : {};
   const kept = Object.entries(schema).filter(([k]) => !INTERNAL.has(k) && !(schema['x-trimmed'] && LENGTHS.has(k)));
-  return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config, names)])), ...trimmed };
+  const out = { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config, names)])), ...trimmed };
+  return { ...out, ...oneType(out) };
+}
+
+/**
+ * OpenAPI 3.0 has one `type` per schema: JSON Schema's (and 3.1's) `type: [T, "null"]` is written
+ * `type: T, nullable: true`, with null added to an `enum` (3.0.3 checks the enum after nullable).
+ * A schema may so be declared either way, and the document stays 3.0; two non-null types cannot be.
+ */
+export function oneType(schema: JsonSchema): JsonSchema {
+  if (!Array.isArray(schema.type)) return {};
+  const types = (schema.type as string[]).filter((t) => t !== 'null');
+  if (types.length !== 1) throw new Error(`OpenAPI 3.0 cannot state type ${JSON.stringify(schema.type)}`);
+  if (types.length === schema.type.length) return { type: types[0] };
+  const withNull = Array.isArray(schema.enum) && !schema.enum.includes(null) ? { enum: [...schema.enum, null] } : {};
+  return { type: types[0], nullable: true, ...withNull };
 }
 const errorResponse = (code: ErrorCode) => ({
   description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
@@ -77,23 +92,42 @@ const takesIdempotencyKey = (route: RouteSpec) => route.method === 'post' && rou
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
+/**
+ * Every media type the answer may be sent as: a file in each of its formats (`?format=` or
+ * `Accept`), JSON or its text form (`?format=vtt`), and stored content in whatever type was sniffed
+ * from its bytes, which no list can name: any type.
+ */
+function answerContent(route: RouteSpec, names: Names): Record<string, { schema: unknown }> {
+  const schema = schemaOrRef(names, route.response);
+  const types = route.stream
+    ? ['text/event-stream']
+    : route.download?.attachment
+      ? ['*/*']
+      : route.download
+        ? [route.download.contentType, ...Object.values(route.download.formats ?? {})]
+        : ['application/json'];
+  return {
+    ...Object.fromEntries(types.map((type) => [type, { schema }])),
+    ...(route.text ? { [route.text.contentType]: { schema: { type: 'string' } } } : {}),
+  };
+}
+
+function answerDescription(route: RouteSpec): string {
+  if (route.status === 202) return 'Accepted';
+  if (route.stream) return 'An event stream (Server-Sent Events)';
+  if (route.download?.attachment)
+    return 'The whole file, as the type sniffed from its bytes (application/octet-stream until it has been sniffed)';
+  if (route.download?.formats) return 'The whole file, in the format asked for (`?format=`, else `Accept`)';
+  if (route.download) return 'The whole file';
+  if (route.text) return `OK: JSON, or \`${route.text.contentType}\` with \`?${route.text.param}=${route.text.value}\``;
+  return 'OK';
+}
+
 function operation(route: RouteSpec, names: Names) {
-  const mediaType = route.stream
-    ? 'text/event-stream'
-    : route.download
-      ? route.download.contentType
-      : 'application/json';
   const responses: Record<string, unknown> = {
     [route.status]: {
-      description:
-        route.status === 202
-          ? 'Accepted'
-          : route.stream
-            ? 'An event stream (Server-Sent Events)'
-            : route.download
-              ? 'The whole file'
-              : 'OK',
-      content: { [mediaType]: { schema: schemaOrRef(names, route.response) } },
+      description: answerDescription(route),
+      content: answerContent(route, names),
       ...(route.location || route.etag
         ? {
             headers: {
@@ -124,7 +158,7 @@ function operation(route: RouteSpec, names: Names) {
       ? {
           206: {
             description: 'The one byte range asked for with `Range`',
-            content: { [mediaType]: { schema: schemaOrRef(names, route.response) } },
+            content: answerContent(route, names),
             headers: { 'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/88244' } } },
           },
           304: { description: 'Not modified (If-None-Match matched the ETag)' },
@@ -208,11 +242,48 @@ function operation(route: RouteSpec, names: Names) {
   };
 }
 
-const health = (names: Names, operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+/** The facade's own tags; each module declares its own with its routes (route-table.ts). */
+const FACADE_TAGS = [
+  { name: 'Health', description: 'Liveness and readiness, for load balancers and orchestrators; no token needed.' },
+  {
+    name: 'OpenAI compatibility',
+    description: "OpenAI's speech API (`POST /v1/audio/speech`), for clients written for it.",
+  },
+];
+
+/**
+ * Every tag an operation uses, declared (code generators group by them and linters require a
+ * description): the declared ones in their order, then any that an operation uses undeclared
+ * (without a description, which the document's lint test reports).
+ */
+function declaredTags(
+  paths: Record<string, Record<string, unknown>>,
+  declared: { name: string; description?: string }[],
+): { name: string; description?: string }[] {
+  const used = new Set(
+    Object.values(paths).flatMap((methods) =>
+      Object.values(methods).flatMap((op) => (op as { tags?: string[] }).tags ?? []),
+    ),
+  );
+  const known = new Set(declared.map((t) => t.name));
+  return [
+    ...declared.filter((t) => used.has(t.name)),
+    ...[...used].filter((n) => !known.has(n)).map((name) => ({ name })),
+  ];
+}
+
+const health = (
+  names: Names,
+  operationId: string,
+  summary: string,
+  description: string,
+  extra: Record<string, unknown> = {},
+) => ({
   get: {
     operationId,
     tags: ['Health'],
     summary,
+    description,
     security: [],
     responses: {
       200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(names, Health) } } },
@@ -238,11 +309,17 @@ export function openApiDocument(table: RouteTable, config: Config, extraPaths: R
     ['', ''],
     ['/api/v1', 'UnderApi'],
   ]) {
-    paths[`${prefix}/health/live`] = health(names, `getLiveness${suffix}`, 'Liveness: the process runs');
+    paths[`${prefix}/health/live`] = health(
+      names,
+      `getLiveness${suffix}`,
+      'Liveness: the process runs',
+      'Answers 200 while the process can answer at all, without asking a database or subgraph: restart it when this fails.',
+    );
     paths[`${prefix}/health/ready`] = health(
       names,
       `getReadiness${suffix}`,
       'Readiness: every database and subgraph answers',
+      'Asks every database and subgraph: 200 while none is `down` (`degraded` still serves), else 503; `checks` says which. Send traffic only on 200.',
       notReady,
     );
   }
@@ -265,7 +342,7 @@ export function openApiDocument(table: RouteTable, config: Config, extraPaths: R
           'Beyond: 400 `validation_error` naming the limit.',
       },
       servers: [{ url: '/' }],
-      tags: [...table.tags, { name: 'Health' }, { name: 'OpenAI compatibility' }],
+      tags: declaredTags(paths, [...table.tags, ...FACADE_TAGS]),
       paths,
       components: {
         securitySchemes: {

@@ -10,7 +10,10 @@ export const authModule: ModuleDefinition = {
   routes: {
     routes: authRoutes,
     schemas: authSchemas,
-    tags: [{ name: 'Auth' }, { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' }],
+    tags: [
+      { name: 'Auth', description: 'Signing in and out, sessions, your password and your API keys.' },
+      { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' },
+    ],
   },
   metrics: [loginAttempts],
   scopes: ['account:write', 'admin:users', 'admin:roles', 'admin:integrations'],

@@ -6,6 +6,15 @@ import { hubsRoutes } from './routes';
 export const hubsModule: ModuleDefinition = {
   name: 'hubs',
   subgraph: async () => (await import('./index')).hubsSubgraph,
-  routes: { routes: hubsRoutes },
+  routes: {
+    routes: hubsRoutes,
+    tags: [
+      {
+        name: 'Hubs',
+        description:
+          'Graphs of nodes and edges (JSON Canvas 1.0) that may point at your notes, vault items and voices.',
+      },
+    ],
+  },
   scopes: ['hubs:read', 'hubs:write'],
 };

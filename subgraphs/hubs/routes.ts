@@ -353,6 +353,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your hubs, oldest first, a page at a time',
+    description: 'Your hubs without their graphs: GET /hubs/{hubId} gives one hub with all its nodes and edges.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'hubs', args: PAGE_ARGS },
     status: 200,
@@ -513,6 +514,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'One node of one of your hubs',
+    description: 'One node of a hub of yours, with the fields of its type; one that is not yours is 404 `not_found`.',
     params: { hubId: uuidParam, nodeId: uuidParam },
     graphql: { kind: 'query', field: 'hubNode', args: nodeArgs },
     status: 200,
@@ -551,6 +553,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Remove a node at the version you expect, and its edges',
+    description: 'Removes the node and every edge to or from it; `?version=` is the version you expect (else 409).',
     params: { hubId: uuidParam, nodeId: uuidParam },
     query: VERSION_QUERY,
     graphql: {
@@ -637,6 +640,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Remove an edge',
+    description: 'Removes one edge of a hub of yours; the nodes it joined stay.',
     params: { hubId: uuidParam, edgeId: uuidParam },
     graphql: {
       kind: 'mutation',

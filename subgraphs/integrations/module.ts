@@ -7,6 +7,15 @@ import { integrationsRoutes } from './routes';
 export const integrationsModule: ModuleDefinition = {
   name: 'integrations',
   subgraph: async () => (await import('./index')).integrationsSubgraph,
-  routes: { routes: integrationsRoutes },
+  routes: {
+    routes: integrationsRoutes,
+    tags: [
+      {
+        name: 'Webhooks',
+        description:
+          'Endpoints that receive your events as signed HTTP POSTs (Standard Webhooks), and their deliveries.',
+      },
+    ],
+  },
   metrics: [webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled],
 };

@@ -159,6 +159,7 @@ export const integrationsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your webhooks, oldest first, a page at a time',
+    description: 'Your endpoints with their event types and state (`enabled`, `disabled_reason`), never their secrets.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'webhooks', args: PAGE_ARGS },
     status: 200,
@@ -235,6 +236,7 @@ export const integrationsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Delete a webhook at the version you expect (its deliveries and log go too)',
+    description: 'Nothing more is sent to the endpoint; `?version=` is the version you expect (else 409 `conflict`).',
     params: { webhookId: uuidParam },
     query: VERSION_QUERY,
     graphql: {

@@ -6,6 +6,12 @@ import { notesRoutes } from './routes';
 export const notesModule: ModuleDefinition = {
   name: 'notes',
   subgraph: async () => (await import('./index')).notesSubgraph,
-  routes: { routes: notesRoutes },
+  routes: {
+    routes: notesRoutes,
+    tags: [
+      { name: 'Note', description: 'Markdown notes with tags, links between them, backlinks and archiving.' },
+      { name: 'Note folder', description: 'Folders that notes are filed in.' },
+    ],
+  },
   scopes: ['notes:read', 'notes:write'],
 };

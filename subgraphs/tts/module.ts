@@ -7,7 +7,11 @@ import { ttsRoutes, ttsSchemas } from './routes';
 export const ttsModule: ModuleDefinition = {
   name: 'tts',
   subgraph: async () => (await import('./index')).ttsSubgraph,
-  routes: { routes: ttsRoutes, schemas: ttsSchemas, tags: [{ name: 'TTS' }] },
+  routes: {
+    routes: ttsRoutes,
+    schemas: ttsSchemas,
+    tags: [{ name: 'TTS', description: 'Voices, speech syntheses, their audio and word timings.' }],
+  },
   metrics: [synthesisRenderSeconds],
   scopes: ['tts:read', 'tts:write', 'tts:synthesize'],
   publicFields: ['Query.baseVoices', 'BaseVoice'],

@@ -359,6 +359,7 @@ export const ttsRoutes: RouteSpec[] = [
     tag: 'TTS',
     auth: true,
     summary: 'Your voices, oldest first, a page at a time',
+    description: 'The voices you made, with their settings and versions (the base voices are GET /tts/base-voices).',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'voices', args: PAGE_ARGS },
     status: 200,

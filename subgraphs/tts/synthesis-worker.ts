@@ -356,7 +356,9 @@ export class SynthesisWorker {
           onAudio,
         })
         .catch((err) => {
-          synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
+          // Stopped because the job was canceled (or taken over by another worker): no failure.
+          const outcome = abort.signal.aborted ? 'canceled' : 'failed';
+          synthesisRenderSeconds.observe({ outcome }, secondsSince(renderStart));
           throw err;
         });
       synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));

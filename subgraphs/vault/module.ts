@@ -7,7 +7,15 @@ import { vaultRoutes } from './routes';
 export const vaultModule: ModuleDefinition = {
   name: 'vault',
   subgraph: async () => (await import('./index')).vaultSubgraph,
-  routes: { routes: vaultRoutes },
+  routes: {
+    routes: vaultRoutes,
+    tags: [
+      {
+        name: 'Vault',
+        description: 'Links, texts and files you capture, enriched in the background and classified by your rules.',
+      },
+    ],
+  },
   metrics: [vaultEnrichments, vaultEnrichSeconds],
   scopes: ['vault:read', 'vault:write'],
 };

@@ -6,6 +6,9 @@ import { examplesRoutes } from './routes';
 export const examplesModule: ModuleDefinition = {
   name: 'examples',
   subgraph: async () => (await import('./index')).examplesSubgraph,
-  routes: { routes: examplesRoutes },
+  routes: {
+    routes: examplesRoutes,
+    tags: [{ name: 'ExampleItem', description: 'Your example items.' }],
+  },
   scopes: ['examples:read', 'examples:write'],
 };
