@@ -36,7 +36,18 @@ once('the module list', () => {
       expect.arrayContaining(['login', 'createVoice', 'streamEvents']),
     );
     expect(Object.keys(table.schemas).slice(0, 3)).toEqual(['ErrorObject', 'CommandAck', 'Health']);
-    expect(table.tags.map((t) => t.name)).toEqual(['Auth', 'Admin', 'TTS', 'Events']);
+    expect(table.tags.map((t) => t.name)).toEqual([
+      'Auth',
+      'Admin',
+      'TTS',
+      'Hubs',
+      'Webhooks',
+      'Note',
+      'Note folder',
+      'Vault',
+      'Events',
+    ]);
+    expect(table.tags.every((t) => t.description)).toBe(true);
   });
 });
 
