@@ -55,7 +55,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keys,
     subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
     beside: events,
-    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
   const app = createFacadeApp({

@@ -41,7 +41,7 @@ export async function startGatewayServer(config: Config) {
     subgraphs,
     supergraphPath: fs.existsSync(file) ? file : undefined,
     beside: events,
-    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
 
