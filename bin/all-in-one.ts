@@ -41,7 +41,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const subgraphs: RunningSubgraph[] = [];
   for (const def of selectSubgraphs(config.SUBGRAPHS))
     subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
-  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS, log);
   const events = await startEvents({
     config,
     logger,
