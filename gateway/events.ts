@@ -159,7 +159,7 @@ export async function createEventsService(options: {
         principal,
         await log.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
       );
-      return { principal, scopes, stream };
+      return { principal, scopes, scopesChangedAt: log.knownScopeChangeAt(principal.userId), stream };
     },
     scopes: (op) => ({ scopes: op.context?.scopes }),
     execute: (op) =>
