@@ -209,7 +209,6 @@ export class JsonParserThread {
       eval: true,
       resourceLimits: { maxOldGenerationSizeMb: 1024, stackSizeMb: 8 },
     });
-    worker.unref();
     worker.on('message', ({ id, value, error }: { id: number; value?: unknown; error?: string }) => {
       const p = this.pending.get(id);
       if (!p) return;
@@ -229,6 +228,8 @@ export class JsonParserThread {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    // After the listeners: adding a 'message' listener refs the thread again, and kept the process alive.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
