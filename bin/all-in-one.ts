@@ -41,7 +41,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const subgraphs: RunningSubgraph[] = [];
   for (const def of await selectSubgraphs(config.SUBGRAPHS))
     subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
-  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS, log);
   const events = await startEvents({
     config,
     logger,
@@ -55,7 +55,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keys,
     subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
     beside: events,
-    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
   const app = createFacadeApp({

@@ -52,6 +52,14 @@ export function configSchema() {
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
     /** Bodies between this service's own processes (with the hop secret): a route's own larger limit passes on. */
     HOP_BODY_LIMIT_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+    /** A JSON body larger than this is a large body (lib/large-bodies.ts): admitted by the budgets below, parsed in a thread. */
+    LARGE_BODY_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
+    /** The bytes of large bodies one process reads and parses at once; beyond, 503 with Retry-After. */
+    LARGE_BODY_BUDGET_BYTES: int(1024, 4 * 1024 ** 3).default(64 * 1024 * 1024),
+    /** Large bodies of one caller in flight at once in one process; beyond, 429 with Retry-After. */
+    LARGE_BODIES_PER_USER: int(1, 1000).default(2),
+    /** How long parsing one large body may take in its thread before it is refused (400) and the thread replaced. */
+    LARGE_BODY_PARSE_TIMEOUT_MS: int(100, 120_000).default(10_000),
 
     JWT_PRIVATE_KEY: z.string().optional(),
     JWT_PUBLIC_KEY: z.string().optional(),

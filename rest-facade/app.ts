@@ -4,6 +4,7 @@ import type { BodyReadError } from '../lib/graphql-errors';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
+import { jsonBody } from '../lib/large-bodies';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
@@ -83,7 +84,9 @@ export function createFacadeApp(options: FacadeOptions): Express {
     next();
   });
   // Each route's body limit: BODY_LIMIT_BYTES, or its own (a hub import takes a whole canvas).
-  const jsonParser = (limit: number) => express.json({ limit });
+  // Large bodies are admitted and parsed off the event loop (lib/large-bodies.ts).
+  const jsonParser = (limit: number) =>
+    jsonBody(config, limit, (res, e) => sendError(res, e.code, e.message, e.details, e.retryAfter));
   const defaultParser = jsonParser(config.BODY_LIMIT_BYTES);
   const ownLimits = routes
     .filter((r) => r.bodyLimit)

@@ -183,6 +183,8 @@ function operation(route: RouteSpec, names: Names) {
     // A route that needs a token needs a scope too: a role without it answers 403 (docs/roles-and-scopes.md).
     ...(route.auth ? (['unauthorized', 'forbidden'] as ErrorCode[]) : []),
     ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    // A route with a larger body limit may take a large body: LARGE_BODIES_PER_USER at once (lib/large-bodies.ts).
+    ...(route.bodyLimit ? (['rate_limit_exceeded'] as ErrorCode[]) : []),
     // Idempotency-Key: a key reused with another request, or one still running, is 409.
     ...(takesIdempotencyKey(route) ? (['conflict'] as ErrorCode[]) : []),
     ...ALWAYS,

@@ -386,4 +386,16 @@ describe('canvas', () => {
     const other = await call('POST', H, H, token, { name: 'x', padding });
     expect(other.status).toBe(413);
   });
+
+  it('imports a canvas over LARGE_BODY_BYTES: admitted, parsed in its thread, stored whole (issue 41 finding 8)', async () => {
+    const token = await newUser('hubs-canvas-large');
+    const canvas = {
+      ...fixture,
+      padding: 'p'.repeat(3 * 1024 * 1024), // 3 MiB: a large body (LARGE_BODY_BYTES is 1 MiB)
+    };
+    const res = await call('POST', H + '/import', H + '/import', token, { name: 'large', canvas });
+    expect(res.status).toBe(202);
+    const hub = (await call('GET', HUB, `${H}/${res.body.id}`, token)).body;
+    expect([hub.name, hub.node_count, hub.edge_count]).toEqual(['large', 5, 4]);
+  });
 });

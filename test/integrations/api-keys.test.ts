@@ -23,7 +23,7 @@ let users = 0;
 beforeAll(async () => {
   server = await startTestServer({
     SYNTHESIS_CONCURRENCY: '0',
-    API_KEY_MAX_FAILURES_PER_CLIENT: '3',
+    API_KEY_MAX_FAILURES_PER_CLIENT: '10',
     SPEECH_MAX_WAIT_SECONDS: '1',
   });
   http = api(server.url);
@@ -180,17 +180,69 @@ test('revoked or expired: refused within the revocation bound; events written', 
   expect((await http.get('/api/v1/tts/voices', { token: expiring.key })).status).toBe(401);
 });
 
+describe("the edge's key cache drops a key's token on the events that end it (issue 41 finding 5)", () => {
+  // Without, the cached token (API_KEY_CACHE_SECONDS, 60 s here) answered on long after.
+  const BOUND_MS = 5000;
+  const setRoles = async (id: string, roles: string[]) => {
+    const version = (await http.get(`/api/v1/admin/users/${id}`, { token: adminToken })).body.version;
+    const res = await fetch(`${server.url}/api/v1/admin/users/${id}/roles?version=${version}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ roles }),
+    });
+    expect(res.status).toBeLessThan(300);
+  };
+
+  test('its owner disabled: refused within the revocation bound, as the login token is', async () => {
+    const user = await freshUser();
+    const { key } = await createKey(user.token, { name: 'cached', scopes: ['tts:read'] });
+    // Exchanged and cached now.
+    expect((await http.get('/api/v1/tts/voices', { token: key })).status).toBe(200);
+    expect((await http.post(`/api/v1/admin/users/${user.id}/disable`, undefined, { token: adminToken })).status).toBe(
+      202,
+    );
+    await until(async () => (await http.get('/api/v1/auth/me', { token: user.token })).status === 401, 'the login');
+    await until(
+      async () => (await http.get('/api/v1/tts/voices', { token: key })).status === 401,
+      'the key refused',
+      BOUND_MS,
+    );
+  });
+
+  test("its owner's scopes changed: the next request has the new scopes, not the cached token's", async () => {
+    const user = await freshUser();
+    const { key } = await createKey(user.token, { name: 'notes', scopes: ['notes:read', 'tts:read'] });
+    const role = `voices-only${++users}`;
+    const made = await http.post('/api/v1/admin/roles', { name: role, scopes: ['tts:read'] }, { token: adminToken });
+    expect(made.status).toBeLessThan(300);
+    await setRoles(user.id, [role]);
+    // Exchanged while the owner lacks notes:read: the cached token has tts:read only.
+    await until(
+      async () => (await http.get('/api/v1/notes', { token: key })).status === 403,
+      'the narrower token',
+      BOUND_MS,
+    );
+    await setRoles(user.id, ['user']);
+    await until(
+      async () => (await http.get('/api/v1/notes', { token: key })).status === 200,
+      'notes:read again',
+      BOUND_MS,
+    );
+  });
+});
+
 test('failed keys are limited per client: 429 with Retry-After past API_KEY_MAX_FAILURES_PER_CLIENT', async () => {
   const statuses: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 12; i++) {
     const res = await http.get('/api/v1/tts/voices', { token: `fvk_${'x'.repeat(40)}${i}` });
     statuses.push(res.status);
     if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
   }
-  // Three failures per client in all (the expired key above was one): then 429, and it stays.
+  // Ten failures per client in all (the revoked, expired and disabled-owner keys above were some,
+  // each refused at its exchange once the edge dropped its cached token): then 429, and it stays.
   const firstRefusal = statuses.indexOf(429);
   expect(firstRefusal).toBeGreaterThan(0);
-  expect(firstRefusal).toBeLessThanOrEqual(3);
+  expect(firstRefusal).toBeLessThanOrEqual(10);
   expect(statuses.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
   expect(statuses.slice(firstRefusal).every((s) => s === 429)).toBe(true);
 });

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSubgraphServer } from '../../bin/subgraph';
@@ -16,6 +17,7 @@ import { VaultItem } from '../../subgraphs/vault/entities/vault-item';
 import { VaultItemTag } from '../../subgraphs/vault/entities/vault-item-tag';
 import { VaultUserDeletion } from '../../subgraphs/vault/entities/vault-user-deletion';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
+import { largeBodyAdmission } from '../../lib/large-bodies';
 import { OutboxEvent } from '../../lib/outbox';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -211,6 +213,70 @@ describe('capture and duplicates', () => {
     expect(rule.status).toBe(413);
     const item = await settled(user, ok.body.id);
     expect(item).toMatchObject({ media_type: 'application/octet-stream', size_bytes: big.length });
+  });
+});
+
+describe('large bodies (issue 41 finding 8)', () => {
+  /** A capture whose headers declare `length` bytes and whose body never comes: admitted, it waits. */
+  function heldCapture(token: string, length: number) {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let received = '';
+    const answer = new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve(''), 3000);
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n\r\n')) {
+          clearTimeout(timer);
+          resolve(received);
+        }
+      });
+      socket.on('error', () => resolve(received));
+    });
+    socket.write(
+      `POST /api/v1/vault/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${token}\r\nContent-Length: ${length}\r\n\r\n`,
+    );
+    return { socket, answer };
+  }
+  const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1]);
+  const retryAfterOf = (answer: string) => /\r\nretry-after: (\d+)/i.exec(answer)?.[1];
+  const inFlight = () => largeBodyAdmission(server.config).bytesInFlight;
+
+  it('admits two of one user at once (429 beyond) and the budget of bytes in flight (503 beyond), both with Retry-After', async () => {
+    // 14,000,000 declared bytes each: two users hold 56 MB of the 64 MiB budget without sending any.
+    const SIZE = 14_000_000;
+    const [a, b, c] = [await newUser('large-a'), await newUser('large-b'), await newUser('large-c')];
+    const held = [heldCapture(a.token, SIZE), heldCapture(a.token, SIZE)];
+    try {
+      await until(() => inFlight() === 2 * SIZE, "a's two bodies admitted");
+      const third = await heldCapture(a.token, SIZE).answer;
+      expect(statusOf(third)).toBe(429);
+      expect(Number(retryAfterOf(third))).toBeGreaterThan(0);
+      expect(third).toContain('"error":"rate_limit_exceeded"');
+      held.push(heldCapture(b.token, SIZE), heldCapture(b.token, SIZE));
+      await until(() => inFlight() === 4 * SIZE, "b's two bodies admitted");
+      const over = await heldCapture(c.token, SIZE).answer;
+      expect(statusOf(over)).toBe(503);
+      expect(Number(retryAfterOf(over))).toBeGreaterThan(0);
+      expect(over).toContain('"error":"service_unavailable"');
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+    // Released as the requests end: a large capture is admitted, parsed in its thread and stored.
+    await until(() => inFlight() === 0, 'the held bodies released');
+    const file = { name: 'large.bin', content_base64: crypto.randomBytes(9 * 1024 * 1024).toString('base64') };
+    const res = await api(server.url).post('/api/v1/vault/items', { file, title: 'large' }, { token: c.token });
+    expect([res.status, res.text.slice(0, 200)]).toEqual([202, expect.any(String)]);
+    const item = await api(server.url).get(`/api/v1/vault/items/${res.body.id}`, { token: c.token });
+    expect(item.body.title).toBe('large');
+    // Bad JSON in a large body is still 400.
+    const bad = await request(server.url, 'POST', '/api/v1/vault/items', {
+      raw: `{"text": "${'x'.repeat(2 * 1024 * 1024)}`,
+      token: c.token,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([bad.status, bad.body.error]).toEqual([400, 'validation_error']);
   });
 });
 
