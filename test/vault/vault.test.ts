@@ -14,7 +14,7 @@ import { EventConsumerPosition } from '../../lib/event-consumer';
 import { vaultSubgraph } from '../../subgraphs/vault';
 import { VaultItem } from '../../subgraphs/vault/entities/vault-item';
 import { VaultItemTag } from '../../subgraphs/vault/entities/vault-item-tag';
-import { VaultUserDeletion } from '../../subgraphs/vault/entities/vault-user-deletion';
+import { KitJob } from '../../lib/kit/jobs';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { OutboxEvent } from '../../lib/outbox';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
@@ -601,7 +601,7 @@ describe('federation, the hubs saga and the cascade', () => {
     try {
       await until(async () => !(await vault.manager.existsBy(VaultItem, { ownerId: user.id })), 'the items to go');
       await until(
-        async () => !(await vault.manager.existsBy(VaultUserDeletion, { ownerId: user.id })),
+        async () => !(await vault.manager.existsBy(KitJob, { ownerId: user.id })),
         'the deletion to finish',
       );
       expect(await vault.manager.countBy(VaultItemTag, { ownerId: user.id })).toBe(0);
