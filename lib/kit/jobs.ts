@@ -150,7 +150,9 @@ export interface BatchContext<P> {
    * if not, nothing is committed. `removed(resource, n)` reports what went, for the per-batch hook.
    * Reads and slow work (files, parsing) belong before it; several calls are allowed.
    */
-  transaction<T>(work: (m: EntityManager, removed: (resource: string, count: number) => void) => Promise<T>): Promise<T>;
+  transaction<T>(
+    work: (m: EntityManager, removed: (resource: string, count: number) => void) => Promise<T>,
+  ): Promise<T>;
 }
 
 export interface JobHandler<P = Record<string, unknown>> {
@@ -193,7 +195,7 @@ export interface JobQueueOptions {
  * off) for what other processes left.
  */
 export class JobQueue {
-  private readonly handlers = new Map<string, JobHandler<any>>();
+  private readonly handlers = new Map<string, JobHandler>();
   private readonly hooks: BatchHook[] = [];
   private poller?: Poller;
   private stopWaking?: () => void;
@@ -206,7 +208,8 @@ export class JobQueue {
   }
 
   register<P>(handler: JobHandler<P>): this {
-    this.handlers.set(handler.kind, handler);
+    // Stored by kind: the params a job holds are the ones its kind's handler was registered for.
+    this.handlers.set(handler.kind, handler as unknown as JobHandler);
     return this;
   }
 
@@ -383,7 +386,10 @@ export class JobQueue {
           .orIgnore()
           .execute();
       if (seen.state === 'running')
-        this.options.logger?.warn({ job: seen.id, kind: seen.kind }, 'background job taken again after its runner stopped');
+        this.options.logger?.warn(
+          { job: seen.id, kind: seen.kind },
+          'background job taken again after its runner stopped',
+        );
       return Object.assign(seen, { state: 'running', claim, takes: seen.takes + 1 });
     }
     return null;
@@ -428,7 +434,8 @@ export class JobQueue {
             const result = await work(m, (resource, count) => {
               removed[resource] = (removed[resource] ?? 0) + count;
             });
-            for (const hook of this.hooks) await hook(m, { kind: job.kind, ownerId: job.ownerId, jobId: job.id, removed });
+            for (const hook of this.hooks)
+              await hook(m, { kind: job.kind, ownerId: job.ownerId, jobId: job.id, removed });
             await m.increment(KitJob, { id: job.id }, 'batches', 1);
             return result;
           }),

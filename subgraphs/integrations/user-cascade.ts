@@ -14,7 +14,11 @@ export const INTEGRATIONS_USER_DELETED = 'integrations.user_deleted';
 
 /** In the fan-out's transaction: the user's webhooks stop at once, their rows go in the background. */
 export async function forgetUser(m: EntityManager, queue: JobQueue, userId: string): Promise<void> {
-  await m.update(Webhook, { ownerId: userId }, { enabled: false, disabledReason: 'user_deleted', updatedAt: new Date() });
+  await m.update(
+    Webhook,
+    { ownerId: userId },
+    { enabled: false, disabledReason: 'user_deleted', updatedAt: new Date() },
+  );
   await queue.add(m, { kind: INTEGRATIONS_USER_DELETED, ownerId: userId, counted: false });
 }
 

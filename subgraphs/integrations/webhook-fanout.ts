@@ -4,7 +4,7 @@
 // a webhook with `allUsers` (admin:integrations) gets every user's audit events (those the auth
 // subgraph writes). Disabled webhooks get nothing.
 import { v7 as uuidv7 } from 'uuid';
-import { Brackets, In, type DataSource, type EntityManager } from 'typeorm';
+import { Brackets, type DataSource, type EntityManager } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';

@@ -9,7 +9,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
-import { inTransaction } from '../../lib/database/transactions';
 import type { BatchContext, JobQueue } from '../../lib/kit/jobs';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { recordEvent } from '../../lib/outbox';

@@ -88,7 +88,15 @@ function synthesisWorker(
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  entities: [
+    Voice,
+    Synthesis,
+    SynthesisOwner,
+    SynthesisWorkerBeat,
+    ...JOB_ENTITIES,
+    OutboxEvent,
+    EventConsumerPosition,
+  ],
   migrations: [
     CreateTtsTables1733000000000,
     CreateSynthesesTable1734000000000,

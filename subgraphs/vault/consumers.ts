@@ -52,7 +52,10 @@ function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
         await m.delete(VaultItemTag, { itemId: In(ids) });
         await m.delete(VaultItem, { id: In(ids) });
         removed('vault_items', batch.length);
-        removed('vault_file_bytes', batch.reduce((n, i) => n + (i.blobKey ? (i.sizeBytes ?? 0) : 0), 0));
+        removed(
+          'vault_file_bytes',
+          batch.reduce((n, i) => n + (i.blobKey ? (i.sizeBytes ?? 0) : 0), 0),
+        );
       } else {
         removed('vault_rules', (await m.delete(VaultRule, { ownerId })).affected ?? 0);
         await m.delete(VaultClassifier, { ownerId });

@@ -8,8 +8,8 @@
 // deletions of deleted users in batches.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { DataSource, EntityManager } from 'typeorm';
-import { In, IsNull, LessThan } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { IsNull, LessThan } from 'typeorm';
 import type { Dispatcher } from 'undici';
 import type { BlobStore } from '../../lib/blob-store';
 import { affectedRows } from '../../lib/database/portable';
@@ -21,7 +21,6 @@ import { Poller, startPoller } from '../../lib/poller';
 import { classify, documentWords, trainModel } from './classifier';
 import { ClassifiedBy, VaultItem, VaultItemKind, VaultItemState } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
-import { VaultItemTag } from './entities/vault-item-tag';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';

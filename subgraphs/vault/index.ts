@@ -73,15 +73,7 @@ export const vaultResolver: { resolve?: (hostname: string) => Promise<LookupAddr
 
 export const vaultSubgraph: SubgraphDefinition = {
   name: 'vault',
-  entities: [
-    VaultItem,
-    VaultItemTag,
-    VaultRule,
-    VaultClassifier,
-    ...JOB_ENTITIES,
-    OutboxEvent,
-    EventConsumerPosition,
-  ],
+  entities: [VaultItem, VaultItemTag, VaultRule, VaultClassifier, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
   migrations: [CreateVaultTables1795663134211, KitJobs1796000000000],
   create(deps) {
     const { config, dataSource, logger, events } = deps;

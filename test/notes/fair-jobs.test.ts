@@ -53,9 +53,9 @@ it("applies another user's rename within seconds while one user's 100 renames ar
   });
   const queuedIn = Date.now() - queuedAt;
   const askedAt = Date.now();
-  expect(
-    (await http.post('/api/v1/notes/tags/rename', { from: 'old', to: 'new' }, { token: b.token })).status,
-  ).toBe(202);
+  expect((await http.post('/api/v1/notes/tags/rename', { from: 'old', to: 'new' }, { token: b.token })).status).toBe(
+    202,
+  );
   await until(async () => (await tagsOf(b.token, bNote.body.id)).includes('new'), "B's rename", 10_000, 50);
   const bWaited = Date.now() - askedAt;
   // A's renames are far from done: its notes are not at the end of the chain.

@@ -600,10 +600,7 @@ describe('federation, the hubs saga and the cascade', () => {
     );
     try {
       await until(async () => !(await vault.manager.existsBy(VaultItem, { ownerId: user.id })), 'the items to go');
-      await until(
-        async () => !(await vault.manager.existsBy(KitJob, { ownerId: user.id })),
-        'the deletion to finish',
-      );
+      await until(async () => !(await vault.manager.existsBy(KitJob, { ownerId: user.id })), 'the deletion to finish');
       expect(await vault.manager.countBy(VaultItemTag, { ownerId: user.id })).toBe(0);
       const position = await vault.manager.findOneByOrFail(EventConsumerPosition, { name: 'vault.user-deleted' });
       expect(position.lastSeq).toBeGreaterThan(0);

@@ -9,7 +9,7 @@ import { createJobTables, dropJobTables, JOBS_TABLE } from '../../../lib/kit/job
 export class KitJobs1796000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await createJobTables(queryRunner);
-    const left: { hub_id: string }[] = await queryRunner.query('SELECT hub_id FROM hub_deletions');
+    const left = (await queryRunner.query('SELECT hub_id FROM hub_deletions')) as { hub_id: string }[];
     const now = new Date();
     for (const { hub_id: hubId } of left)
       await queryRunner.query(
@@ -22,7 +22,9 @@ export class KitJobs1796000000000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const c = columns(queryRunner);
-    await queryRunner.createTable(new Table({ name: 'hub_deletions', columns: [c.uuid('hub_id', { isPrimary: true })] }));
+    await queryRunner.createTable(
+      new Table({ name: 'hub_deletions', columns: [c.uuid('hub_id', { isPrimary: true })] }),
+    );
     await dropJobTables(queryRunner);
   }
 }

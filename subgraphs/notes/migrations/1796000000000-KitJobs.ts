@@ -12,8 +12,9 @@ export class KitJobs1796000000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await createJobTables(queryRunner);
-    const left: { id: string; owner_id: string; kind: string; params: string; created_at: unknown }[] =
-      await queryRunner.query('SELECT id, owner_id, kind, params, created_at FROM note_jobs ORDER BY created_at, id');
+    const left = (await queryRunner.query(
+      'SELECT id, owner_id, kind, params, created_at FROM note_jobs ORDER BY created_at, id',
+    )) as { id: string; owner_id: string; kind: string; params: string; created_at: unknown }[];
     const pending = new Map<string, number>();
     for (const job of left) {
       const counted = job.kind === 'tag_rename';
@@ -26,10 +27,10 @@ export class KitJobs1796000000000 implements MigrationInterface {
       if (counted) pending.set(job.owner_id, (pending.get(job.owner_id) ?? 0) + 1);
     }
     for (const [ownerId, count] of pending)
-      await queryRunner.query(`INSERT INTO ${JOB_OWNERS_TABLE} (owner_id, pending, last_served_at) VALUES (?, ?, NULL)`, [
-        ownerId,
-        count,
-      ]);
+      await queryRunner.query(
+        `INSERT INTO ${JOB_OWNERS_TABLE} (owner_id, pending, last_served_at) VALUES (?, ?, NULL)`,
+        [ownerId, count],
+      );
     await queryRunner.dropTable('note_jobs');
   }
 

@@ -8,9 +8,9 @@ import { createJobTables, dropJobTables, JOBS_TABLE } from '../../../lib/kit/job
 export class KitJobs1796000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await createJobTables(queryRunner);
-    const left: { owner_id: string; requested_at: unknown }[] = await queryRunner.query(
+    const left = (await queryRunner.query(
       'SELECT owner_id, requested_at FROM vault_user_deletions ORDER BY requested_at',
-    );
+    )) as { owner_id: string; requested_at: unknown }[];
     for (const { owner_id: ownerId, requested_at: requestedAt } of left)
       await queryRunner.query(
         `INSERT INTO ${JOBS_TABLE} (id, kind, owner_id, params, state, counted, claim, lease_until, takes, batches, created_at)
