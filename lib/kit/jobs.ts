@@ -365,26 +365,34 @@ export class JobQueue {
         seen.state === 'running'
           ? { id: seen.id, state: 'running' as const, claim: seen.claim!, leaseUntil: LessThan(now) }
           : { id: seen.id, state: 'pending' as const, takes: seen.takes };
-      const won = await retryOnLockConflict(async () =>
-        affectedRows(
-          await manager.update(KitJob, where, {
-            state: 'running',
-            claim,
-            takes: seen.takes + 1,
-            leaseUntil: this.leaseEnd(),
-          }),
+      // The take and the owner's place in the round in one transaction (on SQLite, a statement
+      // outside one would join whatever transaction holds the one connection).
+      const won = await retryOnLockConflict(() =>
+        inTransaction(
+          this.options.dataSource,
+          async (m) => {
+            const taken = await m.update(KitJob, where, {
+              state: 'running',
+              claim,
+              takes: seen.takes + 1,
+              leaseUntil: this.leaseEnd(),
+            });
+            if (affectedRows(taken) !== 1) return false;
+            // The owner goes to the back of the round.
+            if (affectedRows(await m.update(KitJobOwner, { ownerId: seen.ownerId }, { lastServedAt: now })) !== 1)
+              await m
+                .createQueryBuilder()
+                .insert()
+                .into(KitJobOwner)
+                .values({ ownerId: seen.ownerId, pending: 0, lastServedAt: now })
+                .orIgnore()
+                .execute();
+            return true;
+          },
+          { announce: false },
         ),
       );
-      if (won !== 1) continue;
-      // The owner goes to the back of the round.
-      if (affectedRows(await manager.update(KitJobOwner, { ownerId: seen.ownerId }, { lastServedAt: now })) !== 1)
-        await manager
-          .createQueryBuilder()
-          .insert()
-          .into(KitJobOwner)
-          .values({ ownerId: seen.ownerId, pending: 0, lastServedAt: now })
-          .orIgnore()
-          .execute();
+      if (!won) continue;
       if (seen.state === 'running')
         this.options.logger?.warn(
           { job: seen.id, kind: seen.kind },
