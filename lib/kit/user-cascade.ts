@@ -4,12 +4,16 @@
 // per transaction (lib/kit/jobs.ts), each batch with its events.
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../config';
-import { EventConsumer } from '../event-consumer';
+import type { EventConsumer } from '../event-consumer';
 import type { EventLog } from '../event-log';
 import type { Logger } from '../logger';
 import { BatchContext, JobHandler, JobQueue } from './jobs';
+import { defineEvent, typedConsumer } from './typed-events';
 
 export const USER_DELETED = 'user.deleted';
+
+/** Auth's `user.deleted`: the event's user is the deleted one. */
+export const UserDeleted = defineEvent(USER_DELETED, { user_id: 'string', by: 'string?' });
 
 /** A module's job queue with the kit's settings. */
 export function jobQueue(deps: { config: Config; dataSource: DataSource; logger?: Logger }): JobQueue {
@@ -52,17 +56,19 @@ export function userCascade(options: {
   const kind = `${options.module}.user_deleted`;
   const handler: JobHandler<Record<string, never>> = { kind, batch: options.batch, batchRows: options.batchRows };
   options.queue.register(handler);
-  return new EventConsumer({
-    name: `${options.module}.user-deleted`,
-    dataSource: options.dataSource,
-    log: options.log,
-    types: [USER_DELETED],
-    intervalMs: options.config.EVENT_POLL_MS,
-    maxIntervalMs: options.config.POLL_MAX_IDLE_MS,
-    logger: options.logger,
-    handle: async (m, event) => {
-      await options.onEvent?.(m, event.userId);
-      await options.queue.add(m, { kind, ownerId: event.userId, counted: false });
+  return typedConsumer(
+    {
+      name: `${options.module}.user-deleted`,
+      dataSource: options.dataSource,
+      log: options.log,
+      intervalMs: options.config.EVENT_POLL_MS,
+      maxIntervalMs: options.config.POLL_MAX_IDLE_MS,
+      logger: options.logger,
     },
-  });
+    (on) =>
+      on.on(UserDeleted, async (m, _data, event) => {
+        await options.onEvent?.(m, event.userId);
+        await options.queue.add(m, { kind, ownerId: event.userId, counted: false });
+      }),
+  );
 }
