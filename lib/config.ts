@@ -99,6 +99,14 @@ export function configSchema() {
      */
     POLL_MAX_IDLE_MS: int(5, 60_000).default(1000),
 
+    // Background jobs (lib/kit/jobs.ts, docs/background-jobs.md): work over many rows in every module.
+    /** Jobs asked by requests (tag renames…) one user may have waiting or running per module; beyond: 429 with Retry-After. */
+    JOBS_PENDING_PER_USER: int(1, 1_000_000).default(100),
+    /** Rows per transaction of background work (a deleted user's data, hub deletion) unless a module sets its own; at most 1,000. */
+    JOBS_BATCH_ROWS: int(1, 1000).default(1000),
+    /** A background job's lease: a runner that stops renewing it (one batch) for this long loses the job to another. */
+    JOBS_LEASE_SECONDS: int(2, 3600).default(30),
+
     /**
      * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
      * validation and query planning: planning time grows with the size of a document.

@@ -9,13 +9,15 @@ import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { JobQueue } from '../../lib/kit/jobs';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
-import { HubDeletion, HubOwner, HubRef } from './entities/hub-ref';
+import { HubOwner, HubRef } from './entities/hub-ref';
 import { GraphReads } from './graph-reads';
+import { forgetHubs } from './hub-jobs';
 import { capReached, charCount, HubLimits, isHttpUrl, textBytes } from './hub-rules';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
@@ -103,8 +105,8 @@ export class HubService {
   constructor(
     readonly dataSource: DataSource,
     readonly limits: HubLimits,
-    /** Called after a hub was deleted: its nodes and edges are removed in the background. */
-    private readonly onHubsDeleted: () => void = () => undefined,
+    /** Where a deleted hub's nodes and edges are asked to go (in the background: hub-jobs.ts). */
+    private readonly jobs: JobQueue,
   ) {
     this.reads = new GraphReads(dataSource);
   }
@@ -284,7 +286,7 @@ export class HubService {
 
   /**
    * Answers at once: the hub's row goes now, its nodes and edges in the background, at most
-   * 1,000 rows a transaction (hub-sweeper.ts), from a durable list of deletions.
+   * 1,000 rows a transaction (hub-jobs.ts), as a job recorded with the deletion.
    */
   async delete(ownerId: string, id: string, version: number): Promise<Hub> {
     const hub = await this.get(ownerId, id);
@@ -292,12 +294,11 @@ export class HubService {
       hub.version === version &&
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(Hub, { id, ownerId, version })) !== 1) return false;
-        await forgetHubs(m, ownerId, [id]);
+        await forgetHubs(m, this.jobs, ownerId, [id]);
         await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
         return true;
       }));
     if (!won) return this.lost(ownerId, id, version);
-    this.onHubsDeleted();
     return hub;
   }
 
@@ -646,19 +647,4 @@ async function insertRows(m: EntityManager, table: string, columnNames: string[]
       chunk.flat(),
     );
   }
-}
-
-/** Inside a transaction that deleted `hubIds` of `ownerId`: counts them out and queues their rows for the sweeper. */
-export async function forgetHubs(m: EntityManager, ownerId: string, hubIds: string[]): Promise<void> {
-  if (!hubIds.length) return;
-  await m
-    .createQueryBuilder()
-    .update(HubOwner)
-    .set({ hubCount: () => 'hub_count - :n' })
-    .where('owner_id = :ownerId', { ownerId, n: hubIds.length })
-    .execute();
-  await m.insert(
-    HubDeletion,
-    hubIds.map((hubId) => ({ hubId })),
-  );
 }

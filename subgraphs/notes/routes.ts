@@ -321,14 +321,14 @@ export const notesRoutes: RouteSpec[] = [
     auth: true,
     summary: 'Rename a tag (and the tags nested in it) in every note of yours',
     description:
-      'Answers at once; the notes change in the background, #hashtags in bodies included, each with a new version and a `note.updated` event. `to` may not be nested in `from`.',
+      'Answers at once; the notes change in the background, #hashtags in bodies included, each with a new version and a `note.updated` event. `to` may not be nested in `from`. Users are served in turn; past `JOBS_PENDING_PER_USER` renames of yours waiting, 429 with `Retry-After`.',
     body: RenameTagRequest,
     graphql: { kind: 'mutation', field: 'renameNoteTag', args: bodyArgs(RenameTagRequest), select: '{ id }' },
     status: 202,
     ack: 'Renaming the tag.',
     location: () => '/api/v1/notes/tags',
     response: CommandAck,
-    errors: ['validation_error', 'unauthorized', 'forbidden'],
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'rate_limit_exceeded'],
   },
   // ---- notes ---------------------------------------------------------------------------------
   {

@@ -17,6 +17,9 @@ import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000
 import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-CreateEventConsumers';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
 import { AddSynthesisFormatsAndTimings1737700000000 } from './migrations/1737700000000-AddSynthesisFormatsAndTimings';
 import { AddSynthesisSampleRate1737600000000 } from './migrations/1737600000000-AddSynthesisSampleRate';
@@ -85,7 +88,15 @@ function synthesisWorker(
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
+  entities: [
+    Voice,
+    Synthesis,
+    SynthesisOwner,
+    SynthesisWorkerBeat,
+    ...JOB_ENTITIES,
+    OutboxEvent,
+    EventConsumerPosition,
+  ],
   migrations: [
     CreateTtsTables1733000000000,
     CreateSynthesesTable1734000000000,
@@ -95,6 +106,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     CreateSynthesisWorkersTable1737500000000,
     AddSynthesisSampleRate1737600000000,
     AddSynthesisFormatsAndTimings1737700000000,
+    KitJobs1796000000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -118,14 +130,8 @@ export const ttsSubgraph: SubgraphDefinition = {
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
-    const cascade = userDeletionConsumer({
-      dataSource,
-      log: events,
-      store,
-      intervalMs: config.EVENT_POLL_MS,
-      maxIntervalMs: config.POLL_MAX_IDLE_MS,
-      logger,
-    });
+    const queue = jobQueue({ config, dataSource, logger });
+    const cascade = userDeletionConsumer({ dataSource, log: events, store, queue, config, logger });
     return {
       resolvers: [
         new VoiceResolver(voices, engine),
@@ -148,6 +154,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       async start() {
         worker?.start();
         stopReporting = reportQueue(deps);
+        queue.start();
         await cascade.start();
         heartbeat?.start();
         // Any instance may prune: deleting what is already gone is harmless.
@@ -169,6 +176,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       async stop() {
         stopReporting?.();
         await cascade.stop();
+        await queue.stop();
         await retention?.stop();
         await worker?.stop();
         await heartbeat?.stop();

@@ -6,6 +6,8 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { addVaultItemsSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { guardedAgent } from '../../lib/ssrf-guard';
@@ -17,8 +19,8 @@ import { VaultItem } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
-import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -71,16 +73,8 @@ export const vaultResolver: { resolve?: (hostname: string) => Promise<LookupAddr
 
 export const vaultSubgraph: SubgraphDefinition = {
   name: 'vault',
-  entities: [
-    VaultItem,
-    VaultItemTag,
-    VaultRule,
-    VaultClassifier,
-    VaultUserDeletion,
-    OutboxEvent,
-    EventConsumerPosition,
-  ],
-  migrations: [CreateVaultTables1795663134211],
+  entities: [VaultItem, VaultItemTag, VaultRule, VaultClassifier, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateVaultTables1795663134211, KitJobs1796000000000],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
@@ -93,7 +87,14 @@ export const vaultSubgraph: SubgraphDefinition = {
       maxIntervalMs: config.POLL_MAX_IDLE_MS,
       logger,
     };
-    const deletions = userDeletionConsumer({ ...consumerOptions, onDeletion: () => worker?.wake() });
+    // A deleted user's items, files, rules and model: the kit's cascade, in batches.
+    const queue = jobQueue({ config, dataSource, logger });
+    const deletions = userDeletionConsumer({
+      ...consumerOptions,
+      queue,
+      config,
+      store: new DiskBlobStore(config.vaultDir),
+    });
     const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
     let stopReporting: (() => void) | undefined;
     return {
@@ -120,6 +121,7 @@ export const vaultSubgraph: SubgraphDefinition = {
             .getRawMany();
           return rows.map((r) => ({ labels: { state: r.state }, value: Number(r.n) }));
         });
+        queue.start();
         await deletions.start();
         await hubCaptures.start();
         worker?.start();
@@ -128,6 +130,7 @@ export const vaultSubgraph: SubgraphDefinition = {
         stopReporting?.();
         await deletions.stop();
         await hubCaptures.stop();
+        await queue.stop();
         await worker?.stop();
       },
     };

@@ -1,10 +1,11 @@
 // The examples module's rules. Every change and its event are written in one transaction (the
 // outbox, lib/outbox.ts); updates and deletes name the version they expect (optimistic locking).
 import { v7 as uuidv7 } from 'uuid';
-import type { DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
+import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
@@ -94,6 +95,35 @@ export class ExampleItemService {
       }));
     return won ? item : this.lost(ownerId, id, version);
   }
+
+  /**
+   * One batch of a deleted user's example items (the kit's cascade, lib/kit/user-cascade.ts): at
+   * most `ctx.limit` rows in one transaction, each with its event; false when none is left.
+   */
+  readonly deleteOwnerBatch: UserCascadeBatch = async (ctx) => {
+    const ownerId = ctx.job.ownerId;
+    const ids = await this.dataSource.manager.find(ExampleItem, {
+      select: { id: true },
+      where: { ownerId },
+      take: ctx.limit,
+    });
+    if (!ids.length) return false;
+    await ctx.transaction(async (m, removed) => {
+      // Read again inside the batch: only what this transaction deletes gets its event.
+      const items = await m.findBy(ExampleItem, { id: In(ids.map((i) => i.id)), ownerId });
+      if (!items.length) return;
+      await m.delete(ExampleItem, { id: In(items.map((i) => i.id)) });
+      for (const item of items)
+        await recordEvent(m, {
+          type: 'example_item.deleted',
+          userId: ownerId,
+          resourceId: item.id,
+          data: { ...(eventData(item) as object), reason: 'user_deleted' },
+        });
+      removed('example_items', items.length);
+    });
+    return true;
+  };
 
   /** A write at `expected` changed nothing: the example item is gone, or at another version. */
   private async lost(ownerId: string, id: string, expected: number): Promise<never> {

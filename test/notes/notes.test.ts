@@ -9,7 +9,7 @@ import { LoggedEvent } from '../../lib/event-log';
 import type { RunningSubgraph } from '../../lib/subgraph';
 import { Note } from '../../subgraphs/notes/entities/note';
 import { NoteFolder } from '../../subgraphs/notes/entities/note-folder';
-import { NoteJob } from '../../subgraphs/notes/entities/note-rows';
+import { KitJob } from '../../lib/kit/jobs';
 import { codeRanges, hashtags, renameHashtags, titleFromBody, wikiLinks } from '../../subgraphs/notes/markdown';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -579,7 +579,7 @@ describe('notes over GraphQL', () => {
       });
     await until(async () => (await folderEvents()) === 2, 'the folder events');
     // The job is done and gone; nothing was emitted twice.
-    await until(async () => (await db.countBy(NoteJob, { ownerId: user.id })) === 0, 'the job to end');
+    await until(async () => (await db.countBy(KitJob, { ownerId: user.id })) === 0, 'the job to end');
     expect(await folderEvents()).toBe(2);
     expect(
       await internals.log.dataSource.manager.countBy(LoggedEvent, { type: 'note.deleted', resourceId: In(noteIds) }),

@@ -15,7 +15,7 @@ import { EventConsumerPosition } from '../../lib/event-consumer';
 import { vaultSubgraph } from '../../subgraphs/vault';
 import { VaultItem } from '../../subgraphs/vault/entities/vault-item';
 import { VaultItemTag } from '../../subgraphs/vault/entities/vault-item-tag';
-import { VaultUserDeletion } from '../../subgraphs/vault/entities/vault-user-deletion';
+import { KitJob } from '../../lib/kit/jobs';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { largeBodyAdmission } from '../../lib/large-bodies';
 import { OutboxEvent } from '../../lib/outbox';
@@ -666,10 +666,7 @@ describe('federation, the hubs saga and the cascade', () => {
     );
     try {
       await until(async () => !(await vault.manager.existsBy(VaultItem, { ownerId: user.id })), 'the items to go');
-      await until(
-        async () => !(await vault.manager.existsBy(VaultUserDeletion, { ownerId: user.id })),
-        'the deletion to finish',
-      );
+      await until(async () => !(await vault.manager.existsBy(KitJob, { ownerId: user.id })), 'the deletion to finish');
       expect(await vault.manager.countBy(VaultItemTag, { ownerId: user.id })).toBe(0);
       const position = await vault.manager.findOneByOrFail(EventConsumerPosition, { name: 'vault.user-deleted' });
       expect(position.lastSeq).toBeGreaterThan(0);

@@ -27,10 +27,3 @@ export class HubOwner {
   @Column({ name: 'hub_count', type: 'integer' })
   hubCount!: number;
 }
-
-/** A deleted hub whose nodes and edges are still being removed, 1,000 rows a transaction (hub-sweeper.ts). */
-@Entity('hub_deletions')
-export class HubDeletion {
-  @PrimaryColumn({ name: 'hub_id', type: 'varchar', length: 36 })
-  hubId!: string;
-}

@@ -1,5 +1,7 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { columns } from '../../../lib/database/portable';
+import { createEventConsumersTable, EVENT_CONSUMERS_TABLE } from '../../../lib/event-consumer';
+import { createJobTables, dropJobTables } from '../../../lib/kit/jobs';
 import { createOutboxTable } from '../../../lib/outbox';
 
 // columns() keeps one migration portable between SQLite and MySQL.
@@ -23,9 +25,14 @@ export class CreateExampleItemTables1700000000000 implements MigrationInterface 
     );
     // Events are written here, in the same transaction as the change, then relayed to the stream.
     await createOutboxTable(queryRunner);
+    // A deleted user's rows go (the kit's cascade): its position in the event log, and its jobs.
+    await createEventConsumersTable(queryRunner);
+    await createJobTables(queryRunner);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await dropJobTables(queryRunner);
+    await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
     await queryRunner.dropTable('outbox');
     await queryRunner.dropTable('example_items');
   }
