@@ -92,4 +92,4 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
 }
 
-if (require.main === module) runService(startServer);
+if (require.main === module) runService(startServer, 'all-in-one');

@@ -23,4 +23,4 @@ export async function startFacadeServer(config: Config) {
   return { url: http.url, close: () => http.close() };
 }
 
-if (require.main === module) runService(startFacadeServer);
+if (require.main === module) runService(startFacadeServer, 'facade');

@@ -74,4 +74,4 @@ export async function startGatewayServer(config: Config) {
   };
 }
 
-if (require.main === module) runService(startGatewayServer);
+if (require.main === module) runService(startGatewayServer, 'gateway');

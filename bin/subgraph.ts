@@ -95,5 +95,5 @@ if (require.main === module) {
     console.error('usage: npm run start:subgraph -- <name>');
     process.exit(2);
   }
-  runService((config) => startSubgraphServer(config, name));
+  runService((config) => startSubgraphServer(config, name), `subgraph-${name}`);
 }

@@ -41,4 +41,4 @@ export async function startWorker(config: Config, names: string[]) {
   };
 }
 
-if (require.main === module) runService((config) => startWorker(config, process.argv.slice(2)));
+if (require.main === module) runService((config) => startWorker(config, process.argv.slice(2)), 'worker');

@@ -13,6 +13,37 @@ export function configSchema() {
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
   const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+  const lowerCase = z.string().transform((s) => s.trim().toLowerCase());
+  const otlpProtocol = lowerCase.pipe(
+    z.enum(['http/protobuf', 'http/json'], {
+      message: 'must be http/protobuf or http/json (grpc is not supported: use the OTLP/HTTP port, 4318)',
+    }),
+  );
+  /** The W3C Baggage-like list OpenTelemetry uses for headers and resource attributes. */
+  const keyValueList = (what: string) =>
+    z.string().transform((s, ctx) => {
+      const pairs: Record<string, string> = {};
+      for (const item of s.split(',')) {
+        if (!item.trim()) continue;
+        const eq = item.indexOf('=');
+        const key = eq > 0 ? item.slice(0, eq).trim() : '';
+        let value: string | undefined;
+        try {
+          value = eq > 0 ? decodeURIComponent(item.slice(eq + 1).trim()) : undefined;
+        } catch {
+          value = undefined;
+        }
+        if (!key || value === undefined || /[\s"]/.test(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${item.trim()}" is not key=value (${what}, values percent-encoded)`,
+          });
+          return z.NEVER;
+        }
+        pairs[key] = value;
+      }
+      return pairs;
+    });
   const csv = z.string().transform((s) =>
     s
       .split(',')
@@ -41,8 +72,60 @@ export function configSchema() {
     METRICS_PORT: int(0, 65535).optional(),
     /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
     METRICS_ENABLED: bool.default(true),
-    /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
+    // OpenTelemetry's standard variables (the SDK's environment specification), read here and
+    // handed to lib/tracing.ts as `tracing` (see otelSettings below). One not supported, or with
+    // a value this service does not support (grpc, a sampler such as jaeger_remote), stops the start.
+    /** Traces are exported over OTLP/HTTP to `<endpoint>/v1/traces` when set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    /** The traces' own endpoint, used as it is (no /v1/traces added); wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+    /**
+     * `http/json` (the default here: OpenTelemetry JS's protobuf serializer measured slower,
+     * docs/observability.md) or `http/protobuf`; grpc is not supported.
+     */
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    /** `key=value,…` (values percent-encoded) sent with every export; the traces' own win per key. */
+    OTEL_EXPORTER_OTLP_HEADERS: keyValueList('headers').optional(),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList('headers').optional(),
+    /** `otlp` or `none` (comma-separated as the specification allows); other exporters are not supported. */
+    OTEL_TRACES_EXPORTER: lowerCase
+      .pipe(csv)
+      .pipe(
+        z.array(z.enum(['otlp', 'none'], { message: 'only otlp and none are supported (console, zipkin… are not)' })),
+      )
+      .optional(),
+    /** `true`: no tracing at all, whatever else is set. */
+    OTEL_SDK_DISABLED: lowerCase.pipe(z.enum(['true', 'false'], { message: 'must be true or false' })).optional(),
+    /** The `service.name` of every span; default: the process's kind (`gateway`, `facade`, `subgraph-tts`…). */
+    OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
+    /** `key=value,…` (values percent-encoded): resource attributes of every span (OTEL_SERVICE_NAME wins for service.name). */
+    OTEL_RESOURCE_ATTRIBUTES: keyValueList('resource attributes').optional(),
+    /**
+     * always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or
+     * parentbased_traceidratio. Unset: parentbased_traceidratio at TRACE_SAMPLE_RATIO. A parent's
+     * flag counts only from a trusted caller (TRACE_TRUST_PARENT, or a hop of this service).
+     */
+    OTEL_TRACES_SAMPLER: lowerCase
+      .pipe(
+        z.enum(
+          [
+            'always_on',
+            'always_off',
+            'traceidratio',
+            'parentbased_always_on',
+            'parentbased_always_off',
+            'parentbased_traceidratio',
+          ],
+          {
+            message:
+              'must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio (jaeger_remote and xray are not supported)',
+          },
+        ),
+      )
+      .optional(),
+    /** The ratio (0–1) of traceidratio and parentbased_traceidratio; default 1. */
+    OTEL_TRACES_SAMPLER_ARG: z.string().trim().optional(),
     /**
      * Express "trust proxy" setting: which hops may set X-Forwarded-For (docs/client-addresses.md).
      * Default: no one, so that no caller (a co-located one included) chooses its own address.
@@ -355,7 +438,25 @@ export function configSchema() {
   });
 }
 
+/** How this process traces (lib/tracing.ts), from OpenTelemetry's standard variables; null: not at all. */
+export interface TracingSettings {
+  /** Where spans are sent, as the exporter is given it. */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  /** OTEL_RESOURCE_ATTRIBUTES, with OTEL_SERVICE_NAME as service.name when set. */
+  resource: Record<string, string>;
+  sampler: {
+    /** A trusted caller's sampled flag decides (parentbased_*). */
+    parentBased: boolean;
+    /** The share of the traces this process decides about that it samples (always_on 1, always_off 0). */
+    ratio: number;
+  };
+}
+
 export type Config = z.infer<ReturnType<typeof configSchema>> & {
+  /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
+  tracing: TracingSettings | null;
   graphqlExplorer: boolean;
   dataDir: string;
   /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
@@ -404,6 +505,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     subgraphUrls[name] = url;
   }
+  const tracing = otelSettings(cfg);
   const dataDir = path.resolve(cfg.DATA_DIR);
   const graphqlExplorer = cfg.GRAPHQL_EXPLORER ?? cfg.NODE_ENV !== 'production';
   const introspection = cfg.GRAPHQL_INTROSPECTION ?? cfg.NODE_ENV !== 'production';
@@ -411,9 +513,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...cfg,
     graphqlExplorer,
     introspection,
+    tracing,
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
     vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
     subgraphUrls,
+  };
+}
+
+/**
+ * OpenTelemetry's SDK settings (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables):
+ * tracing is on when an endpoint is set, or OTEL_TRACES_EXPORTER names otlp (then the
+ * specification's default endpoint, http://localhost:4318); OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none turns it off whatever else is set.
+ */
+function otelSettings(cfg: z.infer<ReturnType<typeof configSchema>>): TracingSettings | null {
+  const fail = (message: string) => {
+    throw new ConfigError(`Invalid configuration:\n  ${message}`);
+  };
+  const sampler = cfg.OTEL_TRACES_SAMPLER;
+  let ratio = sampler === undefined ? cfg.TRACE_SAMPLE_RATIO : 1;
+  if (sampler === 'always_off' || sampler === 'parentbased_always_off') ratio = 0;
+  if ((sampler === 'traceidratio' || sampler === 'parentbased_traceidratio') && cfg.OTEL_TRACES_SAMPLER_ARG) {
+    ratio = Number(cfg.OTEL_TRACES_SAMPLER_ARG);
+    if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+      fail(`OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 for ${sampler}`);
+  }
+  const exporters = cfg.OTEL_TRACES_EXPORTER ?? [];
+  if (cfg.OTEL_SDK_DISABLED === 'true') return null;
+  if (exporters.length && !exporters.includes('otlp')) return null; // none
+  const base = cfg.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT && !base && !exporters.includes('otlp')) return null;
+  const url =
+    cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(base ?? 'http://localhost:4318').replace(/\/$/, '')}/v1/traces`;
+  const resource = { ...cfg.OTEL_RESOURCE_ATTRIBUTES };
+  if (cfg.OTEL_SERVICE_NAME) resource['service.name'] = cfg.OTEL_SERVICE_NAME;
+  return {
+    url,
+    protocol: cfg.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? cfg.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/json',
+    headers: { ...cfg.OTEL_EXPORTER_OTLP_HEADERS, ...cfg.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+    resource,
+    sampler: { parentBased: sampler === undefined || sampler.startsWith('parentbased_'), ratio },
   };
 }

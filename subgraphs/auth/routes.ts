@@ -180,16 +180,22 @@ export const User: JsonSchema = {
 
 export const UserPage = pageSchema(User);
 
-/** `GET /auth/me`: the caller, their roles and the scopes those give. */
+/** `GET /auth/me`: the caller, their roles and what the credential can do. */
 export const Me: JsonSchema = {
   type: 'object',
   required: [...(User.required as string[]), 'scopes'],
   properties: {
     ...(User.properties as Record<string, JsonSchema>),
+    roles: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The roles the user holds, whatever the credential (an API key does not change them)',
+    },
     scopes: {
       type: 'array',
       items: { type: 'string' },
-      description: 'The union of the scopes of your roles (docs/roles-and-scopes.md)',
+      description:
+        "What this credential can do now: with an access token, the union of the scopes of your roles (docs/roles-and-scopes.md); with an API key, the key's scopes ∩ those (never account:write)",
     },
   },
 };

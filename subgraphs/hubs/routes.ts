@@ -13,6 +13,7 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
 import { NODE_TYPES } from './hub-rules';
 
 const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
@@ -475,9 +476,18 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'The hub as a JSON Canvas 1.0 document',
-    description: 'Ref nodes become text nodes that name and link what they point at.',
+    description:
+      'Ref nodes become text nodes that name what they point at by its title (read through federation from the ' +
+      'subgraph that owns it; its kind and id when it cannot be read) and link to it.',
     params: { hubId: uuidParam },
-    graphql: { kind: 'query', field: 'hubCanvas', args: idFrom('hubId'), select: '' },
+    graphql: {
+      kind: 'query',
+      field: 'hub',
+      args: idFrom('hubId'),
+      select: '{ canvas refNodes { id type refId label missing note { title } vaultItem { title } voice { name } } }',
+    },
+    present: ({ canvas, refNodes }: { canvas: JsonCanvas; refNodes: TitledRefNode[] }) =>
+      withRefTitles(canvas, refNodes),
     status: 200,
     response: CanvasDocument,
     errors: [...HUB_ERRORS],

@@ -86,7 +86,8 @@ export const WebhookBody: JsonSchema = {
     all_users: { type: 'boolean' },
     disabled_reason: {
       type: ['string', 'null'],
-      description: '`failing`: disabled after its deliveries failed for the retry period',
+      description:
+        '`failing`: disabled after its deliveries failed for the retry period; `gone`: its receiver answered 410 Gone',
     } as JsonSchema,
     version: {
       type: 'integer',

@@ -69,6 +69,9 @@ const ITEM_FIELDS: Record<string, JsonSchema> = {
   file_name: nullable({ type: 'string' }),
   state: { type: 'string', enum: ['pending', 'ready', 'failed'] },
   error: nullable(str('Why it failed: timeout, too_large, blocked_address, http_404, parse_timeout, …')),
+  error_message: nullable(
+    str('What `error` means, in a sentence (for `blocked_address`: the setting that allows an internal host)'),
+  ),
   category: nullable({ type: 'string' }),
   tags: { type: 'array', items: TAG_SCHEMA },
   classification: CLASSIFICATION,

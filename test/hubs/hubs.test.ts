@@ -351,6 +351,33 @@ describe('canvas', () => {
     expect([copy.node_count, copy.edge_count]).toEqual([7, 4]);
   });
 
+  it('keeps an empty group or edge label ("") through an import and an export', async () => {
+    const token = await newUser('hubs-canvas-labels');
+    const canvas = {
+      nodes: [
+        { id: 'g', type: 'group', label: '', x: 0, y: 0, width: 400, height: 400 },
+        { id: 'a', type: 'text', text: 'a', x: 10, y: 10, width: 50, height: 50 },
+        { id: 'b', type: 'text', text: 'b', x: 100, y: 10, width: 50, height: 50 },
+      ],
+      edges: [
+        { id: 'e1', fromNode: 'a', toNode: 'b', label: '' },
+        { id: 'e2', fromNode: 'b', toNode: 'a' },
+      ],
+    };
+    const imported = await call('POST', H + '/import', H + '/import', token, { name: 'Labels', canvas });
+    expect(imported.status).toBe(202);
+    const exported = await call('GET', `${HUB}/canvas`, `${H}/${imported.body.id}/canvas`, token);
+    expect(exported.status).toBe(200);
+    expect(validCanvas(exported.body)).toBe(true);
+    const group = exported.body.nodes.find((n: any) => n.type === 'group');
+    expect(group).toHaveProperty('label', '');
+    const byText = new Map(exported.body.nodes.map((n: any) => [n.id, n.text]));
+    const labelled = exported.body.edges.find((e: any) => byText.get(e.fromNode) === 'a');
+    const unlabelled = exported.body.edges.find((e: any) => byText.get(e.fromNode) === 'b');
+    expect(labelled).toHaveProperty('label', '');
+    expect(unlabelled).not.toHaveProperty('label');
+  });
+
   it('refuses what is not JSON Canvas 1.0, or breaks a rule of hubs, with 400 and details; a canvas over a cap with 409', async () => {
     const token = await newUser('hubs-canvas-bad');
     const node = { id: 'a', type: 'text', text: 't', x: 0, y: 0, width: 10, height: 10 };
@@ -361,11 +388,15 @@ describe('canvas', () => {
     };
     expect(await refuse({ nodes: [{ ...node, x: 1.5 }] })).toEqual(['canvas.nodes.0.x']);
     expect(await refuse({ nodes: [{ ...node, type: 'circle' }] })).toEqual(['canvas.nodes.0.type']);
-    expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0']);
+    expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0.text']);
+    // A missing field is named by its index path, at the facade's check and at the subgraph's alike.
+    const fourth = [node, { ...node, id: 'b' }, { ...node, id: 'c' }, { ...node, id: undefined }];
+    expect(await refuse({ nodes: fourth })).toEqual(['canvas.nodes.3.id']);
+    expect(await refuse({ nodes: [node], edges: [{ id: 'e', toNode: 'a' }] })).toEqual(['canvas.edges.0.fromNode']);
     expect(await refuse({ nodes: [node, node] })).toEqual(['canvas.nodes.1.id']);
     expect(await refuse({ nodes: [{ ...node, width: 0 }] })).toEqual(['canvas.nodes.0.width']);
     expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'zz' }] })).toEqual([
-      'canvas.edges.0.to_node',
+      'canvas.edges.0.toNode', // the canvas's own names, as every other path into it
     ]);
     expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'a', toEnd: 'both' }] })).toEqual([
       'canvas.edges.0.toEnd',

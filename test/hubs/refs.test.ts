@@ -186,6 +186,28 @@ describe('refs projection', () => {
       note: null,
     });
     expect(['pending', 'ready', 'failed']).toContain(itemContent.body.vault_item.state);
+
+    // The canvas export names them by their titles, read through federation; a voice by its name;
+    // one whose target is gone by its kind and id.
+    const voiceId = await createVoice(owner.token, 'Narrator *one*');
+    const voiceNode = await referable('voice', voiceId);
+    const gone = uuid7();
+    await inject('note.created', owner.id, gone);
+    const goneNode = await referable('note', gone);
+    await inject('note.deleted', owner.id, gone);
+    await until(
+      async () =>
+        (await request(server.url, 'GET', `${H}/${hub}/nodes/${goneNode}/content`, { token: owner.token })).body
+          .missing === true,
+      'the deleted note to show missing',
+    );
+    const exported = await request(server.url, 'GET', `${H}/${hub}/canvas`, { token: owner.token });
+    expect(exported.status).toBe(200);
+    const textOf = (nodeId: string) => exported.body.nodes.find((n: { id: string }) => n.id === nodeId).text;
+    expect(textOf(noteNode)).toBe(`**Plan**\n\n[Note](/api/v1/notes/${note.body.id})`);
+    expect(textOf(itemNode)).toBe(`**Saved**\n\n[Vault item](/api/v1/vault/items/${item.body.id})`);
+    expect(textOf(voiceNode)).toBe(`**Narrator \\*one\\***\n\n[Voice](/api/v1/tts/voices/${voiceId})`);
+    expect(textOf(goneNode)).toBe(`**Note ${gone}**\n\n[Note](/api/v1/notes/${gone})\n\n(deleted)`);
   });
 
   it("tts's Voice reference resolver answers null for another user's voice through _entities", async () => {

@@ -124,6 +124,17 @@ test('works as a bearer token on REST, GraphQL and the event stream; last_used_a
   expect((await http.get('/api/v1/tts/syntheses', bearer)).body.items).toHaveLength(1);
   const keys = await http.get('/api/v1/auth/api-keys', { token: user.token });
   expect(keys.body.items.find((k: { id: string }) => k.id === id).last_used_at).not.toBeNull();
+  // /auth/me through the key: the user's roles, but only what the key can do (not all of the user's scopes).
+  const me = await http.get('/api/v1/auth/me', bearer);
+  expect(me.status).toBe(200);
+  expect(me.body).toMatchObject({ id: user.id, roles: ['user'] });
+  expect(me.body.scopes).toEqual(['tts:read', 'tts:write', 'tts:synthesize', 'events:read']);
+  const gqlMe = await http.graphql('{ me { scopes } }', undefined, key);
+  expect(gqlMe.body.data.me.scopes).toEqual(me.body.scopes);
+  // The same user with their access token: all the scopes of their roles.
+  expect((await http.get('/api/v1/auth/me', { token: user.token })).body.scopes).toEqual(
+    expect.arrayContaining(['notes:read', 'account:write', ...me.body.scopes]),
+  );
   // A key may not manage keys (account:write).
   expect((await http.post('/api/v1/auth/api-keys', { name: 'y', scopes: [] }, bearer)).status).toBe(403);
 });

@@ -197,6 +197,8 @@ describe('vault enrichment', () => {
     const port = (web.address() as AddressInfo).port;
     const sneaky = await settled(await capture({ url: `http://sneaky.example.test:${port}/article` }));
     expect(sneaky.item).toMatchObject({ state: 'failed', error: 'blocked_address' });
+    // The message names the setting that would let an internal host through.
+    expect(sneaky.item.error_message).toContain('VAULT_FETCH_ALLOW_HOSTS');
     expect(hits.get('/article') ?? 0).toBe(before);
     const loop = await settled(await capture({ url: `${base}/loop` }));
     expect(loop.item).toMatchObject({ state: 'failed', error: 'too_many_redirects' });

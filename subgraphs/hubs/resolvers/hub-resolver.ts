@@ -8,7 +8,7 @@ import { UserReference } from '../../../lib/user-reference';
 import { graphFromCanvas, canvasOf } from '../canvas';
 import { Hub } from '../entities/hub';
 import { HubEdge } from '../entities/hub-edge';
-import { HubNode, NodeType } from '../entities/hub-node';
+import { HubNode, isRefType, NodeType } from '../entities/hub-node';
 import { NoteReference, VaultItemReference, VoiceReference } from '../entities/references';
 import { HubService } from '../hub-service';
 import { neighborsOf } from '../neighbors';
@@ -125,6 +125,25 @@ export class HubResolver {
   async graph(@Root() hub: Hub): Promise<Record<string, unknown>> {
     const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
     return { nodes, edges };
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => GraphQLJSONObject, {
+    description:
+      'The hub as a JSON Canvas 1.0 document (as hubCanvas). Ref nodes name what they point at by kind and id: ' +
+      'select `refNodes { … note { title } vaultItem { title } voice { name } }` beside it for their titles.',
+  })
+  async canvas(@Root() hub: Hub): Promise<Record<string, unknown>> {
+    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    return canvasOf(nodes, edges) as Record<string, unknown>;
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => [HubNode], {
+    description: 'The ref nodes only (note, vault_item, voice), in creation order: what the canvas export titles.',
+  })
+  async refNodes(@Root() hub: Hub): Promise<HubNode[]> {
+    return (await this.service.nodesOf(hub.id)).filter((n) => isRefType(n.type));
   }
 
   @RequiresScopes('hubs:read')
