@@ -431,6 +431,49 @@ describe('classification', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('matches a backtracking-prone url_matches glob promptly, without stalling the process (issue 41, finding 1)', async () => {
+    const user = await newUser('glob');
+    const rule = await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+      name: 'slow for picomatch',
+      when: { url_matches: '**/*a*a*a*a*a*a*a*a*b' },
+      then: { tags: ['never'] },
+    });
+    expect(rule.status).toBe(202);
+    const id = await capture(user, { text: 'a page of a', url: `http://example.com/${'a'.repeat(48)}` });
+    expect((await settled(user, id)).state).toBe('ready');
+    // /health/live answers throughout a classify (picomatch: 4.9 s stalled).
+    let slowest = 0;
+    let running = true;
+    const probe = (async () => {
+      while (running) {
+        const started = Date.now();
+        expect((await request(server.url, 'GET', '/health/live')).status).toBe(200);
+        slowest = Math.max(slowest, Date.now() - started);
+      }
+    })();
+    const started = Date.now();
+    for (let i = 0; i < 3; i++)
+      expect((await call(user, 'POST', `${ONE}/classify`, `${ITEMS}/${id}/classify`)).status).toBe(202);
+    const took = Date.now() - started;
+    running = false;
+    await probe;
+    expect(took).toBeLessThan(1_500);
+    expect(slowest).toBeLessThan(500);
+    const item = (await call(user, 'GET', ONE, `${ITEMS}/${id}`)).body;
+    expect(item.tags.map((t: { name: string }) => t.name)).not.toContain('never');
+    // What the matcher does not take is refused with 400, naming the field.
+    for (const url_matches of ['https://x/@(a|b)', 'https://x/{1..9}', 'https://x/{a,b'])
+      expect(
+        (
+          await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+            name: 'x',
+            when: { url_matches },
+            then: {},
+          })
+        ).body,
+      ).toMatchObject({ error: 'validation_error', details: { 'when.url_matches': [expect.any(String)] } });
+  });
+
   it('learns categories set by hand and classifies new items with its confidence; adds at most 5 keyword tags', async () => {
     const user = await newUser('learner');
     const texts = {
