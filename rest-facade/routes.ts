@@ -121,7 +121,8 @@ export const routes: RouteSpec[] = [
     status: 202,
     location: (r) => `/api/v1/auth/session/${r.id}`,
     response: CommandAck,
-    errors: ['unauthorized'],
+    // 403: an API key has no session to end.
+    errors: ['unauthorized', 'forbidden'],
   },
   {
     operationId: 'getCurrentSession',
@@ -978,7 +979,7 @@ function apiKeyRoutes(): RouteSpec[] {
       description:
         'The key works as `Authorization: Bearer <key>` wherever an access token does (REST, GraphQL, the event streams, ' +
         "speech), with the key's scopes ∩ yours at the time of use. Revoked or expired, it is refused within the revocation " +
-        `bound. An API key cannot make or revoke keys. At most ${configured('API_KEYS_PER_USER')} keys per user (409 beyond).`,
+        `bound. An API key cannot make or revoke keys. A key holds only scopes you hold (others: 403). At most ${configured('API_KEYS_PER_USER')} keys per user (409 beyond).`,
       body: CreateApiKeyRequest,
       graphql: { kind: 'mutation', field: 'createApiKey', args: bodyArgs(CreateApiKeyRequest) },
       status: 202,

@@ -83,6 +83,14 @@ export class ApiKeys {
     await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       const owner = await m.findOneBy(User, { id: principal.userId });
       if (!owner) throw new AppError('unauthorized');
+      // A key holds only scopes its owner holds now, as a role grants only those (roles.ts): an
+      // `admin:*` key of a plain user would start to work the day the user is promoted.
+      const mine = new Set(this.scopesOfRoles ? await this.scopesOfRoles(owner.roles) : scopesOfUser(owner));
+      const missing = apiKey.scopes.filter((s) => !mine.has(s));
+      if (missing.length)
+        throw new AppError('forbidden', `You cannot give a key scopes you do not hold: ${missing.join(', ')}.`, {
+          scopes: missing,
+        });
       const held = await m.countBy(ApiKey, { userId: principal.userId, revokedAt: IsNull() });
       if (held >= this.config.API_KEYS_PER_USER)
         throw new AppError('conflict', `You have ${this.config.API_KEYS_PER_USER} API keys, the most one may keep.`, {
