@@ -287,12 +287,13 @@ export class VaultService {
   }
 
   private async duplicateOf(m: EntityManager, item: VaultItem): Promise<string | null> {
-    const where =
-      item.urlKey && item.kind === VaultItemKind.LINK
-        ? { ownerId: item.ownerId, urlKey: item.urlKey }
-        : item.sha256
-          ? { ownerId: item.ownerId, sha256: item.sha256 }
-          : null;
+    // The URL is unique per owner whatever the kind (the index is on owner and url key): a text
+    // whose url is already in the vault is a duplicate as a link is.
+    const where = item.urlKey
+      ? { ownerId: item.ownerId, urlKey: item.urlKey }
+      : item.sha256
+        ? { ownerId: item.ownerId, sha256: item.sha256 }
+        : null;
     if (!where) return null;
     const existing = await m.findOne(VaultItem, { select: { id: true }, where });
     return existing?.id ?? null;

@@ -170,6 +170,51 @@ describe('capture and duplicates', () => {
     ).toBe(202);
   });
 
+  it('refuses a text whose url is already in the vault with 409, as a link (issue 41, finding 9)', async () => {
+    const user = await newUser('text-dupes');
+    const link = await capture(user, { url: `${base}/text-dup` });
+    const text = await call(user, 'POST', ITEMS, ITEMS, { text: 'a note about it', url: `${base}/text-dup` });
+    expect([text.status, text.body]).toEqual([409, expect.objectContaining({ details: { existing_id: link } })]);
+    const first = await capture(user, { text: 'first', url: `${base}/text-only` });
+    const again = await call(user, 'POST', ITEMS, ITEMS, { text: 'second', url: `${base}/text-only#x` });
+    expect([again.status, again.body]).toEqual([409, expect.objectContaining({ details: { existing_id: first } })]);
+    const asLink = await call(user, 'POST', ITEMS, ITEMS, { url: `${base}/text-only` });
+    expect([asLink.status, asLink.body.details]).toEqual([409, { existing_id: first }]);
+  });
+
+  it('refuses lone surrogates in any text with 400, in captures and changes alike (issue 41, finding 9)', async () => {
+    const user = await newUser('surrogates');
+    for (const body of [
+      { text: 'x', tags: ['a\ud800'] },
+      { text: 'x', tags: ['ok', 'b\udfff'] },
+      { text: 'lone \ud83d here' },
+      { text: 'x', category: '\udc00' },
+      { url: `${base}/x`, title: 't\ud800' },
+    ]) {
+      const res = await call(user, 'POST', ITEMS, ITEMS, body);
+      expect([res.status, res.body.error]).toEqual([400, 'validation_error']);
+      expect(res.body.message).toMatch(/surrogate/);
+    }
+    const id = await capture(user, { text: 'well formed 😀', tags: ['a😀'] });
+    const item = await settled(user, id);
+    expect(item.text).toBe('well formed 😀');
+    for (const tags of [['a\ud800'], ['a\ud801']]) {
+      const res = await call(user, 'PATCH', ONE, `${ITEMS}/${id}?version=${item.version}`, { tags });
+      expect([res.status, res.body.error, Object.keys(res.body.details)]).toEqual([
+        400,
+        'validation_error',
+        ['tags[0]'],
+      ]);
+    }
+    // GraphQL's variables are the same text.
+    const gql = await api(server.url).graphql(
+      'mutation ($tags: [String!]) { captureVaultItem(text: "x", tags: $tags) { id } }',
+      { tags: ['\ud800'] },
+      user.token,
+    );
+    expect(gql.body.errors[0].extensions.code).toBe('validation_error');
+  });
+
   it('refuses bad captures with 400, never 5xx', async () => {
     const user = await newUser('bad-input');
     for (const body of [
