@@ -135,7 +135,8 @@ beforeAll(async () => {
       ? [{ address: '127.0.0.1', family: 4 }]
       : dns.promises.lookup(host, { all: true, verbatim: true });
   server = await startTestServer({
-    VAULT_FETCH_ALLOW_HOSTS: '127.0.0.1',
+    // This server's port only (host:port): the service's own ports on 127.0.0.1 stay refused.
+    VAULT_FETCH_ALLOW_HOSTS: `127.0.0.1:${(web.address() as AddressInfo).port}`,
     VAULT_FETCH_TIMEOUT_MS: String(TIMEOUT_MS),
     VAULT_PARSE_TIMEOUT_MS: String(PARSE_MS),
     VAULT_PENDING_PER_USER: '50',
