@@ -84,7 +84,7 @@ export const routes: RouteSpec[] = [
       `Rate limited: ${configured('LOGIN_MAX_FAILURES_PER_USER')} failed attempts per username and client address, ` +
       `${configured('LOGIN_MAX_FAILURES_PER_USERNAME')} per username from any addresses (then the username is locked until the window ` +
       'passes or an administrator unlocks it), ' +
-      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}. ` +
+      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} failed attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}. ` +
       `A login past the quota of ${configured('MAX_SESSIONS_PER_USER')} active sessions revokes your oldest session.`,
     body: LoginRequest,
     graphql: { kind: 'mutation', field: 'login', args: bodyArgs(LoginRequest) },

@@ -213,6 +213,9 @@ test('logging out with a key is refused with 403 and a message, not a 500 (issue
 });
 
 test('failed keys are limited per client: 429 with Retry-After past API_KEY_MAX_FAILURES_PER_CLIENT', async () => {
+  // Made before the failures, used only after them (so the edge has not cached its token).
+  const user = await freshUser();
+  const valid = await createKey(user.token, { name: 'behind a shared address', scopes: ['tts:read'] });
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) {
     const res = await http.get('/api/v1/tts/voices', { token: `fvk_${'x'.repeat(40)}${i}` });
@@ -225,6 +228,11 @@ test('failed keys are limited per client: 429 with Retry-After past API_KEY_MAX_
   expect(firstRefusal).toBeLessThanOrEqual(3);
   expect(statuses.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
   expect(statuses.slice(firstRefusal).every((s) => s === 429)).toBe(true);
+  // A valid key from the same address is not locked out by others' bogus keys (issue 41), over
+  // REST and GraphQL; bogus keys stay refused.
+  expect((await http.get('/api/v1/tts/voices', { token: valid.key })).status).toBe(200);
+  expect((await http.graphql('{ voices { items { id } } }', undefined, valid.key)).body.errors).toBeUndefined();
+  expect((await http.get('/api/v1/tts/voices', { token: `fvk_${'y'.repeat(43)}` })).status).toBe(429);
 });
 
 test('administrators list and revoke any key; others may not', async () => {
