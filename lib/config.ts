@@ -353,7 +353,7 @@ export function configSchema() {
     VAULT_MAX_FILE_BYTES: int(1024, 1024 ** 3).default(10 * 1024 * 1024),
     /** Body limit of POST /api/v1/vault/items (the only route that takes a file). */
     VAULT_CAPTURE_BODY_LIMIT_BYTES: int(1024, 2 * 1024 ** 3).default(14 * 1024 * 1024),
-    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach (tests: 127.0.0.1). */
+    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach: `host:port` (one port) or `host` (every port). */
     VAULT_FETCH_ALLOW_HOSTS: csv.default([]),
     /** Bytes of a fetched page read (after decompression); HTML beyond it is cut, other types keep their header size. */
     VAULT_FETCH_MAX_BYTES: int(1024, 1024 ** 3).default(2 * 1024 * 1024),
@@ -422,7 +422,7 @@ export function configSchema() {
     WEBHOOK_SECRET_OVERLAP_SECONDS: int(0, 30 * 86_400).default(86_400),
     /**
      * Hosts (as written in webhook URLs) whose private or loopback addresses webhooks may reach
-     * anyway (lib/ssrf-guard.ts); e.g. `127.0.0.1` in tests, an internal receiver in a closed network.
+     * anyway (lib/ssrf-guard.ts): `host:port` for one port (a test receiver), `host` for every port.
      */
     WEBHOOK_ALLOW_HOSTS: csv.default([]),
     /** API keys one user may hold (not revoked); more are refused (409). */

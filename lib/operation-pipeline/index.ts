@@ -12,6 +12,7 @@ import { principalStep } from './principal';
 import { responseCapStep } from './response-cap';
 import { CallerAccess, scopesStep } from './scopes';
 import { traced } from './tracing';
+import { wellFormedTextStep } from './well-formed-text';
 
 export { Operation } from './pipeline';
 export { enterOperationSpan } from './tracing';
@@ -55,6 +56,7 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
     pipeline<Caller, Context>([
       parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
       parseStep(parts.documents),
+      wellFormedTextStep(),
       principalStep(parts.principal),
       parts.scopes && scopesStep(parts.scopes),
       idempotency,

@@ -360,7 +360,7 @@ export const authRoutes: RouteSpec[] = [
       `Rate limited: ${configured('LOGIN_MAX_FAILURES_PER_USER')} failed attempts per username and client address, ` +
       `${configured('LOGIN_MAX_FAILURES_PER_USERNAME')} per username from any addresses (then the username is locked until the window ` +
       'passes or an administrator unlocks it), ' +
-      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}. ` +
+      `${configured('LOGIN_MAX_ATTEMPTS_PER_CLIENT')} failed attempts per client address, per ${configured('LOGIN_RATE_WINDOW_SECONDS', 'duration')}. ` +
       `A login past the quota of ${configured('MAX_SESSIONS_PER_USER')} active sessions revokes your oldest session.`,
     body: LoginRequest,
     graphql: { kind: 'mutation', field: 'login', args: bodyArgs(LoginRequest) },
@@ -400,7 +400,8 @@ export const authRoutes: RouteSpec[] = [
     status: 202,
     location: (r) => `/api/v1/auth/session/${r.id}`,
     response: CommandAck,
-    errors: ['unauthorized'],
+    // 403: an API key has no session to end.
+    errors: ['unauthorized', 'forbidden'],
   },
   {
     operationId: 'getCurrentSession',
@@ -794,7 +795,7 @@ export const authRoutes: RouteSpec[] = [
     description:
       'The key works as `Authorization: Bearer <key>` wherever an access token does (REST, GraphQL, the event streams, ' +
       "speech), with the key's scopes ∩ yours at the time of use. Revoked or expired, it is refused within the revocation " +
-      `bound. An API key cannot make or revoke keys. At most ${configured('API_KEYS_PER_USER')} keys per user (409 beyond).`,
+      `bound. An API key cannot make or revoke keys. A key holds only scopes you hold (others: 403). At most ${configured('API_KEYS_PER_USER')} keys per user (409 beyond).`,
     body: CreateApiKeyRequest,
     graphql: { kind: 'mutation', field: 'createApiKey', args: bodyArgs(CreateApiKeyRequest) },
     status: 202,

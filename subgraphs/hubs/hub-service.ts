@@ -430,10 +430,10 @@ export class HubService {
     const values = given(changes);
     if (typeof values.label === 'string') values.label = values.label.trim() || null;
     return inTransaction(this.dataSource, async (m) => {
-      const current = await this.nodeIn(m, hubId, nodeId).catch(async (err) => {
-        await this.get(ownerId, hubId, m); // another user's hub: not_found for the hub
-        throw err;
-      });
+      // The hub is the caller's before anything about its node is looked at: checking the body
+      // first answered another user's node with a 400 that named its type (issue 41, finding 11).
+      await this.get(ownerId, hubId, m);
+      const current = await this.nodeIn(m, hubId, nodeId);
       const merged = { text: current.text, url: current.url, refId: current.refId, ...values };
       await this.checkNode(
         m,

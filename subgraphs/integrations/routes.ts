@@ -12,15 +12,13 @@ import {
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { configured } from '../../rest-facade/configured';
+import { WEBHOOK_URL_PATTERN } from './webhook-url';
 
-const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
-const HOST = `(([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*|(${OCTET}\\.){3}${OCTET})`;
-const PORT = '(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?';
 const URL_FIELD: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 2048,
-  pattern: `^https?://${HOST}${PORT}([/?#][^\\s]*)?$`,
+  pattern: WEBHOOK_URL_PATTERN,
   description: 'An http(s) URL; it must resolve to a public address when events are sent (blocked_address otherwise)',
 };
 const EVENT_TYPES: JsonSchema = {

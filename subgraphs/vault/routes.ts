@@ -184,7 +184,10 @@ const RULE_WHEN: JsonSchema = {
     kind: nullable({ type: 'string', enum: ['link', 'text', 'file', null] }),
     url_host: nullable(str("The URL's host or a parent domain of it", { pattern: '^[A-Za-z0-9.-]{1,253}$' })),
     url_matches: nullable(
-      str('A glob over the whole URL (picomatch: * within a segment, ** across /)', { minLength: 1, maxLength: 500 }),
+      str(
+        'A glob over the whole URL (* within a segment, ** across /, ?, [classes], {a,b}; matched in time linear in the URL; parentheses and brace ranges are refused)',
+        { minLength: 1, maxLength: 500 },
+      ),
     ),
     text_contains: nullable({
       type: 'array',

@@ -26,6 +26,7 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule, VaultRuleThen, VaultRuleWhen } from './entities/vault-rule';
 import { parseHttpUrl, URL_PATTERN, urlKey } from './url-key';
+import { globProblem } from './url-glob';
 
 export interface VaultLimits {
   maxFileBytes: number;
@@ -286,12 +287,13 @@ export class VaultService {
   }
 
   private async duplicateOf(m: EntityManager, item: VaultItem): Promise<string | null> {
-    const where =
-      item.urlKey && item.kind === VaultItemKind.LINK
-        ? { ownerId: item.ownerId, urlKey: item.urlKey }
-        : item.sha256
-          ? { ownerId: item.ownerId, sha256: item.sha256 }
-          : null;
+    // The URL is unique per owner whatever the kind (the index is on owner and url key): a text
+    // whose url is already in the vault is a duplicate as a link is.
+    const where = item.urlKey
+      ? { ownerId: item.ownerId, urlKey: item.urlKey }
+      : item.sha256
+        ? { ownerId: item.ownerId, sha256: item.sha256 }
+        : null;
     if (!where) return null;
     const existing = await m.findOne(VaultItem, { select: { id: true }, where });
     return existing?.id ?? null;
@@ -716,6 +718,10 @@ export class VaultService {
         problems['when.url_host'] = ['must be a host name'];
       if (w.urlMatches != null && !(chars(w.urlMatches) >= 1 && chars(w.urlMatches) <= 500))
         problems['when.url_matches'] = ['must be a glob of 1 to 500 characters'];
+      else if (w.urlMatches != null) {
+        const problem = globProblem(w.urlMatches);
+        if (problem) problems['when.url_matches'] = [problem];
+      }
       if (
         w.textContains != null &&
         (w.textContains.length > 20 || w.textContains.some((t) => !t.trim() || chars(t) > 200))

@@ -216,6 +216,28 @@ describe('hubs', () => {
       ).status,
     ).toBe(404);
     expect((await addEdge(stranger, id, a, a)).status).toBe(404);
+    // A change of another user's node is 404 whatever the body: checking the body first answered
+    // 400 naming the node's type (issue 41, finding 11). Over GraphQL too, and with the
+    // stranger's own hub id, as for an id that does not exist.
+    const strangersHub = await createHub(stranger, 'mine');
+    for (const body of [{ url: 'https://a.example' }, { text: 'x' }, { ref_id: a }, { label: 'x' }]) {
+      for (const hub of [id, strangersHub]) {
+        const res = await call('PATCH', NODE, `${H}/${hub}/nodes/${a}?version=1`, stranger, body);
+        expect({ body, hub, status: res.status, error: res.body.error }).toEqual({
+          body,
+          hub,
+          status: 404,
+          error: 'not_found',
+        });
+      }
+    }
+    const gql = await http.graphql(
+      'mutation ($h: ID!, $n: ID!) { updateHubNode(hubId: $h, nodeId: $n, version: 1, url: "https://a.example") { id } }',
+      { h: id, n: a },
+      stranger,
+    );
+    expect(gql.body.errors[0].extensions.code).toBe('not_found');
+    expect((await call('GET', NODE, `${H}/${id}/nodes/${a}`, token)).body.version).toBe(1);
     expect((await call('GET', HUB, `${H}/${id}`, undefined)).status).toBe(401);
     expect((await call('GET', HUB, `${H}/not-a-uuid`, token)).status).toBe(400);
   });

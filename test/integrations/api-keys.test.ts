@@ -141,7 +141,23 @@ test('works as a bearer token on REST, GraphQL and the event stream; last_used_a
 
 test("its token holds the key's scopes ∩ the owner's, never account:write", async () => {
   const user = await freshUser();
-  const { key } = await createKey(user.token, { name: 'wide', scopes: ['tts:read', 'admin:users'] });
+  // A plain user cannot give a key a scope they do not hold (issue 41, finding 12), as a role cannot.
+  const refused = documented(
+    'post',
+    '/api/v1/auth/api-keys',
+    await http.post(
+      '/api/v1/auth/api-keys',
+      { name: 'wide', scopes: ['tts:read', 'admin:users'] },
+      { token: user.token },
+    ),
+  );
+  expect(refused.status).toBe(403);
+  expect(refused.body).toMatchObject({ error: 'forbidden', details: { scopes: ['admin:users'] } });
+  expect((await http.get('/api/v1/auth/api-keys', { token: user.token })).body.items).toEqual([]);
+  // A key that holds more than its owner now (stored before this check, or the owner lost a role
+  // since) still gives only the intersection.
+  const { key, id } = await createKey(user.token, { name: 'wide', scopes: ['tts:read'] });
+  await authDb.query('UPDATE api_keys SET scopes = ? WHERE id = ?', [JSON.stringify(['tts:read', 'admin:users']), id]);
   const exchanged = await http.graphql('mutation ($k: String!) { exchangeApiKey(key: $k) { accessToken expiresIn } }', {
     k: key,
   });
@@ -242,7 +258,26 @@ describe("the edge's key cache drops a key's token on the events that end it (is
   });
 });
 
+test('logging out with a key is refused with 403 and a message, not a 500 (issue 41, finding 9)', async () => {
+  const user = await freshUser();
+  const { key } = await createKey(user.token, { name: 'no session', scopes: ['tts:read'] });
+  const res = documented(
+    'post',
+    '/api/v1/auth/logout',
+    await http.post('/api/v1/auth/logout', undefined, { token: key }),
+  );
+  expect(res.status).toBe(403);
+  expect(res.body).toMatchObject({ error: 'forbidden', message: expect.stringMatching(/API key/) });
+  const gql = await http.graphql('mutation { logout { id } }', undefined, key);
+  expect(gql.body.errors[0].extensions.code).toBe('forbidden');
+  // The key still works.
+  expect((await http.get('/api/v1/tts/voices', { token: key })).status).toBe(200);
+});
+
 test('failed keys are limited per client: 429 with Retry-After past API_KEY_MAX_FAILURES_PER_CLIENT', async () => {
+  // Made before the failures, used only after them (so the edge has not cached its token).
+  const user = await freshUser();
+  const valid = await createKey(user.token, { name: 'behind a shared address', scopes: ['tts:read'] });
   const statuses: number[] = [];
   for (let i = 0; i < 12; i++) {
     const res = await http.get('/api/v1/tts/voices', { token: `fvk_${'x'.repeat(40)}${i}` });
@@ -256,6 +291,11 @@ test('failed keys are limited per client: 429 with Retry-After past API_KEY_MAX_
   expect(firstRefusal).toBeLessThanOrEqual(10);
   expect(statuses.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
   expect(statuses.slice(firstRefusal).every((s) => s === 429)).toBe(true);
+  // A valid key from the same address is not locked out by others' bogus keys (issue 41), over
+  // REST and GraphQL; bogus keys stay refused.
+  expect((await http.get('/api/v1/tts/voices', { token: valid.key })).status).toBe(200);
+  expect((await http.graphql('{ voices { items { id } } }', undefined, valid.key)).body.errors).toBeUndefined();
+  expect((await http.get('/api/v1/tts/voices', { token: `fvk_${'y'.repeat(43)}` })).status).toBe(429);
 });
 
 test('administrators list and revoke any key; others may not', async () => {

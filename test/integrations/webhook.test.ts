@@ -115,6 +115,46 @@ test('create answers the secret once; the webhook reads back without it; bad inp
   expect((await http.get(`${PATH}/${res.body.id}`, { token: other.token })).status).toBe(404);
 });
 
+test('REST and GraphQL refuse the same URLs: IPv6 and numeric shorthand literals (issue 41, finding 10)', async () => {
+  const user = await freshUser();
+  const create = 'mutation ($url: String!) { createWebhook(url: $url, eventTypes: ["*"]) { id } }';
+  const refused = [
+    'http://[::1]/',
+    'http://[::7f00:1]:8080/',
+    'http://2130706434/',
+    'http://0x7f.2/',
+    'http://127.2/',
+    'http://0177.0.0.1/',
+    'http://127.1:8080/x',
+    'http://u:p@x.example/',
+    'ftp://x.example/',
+  ];
+  for (const url of refused) {
+    const rest = documented('post', PATH, await http.post(PATH, { url, event_types: ['*'] }, { token: user.token }));
+    expect({ url, status: rest.status }).toEqual({ url, status: 400 });
+    const gql = await http.graphql(create, { url }, user.token);
+    expect({ url, code: gql.body.errors?.[0]?.extensions?.code }).toEqual({ url, code: 'validation_error' });
+  }
+  const made = await http.graphql(create, { url: `${receiver.url}/gql` }, user.token);
+  expect(made.body.errors).toBeUndefined();
+  const id = made.body.data.createWebhook.id;
+  const change = await http.graphql(
+    'mutation ($id: ID!, $url: String) { updateWebhook(id: $id, version: 1, url: $url) { id } }',
+    { id, url: 'http://0x7f.2/' },
+    user.token,
+  );
+  expect(change.body.errors?.[0]?.extensions?.code).toBe('validation_error');
+  const patched = documented(
+    'patch',
+    `${PATH}/{webhookId}`,
+    await request(server.url, 'PATCH', `${PATH}/${id}?version=1`, {
+      token: user.token,
+      body: { url: 'http://127.2/' },
+    }),
+  );
+  expect(patched.status).toBe(400);
+});
+
 test("delivers the owner's matching events, signed per Standard Webhooks, the body as the stream shows it", async () => {
   const user = await freshUser();
   const other = await freshUser();

@@ -776,6 +776,33 @@ describe('notes over REST', () => {
     expect(folder.status).toBe(413);
   });
 
+  it('refuses lone surrogates with 400: a folder named "\\ud800" twice is no 500 (issue 41, finding 9)', async () => {
+    const user = await newUser('notes-surrogates');
+    for (const name of ['\ud800', '\ud800', 'a\udfffb']) {
+      const res = documented(
+        'post',
+        '/api/v1/notes/folders',
+        await request(server.url, 'POST', '/api/v1/notes/folders', { token: user.token, body: { name } }),
+      );
+      expect([res.status, res.body.error, res.body.details]).toEqual([
+        400,
+        'validation_error',
+        { name: [expect.any(String)] },
+      ]);
+    }
+    const note = await request(server.url, 'POST', '/api/v1/notes', {
+      token: user.token,
+      body: { title: 'ok', body: 'half a pair \ud83d', tags: ['fine'] },
+    });
+    expect([note.status, Object.keys(note.body.details)]).toEqual([400, ['body']]);
+    // A whole pair is text like any other.
+    const emoji = await request(server.url, 'POST', '/api/v1/notes/folders', {
+      token: user.token,
+      body: { name: '😀' },
+    });
+    expect(emoji.status).toBe(202);
+  });
+
   it('answers every fuzzed create and patch with a 2xx or a 4xx, never a 5xx', async () => {
     const user = await newUser('notes-fuzz');
     let seed = 42;
@@ -797,7 +824,8 @@ describe('notes over REST', () => {
       '"',
       '\\',
       '\u0000',
-      '\ud800',
+      // Lone surrogates are refused as a whole (the surrogates test); a noncharacter is well-formed.
+      '\uffff',
       '😀',
       'é',
       '中文',

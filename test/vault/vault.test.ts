@@ -172,6 +172,51 @@ describe('capture and duplicates', () => {
     ).toBe(202);
   });
 
+  it('refuses a text whose url is already in the vault with 409, as a link (issue 41, finding 9)', async () => {
+    const user = await newUser('text-dupes');
+    const link = await capture(user, { url: `${base}/text-dup` });
+    const text = await call(user, 'POST', ITEMS, ITEMS, { text: 'a note about it', url: `${base}/text-dup` });
+    expect([text.status, text.body]).toEqual([409, expect.objectContaining({ details: { existing_id: link } })]);
+    const first = await capture(user, { text: 'first', url: `${base}/text-only` });
+    const again = await call(user, 'POST', ITEMS, ITEMS, { text: 'second', url: `${base}/text-only#x` });
+    expect([again.status, again.body]).toEqual([409, expect.objectContaining({ details: { existing_id: first } })]);
+    const asLink = await call(user, 'POST', ITEMS, ITEMS, { url: `${base}/text-only` });
+    expect([asLink.status, asLink.body.details]).toEqual([409, { existing_id: first }]);
+  });
+
+  it('refuses lone surrogates in any text with 400, in captures and changes alike (issue 41, finding 9)', async () => {
+    const user = await newUser('surrogates');
+    for (const body of [
+      { text: 'x', tags: ['a\ud800'] },
+      { text: 'x', tags: ['ok', 'b\udfff'] },
+      { text: 'lone \ud83d here' },
+      { text: 'x', category: '\udc00' },
+      { url: `${base}/x`, title: 't\ud800' },
+    ]) {
+      const res = await call(user, 'POST', ITEMS, ITEMS, body);
+      expect([res.status, res.body.error]).toEqual([400, 'validation_error']);
+      expect(res.body.message).toMatch(/surrogate/);
+    }
+    const id = await capture(user, { text: 'well formed 😀', tags: ['a😀'] });
+    const item = await settled(user, id);
+    expect(item.text).toBe('well formed 😀');
+    for (const tags of [['a\ud800'], ['a\ud801']]) {
+      const res = await call(user, 'PATCH', ONE, `${ITEMS}/${id}?version=${item.version}`, { tags });
+      expect([res.status, res.body.error, Object.keys(res.body.details)]).toEqual([
+        400,
+        'validation_error',
+        ['tags[0]'],
+      ]);
+    }
+    // GraphQL's variables are the same text.
+    const gql = await api(server.url).graphql(
+      'mutation ($tags: [String!]) { captureVaultItem(text: "x", tags: $tags) { id } }',
+      { tags: ['\ud800'] },
+      user.token,
+    );
+    expect(gql.body.errors[0].extensions.code).toBe('validation_error');
+  });
+
   it('refuses bad captures with 400, never 5xx', async () => {
     const user = await newUser('bad-input');
     for (const body of [
@@ -495,6 +540,49 @@ describe('classification', () => {
       then: {},
     });
     expect(bad.status).toBe(400);
+  });
+
+  it('matches a backtracking-prone url_matches glob promptly, without stalling the process (issue 41, finding 1)', async () => {
+    const user = await newUser('glob');
+    const rule = await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+      name: 'slow for picomatch',
+      when: { url_matches: '**/*a*a*a*a*a*a*a*a*b' },
+      then: { tags: ['never'] },
+    });
+    expect(rule.status).toBe(202);
+    const id = await capture(user, { text: 'a page of a', url: `http://example.com/${'a'.repeat(48)}` });
+    expect((await settled(user, id)).state).toBe('ready');
+    // /health/live answers throughout a classify (picomatch: 4.9 s stalled).
+    let slowest = 0;
+    let running = true;
+    const probe = (async () => {
+      while (running) {
+        const started = Date.now();
+        expect((await request(server.url, 'GET', '/health/live')).status).toBe(200);
+        slowest = Math.max(slowest, Date.now() - started);
+      }
+    })();
+    const started = Date.now();
+    for (let i = 0; i < 3; i++)
+      expect((await call(user, 'POST', `${ONE}/classify`, `${ITEMS}/${id}/classify`)).status).toBe(202);
+    const took = Date.now() - started;
+    running = false;
+    await probe;
+    expect(took).toBeLessThan(1_500);
+    expect(slowest).toBeLessThan(500);
+    const item = (await call(user, 'GET', ONE, `${ITEMS}/${id}`)).body;
+    expect(item.tags.map((t: { name: string }) => t.name)).not.toContain('never');
+    // What the matcher does not take is refused with 400, naming the field.
+    for (const url_matches of ['https://x/@(a|b)', 'https://x/{1..9}', 'https://x/{a,b'])
+      expect(
+        (
+          await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+            name: 'x',
+            when: { url_matches },
+            then: {},
+          })
+        ).body,
+      ).toMatchObject({ error: 'validation_error', details: { 'when.url_matches': [expect.any(String)] } });
   });
 
   it('learns categories set by hand and classifies new items with its confidence; adds at most 5 keyword tags', async () => {
