@@ -5,6 +5,7 @@
 import { isSqlite } from '../../lib/database/driver';
 import { onCommit } from '../../lib/database/transactions';
 import { EventConsumer, EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
@@ -13,6 +14,7 @@ import { NoteFolder } from './entities/note-folder';
 import { NoteJob, NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
 import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
+import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
 import { addJob, NoteJobRunner } from './note-jobs';
 import { NoteService } from './note-service';
 import { FolderResolver } from './resolvers/folder-resolver';
@@ -21,9 +23,15 @@ import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
   entities: [Note, NoteFolder, NoteTag, NoteLink, NoteOwner, NoteJob, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateNoteTables1795662977244],
+  migrations: [CreateNoteTables1795662977244, OwnerSearchIndex1795900000000],
   create({ config, dataSource, events, logger }) {
-    const notes = new NoteService(dataSource, { notesPerUser: config.NOTES_PER_USER });
+    const notes = new NoteService(dataSource, {
+      notesPerUser: config.NOTES_PER_USER,
+      searchMaxTerms: config.SEARCH_MAX_TERMS,
+      searchCandidates: config.SEARCH_CANDIDATES,
+      expensive: sharedExpensiveGate(config),
+    });
+    declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q' }]);
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });
     const jobs = new NoteJobRunner(dataSource, { batchRows: config.NOTES_BATCH_ROWS, logger });
     // A deleted user's notes and folders go too (auth's user.deleted): the consumer records a job

@@ -26,7 +26,7 @@ import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';
-import { classifiedEvent, excerptOf, itemEventData, syncTags, VaultService } from './vault-service';
+import { classifiedEvent, excerptOf, itemEventData, itemSearchWords, syncTags, VaultService } from './vault-service';
 
 export interface VaultWorkerOptions {
   dataSource: DataSource;
@@ -279,6 +279,7 @@ export class VaultWorker {
         const result = await m.update(VaultItem, this.held(job), {
           ...outcome,
           ...decided,
+          searchWords: itemSearchWords(enriched),
           leaseUntil: null,
           workerId: null,
           version: () => 'version + 1',

@@ -6,6 +6,7 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { addVaultItemsSource } from '../../lib/metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { guardedAgent } from '../../lib/ssrf-guard';
@@ -19,6 +20,7 @@ import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
 import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
+import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -33,6 +35,9 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     rulesPerUser: config.VAULT_RULES_PER_USER,
     minConfidence: config.VAULT_CLASSIFY_MIN_CONFIDENCE,
     keywordTags: config.VAULT_KEYWORD_TAGS,
+    searchMaxTerms: config.SEARCH_MAX_TERMS,
+    searchCandidates: config.SEARCH_CANDIDATES,
+    expensive: sharedExpensiveGate(config),
   });
 }
 
@@ -80,10 +85,11 @@ export const vaultSubgraph: SubgraphDefinition = {
     OutboxEvent,
     EventConsumerPosition,
   ],
-  migrations: [CreateVaultTables1795663134211],
+  migrations: [CreateVaultTables1795663134211, OwnerSearchIndex1795900000001],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
+    declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q' }]);
     const worker =
       config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
     const consumerOptions = {
