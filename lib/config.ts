@@ -255,7 +255,7 @@ export function configSchema() {
     /** Nodes a neighbours answer holds at most. */
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
     /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
-    HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(2000),
+    HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(1000),
     /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
     HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // ---- the Vault (docs/vault.md) ----

@@ -35,6 +35,11 @@ export function expensiveGate(maxPerUser: number): ExpensiveGate {
         );
       running.set(userId, now + 1);
       try {
+        // Back to the event loop before the work: on SQLite the work may run to its end without
+        // yielding (synchronous statements), so without this no two of a user's operations
+        // would ever overlap and the limit would refuse none; now requests that arrived
+        // meanwhile find the slot taken, and others' requests run first.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         return await work();
       } finally {
         const left = (running.get(userId) ?? 1) - 1;

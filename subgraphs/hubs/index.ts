@@ -3,6 +3,7 @@
 // through federation references (owner: User, note: Note, vaultItem: VaultItem, voice: Voice)
 // and events (refs-projection.ts). Its REST routes (under /api/v1/hubs) are in routes.ts.
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
@@ -32,9 +33,12 @@ export const hubsSubgraph: SubgraphDefinition = {
         maxTextBytes: config.HUB_MAX_TEXT_BYTES,
         nodeTextMaxChars: config.HUB_NODE_TEXT_MAX_CHARS,
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
+        neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
       },
       () => sweeper.kick(),
     );
+    const expensive = sharedExpensiveGate(config);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
       dataSource,
       log: events,
@@ -44,7 +48,7 @@ export const hubsSubgraph: SubgraphDefinition = {
       onHubsDeleted: () => sweeper.kick(),
     });
     return {
-      resolvers: [new HubResolver(service), new HubNodeResolver(service), new HubEdgeResolver(service)],
+      resolvers: [new HubResolver(service), new HubNodeResolver(service, expensive), new HubEdgeResolver(service)],
       orphanedTypes: [UserReference, NoteReference, VaultItemReference, VoiceReference],
       references: {
         // Other subgraphs may point at one; only its owner sees it.
