@@ -198,6 +198,8 @@ export function configSchema() {
     GRAPHQL_MAX_DEPTH: int(2, 1000).default(12),
     GRAPHQL_MAX_ALIASES: int(0, 10_000).default(30),
     GRAPHQL_MAX_ROOT_FIELDS: int(1, 10_000).default(20),
+    /** Expensive fields (searches, neighbours; lib/kit/expensive.ts) in one operation, aliases included. */
+    GRAPHQL_MAX_EXPENSIVE_FIELDS: int(1, 1000).default(2),
     GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
     /** Cost budget of one operation: a field costs 1, a list field its page size times its selection. */
     GRAPHQL_MAX_COST: int(10, 10_000_000).default(5000),
@@ -318,6 +320,13 @@ export function configSchema() {
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
     /** Voices one user may keep; more are refused (409). */
     VOICES_PER_USER: int(1, 100_000_000).default(1000),
+    // ---- expensive operations and search (lib/kit/expensive.ts, lib/kit/owner-search.ts) ----
+    /** Expensive operations (searches, neighbours) of one user running at once in a process; beyond: 429 with Retry-After. */
+    EXPENSIVE_PER_USER: int(1, 1000).default(2),
+    /** Words and phrases of one search (notes, Vault); more: 400 `validation_error`. */
+    SEARCH_MAX_TERMS: int(1, 64).default(8),
+    /** SQLite: a search ranks at most this many matches, the newest; more matching notes or items are left unranked. */
+    SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
     // ---- notes (subgraphs/notes, docs/notes.md) ----
     /** Notes one user may keep; a create past it is 409 `conflict` with `details.limit`. */
     NOTES_PER_USER: int(1, 100_000_000).default(100_000),
@@ -344,6 +353,8 @@ export function configSchema() {
     HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(5000),
     /** Nodes a neighbours answer holds at most. */
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
+    /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
+    HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(1000),
     /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
     HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // ---- the Vault (docs/vault.md) ----

@@ -21,6 +21,8 @@ export interface HubLimits {
   maxTextBytes: number;
   nodeTextMaxChars: number;
   neighborsMaxNodes: number;
+  /** HUB_NEIGHBORS_MAX_EDGES */
+  neighborsMaxEdges: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

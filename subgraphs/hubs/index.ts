@@ -3,6 +3,7 @@
 // through federation references (owner: User, note: Note, vaultItem: VaultItem, voice: Voice)
 // and events (refs-projection.ts). Its REST routes (under /api/v1/hubs) are in routes.ts.
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
@@ -37,9 +38,12 @@ export const hubsSubgraph: SubgraphDefinition = {
         maxTextBytes: config.HUB_MAX_TEXT_BYTES,
         nodeTextMaxChars: config.HUB_NODE_TEXT_MAX_CHARS,
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
+        neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
       },
       queue,
     );
+    const expensive = sharedExpensiveGate(config);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
       dataSource,
       log: events,
@@ -49,7 +53,7 @@ export const hubsSubgraph: SubgraphDefinition = {
       queue,
     });
     return {
-      resolvers: [new HubResolver(service), new HubNodeResolver(service), new HubEdgeResolver(service)],
+      resolvers: [new HubResolver(service), new HubNodeResolver(service, expensive), new HubEdgeResolver(service)],
       orphanedTypes: [UserReference, NoteReference, VaultItemReference, VoiceReference],
       references: {
         // Other subgraphs may point at one; only its owner sees it.

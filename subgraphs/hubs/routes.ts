@@ -601,7 +601,10 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'The nodes reached from a node over the edges',
-    description: `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes.`,
+    description:
+      `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes, ` +
+      `reading at most ${configured('HUB_NEIGHBORS_MAX_EDGES')} edges (then \`truncated\`). An expensive operation: beyond ` +
+      `${configured('EXPENSIVE_PER_USER')} of yours at once, 429 with \`Retry-After\`.`,
     params: { hubId: uuidParam, nodeId: uuidParam },
     query: {
       schema: {
@@ -619,7 +622,7 @@ export const hubsRoutes: RouteSpec[] = [
     },
     status: 200,
     response: NeighborhoodBody,
-    errors: [...HUB_ERRORS],
+    errors: [...HUB_ERRORS, 'rate_limit_exceeded'],
   },
   {
     operationId: 'addHubEdge',

@@ -4,6 +4,7 @@
 // Its REST routes (under /api/v1/notes) are declared in routes.ts, handed to the facade by module.ts.
 import { isSqlite } from '../../lib/database/driver';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
@@ -14,6 +15,7 @@ import { NoteFolder } from './entities/note-folder';
 import { NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
 import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
+import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { NoteJobs } from './note-jobs';
 import { NoteService } from './note-service';
@@ -23,9 +25,15 @@ import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
   entities: [Note, NoteFolder, NoteTag, NoteLink, NoteOwner, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateNoteTables1795662977244, KitJobs1796000000000],
+  migrations: [CreateNoteTables1795662977244, OwnerSearchIndex1795900000000, KitJobs1796000000000],
   create({ config, dataSource, events, logger }) {
-    const notes = new NoteService(dataSource, { notesPerUser: config.NOTES_PER_USER });
+    const notes = new NoteService(dataSource, {
+      notesPerUser: config.NOTES_PER_USER,
+      searchMaxTerms: config.SEARCH_MAX_TERMS,
+      searchCandidates: config.SEARCH_CANDIDATES,
+      expensive: sharedExpensiveGate(config),
+    });
+    declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q' }]);
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });
     // Tag renames and a deleted user's notes and folders: the kit's fair queue, in batches.
     const queue = jobQueue({ config, dataSource, logger });

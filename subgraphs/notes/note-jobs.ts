@@ -119,7 +119,7 @@ export class NoteJobs {
         if (affectedRows(result) !== 1) continue;
         changed++;
         await writeTags(m, { id: note.id, ownerId: note.ownerId, tags }, false);
-        if (bodyChanged) await indexNote(m, note.searchId, note.title, body);
+        if (bodyChanged) await indexNote(m, { ...note, body });
         await recordEvent(m, {
           type: 'note.updated',
           userId: note.ownerId,

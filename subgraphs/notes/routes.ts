@@ -338,7 +338,10 @@ export const notesRoutes: RouteSpec[] = [
     tag: NOTE_TAG,
     auth: true,
     summary: 'Your notes, pinned first, then the newest change first, a page at a time',
-    description: 'Listings carry `excerpt` (the first 300 characters), not the body. With `q`: best match first.',
+    description:
+      'Listings carry `excerpt` (the first 300 characters), not the body. With `q`: best match first, over your notes only; ' +
+      'at most SEARCH_MAX_TERMS words and phrases (400 beyond). A search is an expensive operation: beyond ' +
+      'EXPENSIVE_PER_USER of yours at once, 429 with `Retry-After`.',
     query: pageQuery(NOTE_FILTERS),
     graphql: {
       kind: 'query',
@@ -354,7 +357,7 @@ export const notesRoutes: RouteSpec[] = [
     },
     status: 200,
     response: NotePageBody,
-    errors: ['validation_error', 'unauthorized', 'forbidden'],
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'rate_limit_exceeded'],
   },
   {
     operationId: 'createNote',

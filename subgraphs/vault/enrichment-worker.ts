@@ -25,7 +25,7 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';
-import { classifiedEvent, excerptOf, itemEventData, syncTags, VaultService } from './vault-service';
+import { classifiedEvent, excerptOf, itemEventData, itemSearchWords, syncTags, VaultService } from './vault-service';
 
 export interface VaultWorkerOptions {
   dataSource: DataSource;
@@ -274,6 +274,7 @@ export class VaultWorker {
         const result = await m.update(VaultItem, this.held(job), {
           ...outcome,
           ...decided,
+          searchWords: itemSearchWords(enriched),
           leaseUntil: null,
           workerId: null,
           version: () => 'version + 1',

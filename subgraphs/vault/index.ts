@@ -6,6 +6,7 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue } from '../../lib/kit/user-cascade';
 import { addVaultItemsSource } from './metrics';
@@ -20,6 +21,7 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
+import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
@@ -35,6 +37,9 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     rulesPerUser: config.VAULT_RULES_PER_USER,
     minConfidence: config.VAULT_CLASSIFY_MIN_CONFIDENCE,
     keywordTags: config.VAULT_KEYWORD_TAGS,
+    searchMaxTerms: config.SEARCH_MAX_TERMS,
+    searchCandidates: config.SEARCH_CANDIDATES,
+    expensive: sharedExpensiveGate(config),
   });
 }
 
@@ -74,10 +79,11 @@ export const vaultResolver: { resolve?: (hostname: string) => Promise<LookupAddr
 export const vaultSubgraph: SubgraphDefinition = {
   name: 'vault',
   entities: [VaultItem, VaultItemTag, VaultRule, VaultClassifier, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateVaultTables1795663134211, KitJobs1796000000000],
+  migrations: [CreateVaultTables1795663134211, OwnerSearchIndex1795900000001, KitJobs1796000000000],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
+    declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q' }]);
     const worker =
       config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
     const consumerOptions = {

@@ -331,8 +331,9 @@ export const vaultRoutes: RouteSpec[] = [
     summary: 'Your vault items, newest first (best match first with q), a page at a time',
     description:
       'Pages carry each item without its `text` (the `excerpt` is there). With `q`, a full-text search over title, text and url ' +
-      "with the database's own index (SQLite FTS5 unicode61 without diacritics; InnoDB FULLTEXT: words shorter than the server's " +
-      'minimum token size are not indexed, and MariaDB does not split CJK text); every word must match; the cursor is opaque.',
+      "with the database's own index over your words only (SQLite FTS5 unicode61 without diacritics; InnoDB FULLTEXT; a run of " +
+      'CJK text is one word); every word must match; at most SEARCH_MAX_TERMS words and phrases (400 beyond); the cursor is ' +
+      'opaque. Searches are expensive operations: beyond EXPENSIVE_PER_USER of yours at once, 429 with `Retry-After`.',
     query: pageQuery(FILTERS),
     graphql: {
       kind: 'query',
@@ -351,7 +352,7 @@ export const vaultRoutes: RouteSpec[] = [
     },
     status: 200,
     response: pageSchema(VaultListedItem),
-    errors: ['validation_error', 'unauthorized'],
+    errors: ['validation_error', 'unauthorized', 'rate_limit_exceeded'],
   },
   {
     operationId: 'getVaultItem',

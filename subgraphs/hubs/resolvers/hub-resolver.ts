@@ -1,3 +1,4 @@
+import type { ExpensiveGate } from '../../../lib/kit/expensive';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
@@ -161,7 +162,11 @@ export class HubResolver {
 
 @Resolver(() => HubNode)
 export class HubNodeResolver {
-  constructor(private readonly service: HubService) {}
+  constructor(
+    private readonly service: HubService,
+    /** The process's per-user gate on expensive operations: neighbours run in it. */
+    private readonly expensive: ExpensiveGate,
+  ) {}
 
   @RequiresScopes('hubs:write')
   @Mutation(() => HubNode, { description: 'Add a node (version 1).' })
@@ -221,14 +226,18 @@ export class HubNodeResolver {
     @Args() { depth, direction }: NeighborsArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<HubNeighborhood> {
-    const start = await this.service.getNode(userOf(ctx), hubId, nodeId);
-    const { nodes, edges, truncated } = await neighborsOf(
-      this.service.reads,
-      hubId,
-      start,
-      depth,
-      direction,
-      this.service.limits.neighborsMaxNodes,
+    const userId = userOf(ctx);
+    const start = await this.service.getNode(userId, hubId, nodeId);
+    const { nodes, edges, truncated } = await this.expensive.run(userId, 'neighbors', () =>
+      neighborsOf(
+        this.service.reads,
+        hubId,
+        start,
+        depth,
+        direction,
+        this.service.limits.neighborsMaxNodes,
+        this.service.limits.neighborsMaxEdges,
+      ),
     );
     return { nodes, edges, truncated };
   }
