@@ -61,6 +61,15 @@ function runRecipe(script: string, cwd: string, env: Record<string, string>): Ru
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // Its processes are a group of their own: they would outlive a worker that ends before afterAll.
+  const stopGroup = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  };
+  process.once('exit', stopGroup);
   return {
     child,
     output: () => output,
@@ -68,11 +77,8 @@ function runRecipe(script: string, cwd: string, env: Record<string, string>): Ru
     stop() {
       child.stdout.destroy();
       child.stderr.destroy();
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
+      process.off('exit', stopGroup);
+      stopGroup();
     },
   };
 }
