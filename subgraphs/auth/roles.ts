@@ -2,6 +2,7 @@
 // A user's scopes are the union of their roles'. Every change that alters someone's scopes writes
 // `user.scopes_changed` with their new full set, in the same transaction: each process applies
 // it to that user's next request (lib/revocations.ts), without a new login.
+import { EVERYONE, UserCaps } from '../../lib/kit/user-caps';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
@@ -69,7 +70,11 @@ export class RoleAdministration {
     private readonly config: Pick<Config, 'ROLES_MAX'>,
     private readonly dataSource: DataSource,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.caps = new UserCaps(dataSource);
+  }
+
+  private readonly caps: UserCaps;
 
   /** Every role: the built-in ones first, then the custom ones by name. */
   async list(): Promise<Role[]> {
@@ -110,13 +115,15 @@ export class RoleAdministration {
     mayGrant(actor, list);
     const now = new Date();
     try {
+      const cap = {
+        limit: 'ROLES_MAX',
+        max: this.config.ROLES_MAX,
+        what: `At most ${this.config.ROLES_MAX} custom roles.`,
+      };
+      await this.caps.prepare(EVERYONE, [cap.limit]);
       return await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
-        const count = await m.count(Role);
-        if (count >= this.config.ROLES_MAX) {
-          throw new AppError('conflict', `At most ${this.config.ROLES_MAX} custom roles (ROLES_MAX).`, {
-            limit: this.config.ROLES_MAX,
-          });
-        }
+        // Counted for everyone: one counter row, taken by the guarded update (lib/kit/user-caps.ts).
+        await this.caps.take(m, EVERYONE, { cap });
         const role = m.create(Role, {
           name,
           description: description ?? null,
@@ -175,6 +182,7 @@ export class RoleAdministration {
       }
       const result = await m.delete(Role, { name, version });
       if (affectedRows(result) !== 1) throw this.stale(await this.get(name, m));
+      await this.caps.release(m, EVERYONE, 'ROLES_MAX');
       await this.auditRole(audit, actor, 'role.deleted', role);
       return role;
     });

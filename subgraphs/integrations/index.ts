@@ -10,6 +10,8 @@ import { WebhookAttempt } from './entities/webhook-attempt';
 import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { CreateWebhookTables1795663900748 } from './migrations/1795663900748-CreateWebhookTables';
+import { IntegrationsUserCaps1796000000000 } from './migrations/1796000000000-IntegrationsUserCaps';
+import { UserCap } from '../../lib/kit/user-caps';
 import { WebhookResolver } from './resolvers/webhook-resolver';
 import { webhookFanOut } from './webhook-fanout';
 import { WebhookService } from './webhook-service';
@@ -37,8 +39,8 @@ function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
 
 export const integrationsSubgraph: SubgraphDefinition = {
   name: 'integrations',
-  entities: [Webhook, WebhookDelivery, WebhookAttempt, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateWebhookTables1795663900748],
+  entities: [Webhook, WebhookDelivery, WebhookAttempt, OutboxEvent, EventConsumerPosition, UserCap],
+  migrations: [CreateWebhookTables1795663900748, IntegrationsUserCaps1796000000000],
   create(deps) {
     const { config, dataSource, events } = deps;
     const service = new WebhookService(dataSource, events, config);

@@ -3,6 +3,7 @@
 // fanned out exactly once however many processes run it. A user's webhooks get that user's events;
 // a webhook with `allUsers` (admin:integrations) gets every user's audit events (those the auth
 // subgraph writes). Disabled webhooks get nothing.
+import { UserCap } from '../../lib/kit/user-caps';
 import { v7 as uuidv7 } from 'uuid';
 import { Brackets, In, type DataSource, type EntityManager } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
@@ -32,11 +33,12 @@ export function eventBody(event: LoggedEvent): string {
 /** A deleted user's webhooks go, with their deliveries and log (the auth subgraph's user.deleted). */
 async function forgetUser(m: EntityManager, userId: string): Promise<void> {
   const hooks = await m.find(Webhook, { select: { id: true }, where: { ownerId: userId } });
-  if (!hooks.length) return;
+  if (!hooks.length) return void (await m.delete(UserCap, { ownerId: userId }));
   const ids = hooks.map((h) => h.id);
   await m.delete(WebhookAttempt, { webhookId: In(ids) });
   await m.delete(WebhookDelivery, { webhookId: In(ids) });
   await m.delete(Webhook, { id: In(ids) });
+  await m.delete(UserCap, { ownerId: userId });
 }
 
 type Subscriber = Pick<Webhook, 'id' | 'eventTypes' | 'createdAt'>;

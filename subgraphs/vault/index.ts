@@ -6,6 +6,7 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { UserCap } from '../../lib/kit/user-caps';
 import { addVaultItemsSource } from '../../lib/metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { guardedAgent } from '../../lib/ssrf-guard';
@@ -19,6 +20,7 @@ import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
 import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
+import { VaultUserCaps1796000000000 } from './migrations/1796000000000-VaultUserCaps';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -79,8 +81,9 @@ export const vaultSubgraph: SubgraphDefinition = {
     VaultUserDeletion,
     OutboxEvent,
     EventConsumerPosition,
+    UserCap,
   ],
-  migrations: [CreateVaultTables1795663134211],
+  migrations: [CreateVaultTables1795663134211, VaultUserCaps1796000000000],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
