@@ -3,9 +3,11 @@
 // counts, under the caps (`… WHERE node_count + n <= max`): that one statement enforces the caps
 // and serialises the writes of one hub (the row stays locked until the commit), so an edge never
 // joins a node being removed and two adds never both take the last place.
+import { UserCaps } from '../../lib/kit/user-caps';
+import { lostAtVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
+import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
@@ -14,9 +16,9 @@ import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
-import { HubDeletion, HubOwner, HubRef } from './entities/hub-ref';
+import { HubDeletion, HubRef } from './entities/hub-ref';
 import { GraphReads } from './graph-reads';
-import { capReached, charCount, HubLimits, isHttpUrl, textBytes } from './hub-rules';
+import { capReached, charCount, HUB_CAPS, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<Hub> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -107,7 +109,10 @@ export class HubService {
     private readonly onHubsDeleted: () => void = () => undefined,
   ) {
     this.reads = new GraphReads(dataSource);
+    this.caps = new UserCaps(dataSource);
   }
+
+  private readonly caps: UserCaps;
 
   // ---- hubs ---------------------------------------------------------------------------------
 
@@ -129,32 +134,15 @@ export class HubService {
     if (hub.nodeCount > this.limits.maxNodes) throw capReached('nodes', this.limits.maxNodes, 0);
     if (hub.edgeCount > this.limits.maxEdges) throw capReached('edges', this.limits.maxEdges, 0);
     if (hub.textBytes > this.limits.maxTextBytes) throw capReached('text_bytes', this.limits.maxTextBytes, 0);
-    await this.ensureOwner(ownerId);
+    const cap = hubCap('hubs', this.limits.hubsPerUser);
+    await this.caps.prepare(ownerId, [cap.limit]);
     return inTransaction(this.dataSource, async (m) => {
-      const counted = await m
-        .createQueryBuilder()
-        .update(HubOwner)
-        .set({ hubCount: () => 'hub_count + 1' })
-        .where('owner_id = :ownerId AND hub_count < :max', { ownerId, max: this.limits.hubsPerUser })
-        .execute();
-      if (affectedRows(counted) !== 1) {
-        const owner = await m.findOneByOrFail(HubOwner, { ownerId });
-        throw capReached('hubs', this.limits.hubsPerUser, owner.hubCount);
-      }
+      await this.caps.take(m, ownerId, { cap });
       await m.insert(Hub, hub);
       if (graph) await this.insertGraph(m, hub, graph, now);
       await recordEvent(m, { type: 'hub.created', userId: ownerId, resourceId: hub.id, data: hubEventData(hub) });
       return hub;
     });
-  }
-
-  private async ensureOwner(ownerId: string): Promise<void> {
-    if (await this.dataSource.manager.existsBy(HubOwner, { ownerId })) return;
-    try {
-      await this.dataSource.manager.insert(HubOwner, { ownerId, hubCount: 0 });
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err; // made at the same time by another request
-    }
   }
 
   /**
@@ -302,11 +290,8 @@ export class HubService {
   }
 
   /** A write at `expected` changed nothing: the hub is gone, or at another version. */
-  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
-    const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The hub is at version ${current.version}, not ${expected}.`, {
-      currentVersion: current.version,
-    });
+  private lost(ownerId: string, id: string, expected: number): Promise<never> {
+    return lostAtVersion('hub', expected, () => this.get(ownerId, id));
   }
 
   /**
@@ -651,12 +636,7 @@ async function insertRows(m: EntityManager, table: string, columnNames: string[]
 /** Inside a transaction that deleted `hubIds` of `ownerId`: counts them out and queues their rows for the sweeper. */
 export async function forgetHubs(m: EntityManager, ownerId: string, hubIds: string[]): Promise<void> {
   if (!hubIds.length) return;
-  await m
-    .createQueryBuilder()
-    .update(HubOwner)
-    .set({ hubCount: () => 'hub_count - :n' })
-    .where('owner_id = :ownerId', { ownerId, n: hubIds.length })
-    .execute();
+  await new UserCaps(m.connection).release(m, ownerId, HUB_CAPS.hubs.limit, hubIds.length);
   await m.insert(
     HubDeletion,
     hubIds.map((hubId) => ({ hubId })),

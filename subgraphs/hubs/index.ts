@@ -9,7 +9,9 @@ import { UserReference } from '../../lib/user-reference';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
-import { HubDeletion, HubOwner, HubRef } from './entities/hub-ref';
+import { HubDeletion, HubRef } from './entities/hub-ref';
+import { UserCap } from '../../lib/kit/user-caps';
+import { HubsUserCaps1796000000000 } from './migrations/1796000000000-HubsUserCaps';
 import { NoteReference, VaultItemReference, VoiceReference } from './entities/references';
 import { HubService } from './hub-service';
 import { HubSweeper } from './hub-sweeper';
@@ -19,8 +21,8 @@ import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-r
 
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
-  entities: [Hub, HubNode, HubEdge, HubRef, HubOwner, HubDeletion, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876],
+  entities: [Hub, HubNode, HubEdge, HubRef, UserCap, HubDeletion, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateHubTables1795662977876, HubsUserCaps1796000000000],
   create({ config, dataSource, events, logger }) {
     const sweeper = new HubSweeper(dataSource, logger);
     const service = new HubService(

@@ -20,7 +20,8 @@ import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 import { Hub } from './entities/hub';
 import { HubNode, RefType } from './entities/hub-node';
-import { HubOwner, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
+import { UserCap } from '../../lib/kit/user-caps';
 import { forgetHubs } from './hub-service';
 import { textBytes } from './hub-rules';
 
@@ -162,7 +163,7 @@ async function deleteUserHubs(m: EntityManager, userId: string, logger?: Logger)
     userId,
     hubs.map((h) => h.id),
   );
-  await m.delete(HubOwner, { ownerId: userId });
+  await m.delete(UserCap, { ownerId: userId });
   await m.delete(HubRef, { ownerId: userId });
   if (hubs.length) logger?.info({ userId, hubs: hubs.length }, "deleted user's hubs");
   return hubs.length > 0;

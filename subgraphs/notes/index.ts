@@ -10,7 +10,9 @@ import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteJob, NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
+import { NoteJob, NoteLink, NoteTag } from './entities/note-rows';
+import { UserCap } from '../../lib/kit/user-caps';
+import { NotesUserCaps1796000000000 } from './migrations/1796000000000-NotesUserCaps';
 import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
 import { addJob, NoteJobRunner } from './note-jobs';
@@ -20,8 +22,8 @@ import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
 
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
-  entities: [Note, NoteFolder, NoteTag, NoteLink, NoteOwner, NoteJob, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateNoteTables1795662977244],
+  entities: [Note, NoteFolder, NoteTag, NoteLink, UserCap, NoteJob, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateNoteTables1795662977244, NotesUserCaps1796000000000],
   create({ config, dataSource, events, logger }) {
     const notes = new NoteService(dataSource, { notesPerUser: config.NOTES_PER_USER });
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });

@@ -15,7 +15,8 @@ import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteJob, NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
+import { NoteJob, NoteLink, NoteTag } from './entities/note-rows';
+import { forgetOwner } from './owner-row';
 import { validationError } from '../../lib/errors';
 import { excerptOf, isTagWithin, MAX_TAG_LENGTH, renamedTag, renameHashtags, TAG_PATTERN } from './markdown';
 import { TAG_RANGE, tagRange, tagUnion, writeTags } from './note-service';
@@ -241,7 +242,7 @@ export class NoteJobRunner {
       });
       return true;
     }
-    await this.dataSource.manager.delete(NoteOwner, { ownerId });
+    await inTransaction(this.dataSource, (m) => forgetOwner(m, ownerId));
     return false;
   }
 

@@ -1,6 +1,7 @@
 // The notes module's rules for notes. Every change, its derived rows (tags, wiki links, the
 // search index on SQLite) and its event are written in one transaction (the outbox,
 // lib/outbox.ts); updates, archives and deletes name the version they expect (optimistic locking).
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
@@ -26,7 +27,7 @@ import {
   titleLinkKey,
   wikiLinks,
 } from './markdown';
-import { ensureOwnerRow, lockOwner, releaseSlots, takeSlots } from './owner-row';
+import { ensureOwnerRow, lockOwner, NOTES_CAP, releaseSlots, takeSlots } from './owner-row';
 import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
 
 export const MAX_BODY_CHARACTERS = 100_000;
@@ -212,12 +213,13 @@ export class NoteService {
     });
     await ensureOwnerRow(this.dataSource, ownerId);
     return this.write(async (m) => {
-      const cap = this.limits.notesPerUser;
-      if (!(await takeSlots(m, ownerId, 'notes', 1, cap)))
-        throw new AppError('conflict', `You have ${cap} notes, the most allowed; delete some to write more.`, {
-          limit: cap,
-          notes: cap,
-        });
+      const max = this.limits.notesPerUser;
+      await takeSlots(
+        m,
+        ownerId,
+        { limit: NOTES_CAP, max, what: 'You have the most notes allowed; delete some to write more.' },
+        1,
+      );
       if (note.folderId) await this.checkFolder(m, ownerId, note.folderId);
       note.searchId = await indexNote(m, null, note.title, note.body);
       await m.insert(Note, note);
@@ -285,7 +287,7 @@ export class NoteService {
       // The statement checks the version too: of concurrent updates at one version, one wins.
       const { id: _id, ownerId: _owner, ...columns } = after;
       if (affectedRows(await m.update(Note, { id, ownerId, version }, columns)) !== 1) {
-        throw await this.lostConflict(m, ownerId, id, version);
+        await this.lostConflict(m, ownerId, id, version);
       }
       if (changed.includes('body') || changed.includes('title'))
         await indexNote(m, before.searchId, after.title, after.body);
@@ -319,7 +321,7 @@ export class NoteService {
         { id, ownerId, version },
         { archived, archivedAt: after.archivedAt, version: after.version, updatedAt: now },
       );
-      if (affectedRows(result) !== 1) throw await this.lostConflict(m, ownerId, id, version);
+      if (affectedRows(result) !== 1) await this.lostConflict(m, ownerId, id, version);
       await recordEvent(m, {
         type: archived ? 'note.archived' : 'note.unarchived',
         userId: ownerId,
@@ -336,11 +338,11 @@ export class NoteService {
       const note = await this.lockedNote(m, ownerId, id);
       if (note.version !== version) throw this.conflict(note.version, version);
       if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
-        throw await this.lostConflict(m, ownerId, id, version);
+        await this.lostConflict(m, ownerId, id, version);
       await m.delete(NoteTag, { noteId: id });
       await m.delete(NoteLink, { sourceId: id });
       await unindexNotes(m, [note.searchId]);
-      await releaseSlots(m, ownerId, 'notes', 1);
+      await releaseSlots(m, ownerId, NOTES_CAP, 1);
       await recordEvent(m, { type: 'note.deleted', userId: ownerId, resourceId: id, data: eventData(note) });
       return note;
     });
@@ -365,15 +367,14 @@ export class NoteService {
   }
 
   private conflict(current: number, expected: number): AppError {
-    return new AppError('conflict', `The note is at version ${current}, not ${expected}.`, {
-      currentVersion: current,
-    });
+    return staleVersion('note', current, expected);
   }
 
   /** A write at `expected` changed nothing: the note is gone, or at another version. */
-  private async lostConflict(m: EntityManager, ownerId: string, id: string, expected: number): Promise<AppError> {
-    const current = await m.findOne(Note, { select: { id: true, version: true }, where: { id, ownerId } });
-    return current ? this.conflict(current.version, expected) : new AppError('not_found', 'No such note.');
+  private lostConflict(m: EntityManager, ownerId: string, id: string, expected: number): Promise<never> {
+    return lostAtVersion('note', expected, () =>
+      m.findOne(Note, { select: { id: true, version: true }, where: { id, ownerId } }),
+    );
   }
 
   /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */

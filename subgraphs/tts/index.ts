@@ -24,6 +24,8 @@ import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
 import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-CreateSynthesisOwners';
+import { TtsUserCaps1796000000000 } from './migrations/1796000000000-TtsUserCaps';
+import { UserCap } from '../../lib/kit/user-caps';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -85,7 +87,7 @@ function synthesisWorker(
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition],
+  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition, UserCap],
   migrations: [
     CreateTtsTables1733000000000,
     CreateSynthesesTable1734000000000,
@@ -95,6 +97,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     CreateSynthesisWorkersTable1737500000000,
     AddSynthesisSampleRate1737600000000,
     AddSynthesisFormatsAndTimings1737700000000,
+    TtsUserCaps1796000000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;

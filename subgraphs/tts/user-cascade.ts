@@ -5,6 +5,7 @@
 import type { EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
+import { UserCap } from '../../lib/kit/user-caps';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
@@ -38,6 +39,7 @@ export async function deleteUserData(
   for (const s of syntheses)
     for (const key of [s.audioKey ?? `${s.id}.wav`, ...synthesisEncodedKeys(s.id)]) await store.delete(key);
   if (syntheses.length) await m.delete(Synthesis, { id: In(syntheses.map((s) => s.id)) });
+  await m.delete(UserCap, { ownerId: userId });
   logger?.info({ userId, voices: voices.length, syntheses: syntheses.length }, "deleted user's voices and syntheses");
   return { voices: voices.length, syntheses: syntheses.length };
 }

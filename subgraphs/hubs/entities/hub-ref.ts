@@ -18,16 +18,6 @@ export class HubRef {
   ownerId!: string;
 }
 
-/** One row per user with hubs: locked by the conditional count update that enforces HUBS_PER_USER. */
-@Entity('hub_owners')
-export class HubOwner {
-  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 36 })
-  ownerId!: string;
-
-  @Column({ name: 'hub_count', type: 'integer' })
-  hubCount!: number;
-}
-
 /** A deleted hub whose nodes and edges are still being removed, 1,000 rows a transaction (hub-sweeper.ts). */
 @Entity('hub_deletions')
 export class HubDeletion {

@@ -28,19 +28,6 @@ export class NoteLink {
   ownerId!: string;
 }
 
-/** Per owner: what the caps count, and the row whose lock serialises an owner's folder and cap changes. */
-@Entity('note_owners')
-export class NoteOwner {
-  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 36 })
-  ownerId!: string;
-
-  @Column({ name: 'note_count', type: 'integer' })
-  noteCount!: number;
-
-  @Column({ name: 'folder_count', type: 'integer' })
-  folderCount!: number;
-}
-
 export type NoteJobKind = 'tag_rename' | 'user_cascade';
 
 /** Work over many rows (a tag rename, a deleted user's notes), done in batches until it is done. */
