@@ -2,6 +2,7 @@
 // A user's scopes are the union of their roles'. Every change that alters someone's scopes writes
 // `user.scopes_changed` with their new full set, in the same transaction: each process applies
 // it to that user's next request (lib/revocations.ts), without a new login.
+import { staleVersion } from '../../lib/kit/versioned';
 import { EVERYONE, UserCaps } from '../../lib/kit/user-caps';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
@@ -156,7 +157,7 @@ export class RoleAdministration {
       if (changes.description !== undefined) set.description = changes.description;
       if (list) set.scopeList = list.join(',');
       const result = await m.update(Role, { name, version }, set);
-      if (affectedRows(result) !== 1) throw this.stale(await this.get(name, m));
+      if (affectedRows(result) !== 1) throw staleVersion('role', (await this.get(name, m)).version, version);
       const updated = await this.get(name, m);
       await this.auditRole(audit, actor, 'role.updated', updated, {
         changed: Object.keys(changes).filter((k) => changes[k as keyof RoleChanges] !== undefined),
@@ -181,7 +182,7 @@ export class RoleAdministration {
         });
       }
       const result = await m.delete(Role, { name, version });
-      if (affectedRows(result) !== 1) throw this.stale(await this.get(name, m));
+      if (affectedRows(result) !== 1) throw staleVersion('role', (await this.get(name, m)).version, version);
       await this.caps.release(m, EVERYONE, 'ROLES_MAX');
       await this.auditRole(audit, actor, 'role.deleted', role);
       return role;
@@ -210,11 +211,7 @@ export class RoleAdministration {
     return this.inRolesLock(async (m, audit) => {
       const user = await m.findOneBy(User, { id: userId });
       if (!user) throw new AppError('not_found', 'No such user.');
-      if (user.version !== version) {
-        throw new AppError('conflict', `The user is at version ${user.version}, not ${version}.`, {
-          currentVersion: user.version,
-        });
-      }
+      if (user.version !== version) throw staleVersion('user', user.version, version);
       for (const name of wanted) {
         if (!BUILT_IN_ROLES[name] && !(await m.existsBy(Role, { name })))
           throw validationError({ roles: [`no role named "${name}"`] });
@@ -280,12 +277,8 @@ export class RoleAdministration {
 
   private async atVersion(m: EntityManager, name: string, version: number): Promise<Role> {
     const role = await this.get(name, m);
-    if (role.version !== version) throw this.stale(role);
+    if (role.version !== version) throw staleVersion('role', role.version, version);
     return role;
-  }
-
-  private stale(role: Role): AppError {
-    return new AppError('conflict', `The role is at version ${role.version}.`, { currentVersion: role.version });
   }
 
   private auditRole(audit: Audit, actor: Actor, type: string, role: Role, extra: Record<string, unknown> = {}) {

@@ -4,7 +4,7 @@
 // and serialises the writes of one hub (the row stays locked until the commit), so an edge never
 // joins a node being removed and two adds never both take the last place.
 import { UserCaps } from '../../lib/kit/user-caps';
-import { lostAtVersion } from '../../lib/kit/versioned';
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
@@ -436,9 +436,7 @@ export class HubService {
         { ...values, ...missing, version: version + 1, updatedAt: new Date() },
       );
       if (affectedRows(result) !== 1)
-        throw new AppError('conflict', `The node is at version ${current.version}, not ${version}.`, {
-          currentVersion: current.version,
-        });
+        await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       const node = await m.findOneByOrFail(HubNode, { id: nodeId });
       await recordEvent(m, {
         type: 'hub.node.updated',
@@ -455,10 +453,7 @@ export class HubService {
     return inTransaction(this.dataSource, async (m) => {
       await this.get(ownerId, hubId, m);
       const node = await this.nodeIn(m, hubId, nodeId);
-      if (node.version !== version)
-        throw new AppError('conflict', `The node is at version ${node.version}, not ${version}.`, {
-          currentVersion: node.version,
-        });
+      if (node.version !== version) throw staleVersion('node', node.version, version);
       const edges = await m.find(HubEdge, {
         select: { id: true },
         where: [
@@ -468,7 +463,7 @@ export class HubService {
       });
       await this.reserve(m, ownerId, hubId, { nodes: -1, edges: -edges.length, textBytes: -textBytes(node.text) });
       if (affectedRows(await m.delete(HubNode, { id: nodeId, hubId, version })) !== 1)
-        throw new AppError('conflict', 'The node changed meanwhile.', { currentVersion: node.version + 1 });
+        await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       for (let i = 0; i < edges.length; i += INSERT_CHUNK)
         await m.delete(HubEdge, { id: In(edges.slice(i, i + INSERT_CHUNK).map((e) => e.id)) });
       await recordEvent(m, {

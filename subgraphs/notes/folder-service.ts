@@ -1,7 +1,7 @@
 // Folders: a tree per owner, at most 10 deep, names unique among siblings. Every change locks the
 // owner's row first (owner-row.ts) and then reads the whole tree (at most 1,000 folders), so a
 // cycle or a depth past the limit cannot be made by two changes racing.
-import { staleVersion } from '../../lib/kit/versioned';
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
@@ -194,7 +194,7 @@ export class FolderService {
       };
       const { id: _id, ownerId: _o, path: _p, noteCount: _n, ...columns } = after;
       if (affectedRows(await m.update(NoteFolder, { id, ownerId, version }, columns)) !== 1)
-        throw new AppError('conflict', 'The folder changed meanwhile.', { currentVersion: version + 1 });
+        await lostAtVersion('folder', version, () => m.findOneBy(NoteFolder, { id, ownerId }));
       tree.byId.set(id, after);
       const moved = new Tree([...tree.byId.values()]);
       after.path = moved.path(id);

@@ -1,6 +1,7 @@
 // The examples subgraph. Owns the `examples` database; meets other subgraphs only through
 // federation references (owner: User) and events.
 // Its REST routes (under /api/v1/examples) are declared in routes.ts, listed in subgraphs/routes.ts.
+import { UserCap } from '../../lib/kit/user-caps';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
@@ -11,7 +12,7 @@ import { ExampleItemResolver } from './resolvers/example-item-resolver';
 
 export const examplesSubgraph: SubgraphDefinition = {
   name: 'examples',
-  entities: [ExampleItem, OutboxEvent],
+  entities: [ExampleItem, OutboxEvent, UserCap],
   migrations: [CreateExampleItemTables1700000000000],
   create({ dataSource }) {
     const service = new ExampleItemService(dataSource);

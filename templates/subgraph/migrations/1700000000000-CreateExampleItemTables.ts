@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { columns } from '../../../lib/database/portable';
+import { createUserCapsTable } from '../../../lib/kit/user-caps';
 import { createOutboxTable } from '../../../lib/outbox';
 
 // columns() keeps one migration portable between SQLite and MySQL.
@@ -23,9 +24,12 @@ export class CreateExampleItemTables1700000000000 implements MigrationInterface 
     );
     // Events are written here, in the same transaction as the change, then relayed to the stream.
     await createOutboxTable(queryRunner);
+    // The per-user caps' counters (lib/kit/user-caps.ts); nothing to count yet.
+    await createUserCapsTable(queryRunner, {});
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.dropTable('user_caps');
     await queryRunner.dropTable('outbox');
     await queryRunner.dropTable('example_items');
   }
