@@ -267,7 +267,7 @@ export class HubService {
       });
       return hub;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('hub', version, () => this.get(ownerId, id));
   }
 
   /**
@@ -284,14 +284,9 @@ export class HubService {
         await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
         return true;
       }));
-    if (!won) return this.lost(ownerId, id, version);
+    if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
     this.onHubsDeleted();
     return hub;
-  }
-
-  /** A write at `expected` changed nothing: the hub is gone, or at another version. */
-  private lost(ownerId: string, id: string, expected: number): Promise<never> {
-    return lostAtVersion('hub', expected, () => this.get(ownerId, id));
   }
 
   /**

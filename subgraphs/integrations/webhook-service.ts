@@ -185,7 +185,7 @@ export class WebhookService {
       await recordEvent(m, { type: 'webhook.updated', userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('webhook', version, () => this.get(ownerId, id));
   }
 
   /** Like update: of concurrent deletes at the right version exactly one affects the row. Its deliveries and log go with it. */
@@ -201,7 +201,7 @@ export class WebhookService {
         await recordEvent(m, { type: 'webhook.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
-    return won ? item : this.lost(ownerId, id, version);
+    return won ? item : lostAtVersion('webhook', version, () => this.get(ownerId, id));
   }
 
   /** A new secret; the old one signs alongside it for WEBHOOK_SECRET_OVERLAP_SECONDS (receivers switch meanwhile). */
@@ -298,10 +298,5 @@ export class WebhookService {
       await dueNow(m, webhook.id);
       return { ...delivery, state: DeliveryState.PENDING, nextAttemptAt: now, createdAt: now };
     });
-  }
-
-  /** A write at `expected` changed nothing: the webhook is gone, or at another version. */
-  private lost(ownerId: string, id: string, expected: number): Promise<never> {
-    return lostAtVersion('webhook', expected, () => this.get(ownerId, id));
   }
 }

@@ -255,7 +255,7 @@ export class NoteService {
     const given = changes.tags === undefined || changes.tags === null ? undefined : checkGivenTags(changes.tags);
     return this.write(async (m) => {
       const before = await this.lockedNote(m, ownerId, id);
-      if (before.version !== version) throw this.conflict(before.version, version);
+      if (before.version !== version) throw staleVersion('note', before.version, version);
       const after: Note = { ...before, version: version + 1, updatedAt: new Date() };
       const changed: string[] = [];
       if (body !== undefined && body !== before.body) {
@@ -287,7 +287,7 @@ export class NoteService {
       // The statement checks the version too: of concurrent updates at one version, one wins.
       const { id: _id, ownerId: _owner, ...columns } = after;
       if (affectedRows(await m.update(Note, { id, ownerId, version }, columns)) !== 1) {
-        await this.lostConflict(m, ownerId, id, version);
+        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       }
       if (changed.includes('body') || changed.includes('title'))
         await indexNote(m, before.searchId, after.title, after.body);
@@ -307,7 +307,7 @@ export class NoteService {
   async setArchived(ownerId: string, id: string, version: number, archived: boolean): Promise<Note> {
     return this.write(async (m) => {
       const before = await this.lockedNote(m, ownerId, id);
-      if (before.version !== version) throw this.conflict(before.version, version);
+      if (before.version !== version) throw staleVersion('note', before.version, version);
       const now = new Date();
       const after: Note = {
         ...before,
@@ -321,7 +321,7 @@ export class NoteService {
         { id, ownerId, version },
         { archived, archivedAt: after.archivedAt, version: after.version, updatedAt: now },
       );
-      if (affectedRows(result) !== 1) await this.lostConflict(m, ownerId, id, version);
+      if (affectedRows(result) !== 1) await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       await recordEvent(m, {
         type: archived ? 'note.archived' : 'note.unarchived',
         userId: ownerId,
@@ -336,9 +336,9 @@ export class NoteService {
   async delete(ownerId: string, id: string, version: number): Promise<Note> {
     return this.write(async (m) => {
       const note = await this.lockedNote(m, ownerId, id);
-      if (note.version !== version) throw this.conflict(note.version, version);
+      if (note.version !== version) throw staleVersion('note', note.version, version);
       if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
-        await this.lostConflict(m, ownerId, id, version);
+        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       await m.delete(NoteTag, { noteId: id });
       await m.delete(NoteLink, { sourceId: id });
       await unindexNotes(m, [note.searchId]);
@@ -364,17 +364,6 @@ export class NoteService {
     });
     if (!note) throw new AppError('not_found', 'No such note.');
     return note;
-  }
-
-  private conflict(current: number, expected: number): AppError {
-    return staleVersion('note', current, expected);
-  }
-
-  /** A write at `expected` changed nothing: the note is gone, or at another version. */
-  private lostConflict(m: EntityManager, ownerId: string, id: string, expected: number): Promise<never> {
-    return lostAtVersion('note', expected, () =>
-      m.findOne(Note, { select: { id: true, version: true }, where: { id, ownerId } }),
-    );
   }
 
   /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */

@@ -598,7 +598,7 @@ export class VaultService {
       });
       return saved;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('vault item', version, () => this.get(ownerId, id));
   }
 
   async delete(ownerId: string, id: string, version: number): Promise<VaultItem> {
@@ -619,7 +619,7 @@ export class VaultService {
         });
         return true;
       }));
-    if (!won) return this.lost(ownerId, id, version);
+    if (!won) return lostAtVersion('vault item', version, () => this.get(ownerId, id));
     if (item.blobKey) await this.store.delete(item.blobKey);
     return item;
   }
@@ -678,10 +678,6 @@ export class VaultService {
       await recordEvent(m, classifiedEvent(saved));
       return saved;
     });
-  }
-
-  private lost(ownerId: string, id: string, expected: number): Promise<never> {
-    return lostAtVersion('vault item', expected, () => this.get(ownerId, id));
   }
 
   // ---- classification helpers (also used by the worker) ----------------------------------

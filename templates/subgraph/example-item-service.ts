@@ -96,7 +96,7 @@ export class ExampleItemService {
       await recordEvent(m, { type: 'example_item.updated', userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('example item', version, () => this.get(ownerId, id));
   }
 
   /** Like update: of concurrent deletes at the right version exactly one affects the row. */
@@ -110,11 +110,6 @@ export class ExampleItemService {
         await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
-    return won ? item : this.lost(ownerId, id, version);
-  }
-
-  /** A write at `expected` changed nothing: the example item is gone, or at another version. */
-  private lost(ownerId: string, id: string, expected: number): Promise<never> {
-    return lostAtVersion('example item', expected, () => this.get(ownerId, id));
+    return won ? item : lostAtVersion('example item', version, () => this.get(ownerId, id));
   }
 }
