@@ -40,7 +40,7 @@ export class ExampleItemService {
 
   constructor(
     private readonly dataSource: DataSource,
-    /** Example items one user may keep; a create past it is 409 `conflict`, details { limit, max, count }. */
+    /** How many example items one user may keep; a create past it is 409 `conflict`, details { limit, max, count }. */
     perUser = 10_000,
   ) {
     this.caps = new UserCaps(dataSource);
