@@ -93,10 +93,30 @@ export default defineConfig(
     // schema, not by TypeScript) to REST bodies field by field, and the shapes are pinned by the
     // OpenAPI document's validation and the contract tests. Typing each `present` would add casts,
     // not checks. Its error handling is typed (BodyReadError).
-    // A module's route declarations (templates/subgraph/routes.ts, subgraphs/*/routes.ts) are facade code too.
-    files: ['rest-facade/**/*.ts', 'templates/subgraph/routes.ts', 'subgraphs/*/routes.ts'],
+    // A module's route declarations (templates/subgraph/routes.ts, subgraphs/*/routes.ts, the event
+    // stream's gateway/events-routes.ts) are facade code too.
+    files: ['rest-facade/**/*.ts', 'templates/subgraph/routes.ts', 'subgraphs/*/routes.ts', 'gateway/events-routes.ts'],
     rules: {
       ...UNTYPED_JSON_ALLOWED,
+    },
+  },
+  {
+    // The layering (docs/architecture.md): the kit (lib/), the gateway and the REST facade know no
+    // module. A module hands them what it contributes through the entry points (bin/), which read
+    // the module list (subgraphs/index.ts); the scaffold's templates are copied, never imported.
+    files: ['lib/**/*.ts', 'gateway/**/*.ts', 'rest-facade/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(subgraphs|templates)(/|$)',
+              message: 'lib/, gateway/ and rest-facade/ import no module: let the entry point hand it over.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

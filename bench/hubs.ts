@@ -53,7 +53,7 @@ export async function run(): Promise<void> {
   const canvas = bigCanvas();
   const rows: Record<string, string | number>[] = [];
   for (const db of dbs) {
-    const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '0' }));
+    const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '0', EXPENSIVE_PER_USER: '1000' }));
     try {
       const login = await postJson(`${server.url}/api/v1/auth/login`, {
         username: 'bench',

@@ -21,6 +21,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   webhooks: () => import('./webhooks'),
   notes: () => import('./notes'),
   vault: () => import('./vault'),
+  starvation: () => import('./starvation'),
 };
 
 async function main() {

@@ -4,11 +4,14 @@ import 'reflect-metadata';
 import { startServer } from '../bin/all-in-one';
 import { loadConfig } from '../lib/config';
 import { onShutdownSignal } from '../lib/http-server';
+import { startTracing } from '../lib/tracing';
 import { mountAuthBaseline } from './baselines/auth';
 import { mountNotesBaseline } from './baselines/notes';
 import { mountTtsBaseline } from './baselines/tts';
 
-void startServer(loadConfig(), {
+const config = loadConfig();
+startTracing(config, 'all-in-one');
+void startServer(config, {
   mount: (app, internals) => {
     mountAuthBaseline(app, internals);
     mountTtsBaseline(app, internals);

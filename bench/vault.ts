@@ -188,7 +188,7 @@ function classification(rows: Record<string, string | number>[]) {
 }
 
 async function listing(db: 'sqlite' | 'mysql', rows: Record<string, string | number>[]) {
-  const env = benchEnv(db, { VAULT_ENRICH_CONCURRENCY: '0' });
+  const env = benchEnv(db, { VAULT_ENRICH_CONCURRENCY: '0', EXPENSIVE_PER_USER: '1000' });
   // Migrated by a first start; filled directly (100,000 captures through the API would take minutes).
   let server = await startBenchServer(env, { ownsData: false });
   const token = await login(server.url);

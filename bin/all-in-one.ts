@@ -14,7 +14,7 @@ import { createLogger } from '../lib/logger';
 import { RunningSubgraph, startSubgraph } from '../lib/subgraph';
 import { jwks, KeyMaterial, loadKeys, TokenVerifier } from '../lib/tokens';
 import { createFacadeApp } from '../rest-facade/app';
-import { selectSubgraphs } from '../subgraphs';
+import { facadeRoutes, selectSubgraphs } from '../subgraphs';
 
 export interface RunningServer {
   url: string;
@@ -39,9 +39,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = loadKeys(config);
   const log = await EventLog.open(config, logger);
   const subgraphs: RunningSubgraph[] = [];
-  for (const def of selectSubgraphs(config.SUBGRAPHS))
+  for (const def of await selectSubgraphs(config.SUBGRAPHS))
     subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
-  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS, log);
   const events = await startEvents({
     config,
     logger,
@@ -55,12 +55,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keys,
     subgraphs: subgraphs.map((s) => ({ name: s.name, local: s })),
     beside: events,
-    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
   const app = createFacadeApp({
     config,
     logger,
+    routes: facadeRoutes,
     graphql: {
       execute: (r) => gateway.execute(r),
       subscribe: (r) => events.subscribe(r),
@@ -91,4 +92,4 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
 }
 
-if (require.main === module) runService(startServer);
+if (require.main === module) runService(startServer, 'all-in-one');

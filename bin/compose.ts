@@ -51,7 +51,7 @@ export async function buildSubgraphSdls(names: string[]): Promise<SubgraphSdl[]>
   const events = await EventLog.open(config);
   try {
     const sdls: SubgraphSdl[] = [];
-    for (const def of selectSubgraphs(names)) {
+    for (const def of await selectSubgraphs(names)) {
       const running = await startSubgraph(def, { config, logger, keys, events });
       sdls.push({ name: def.name, url: placeholderUrl(def.name), sdl: printSubgraphSchema(running.schema) });
       await running.stop();

@@ -6,6 +6,7 @@ import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { createFacadeApp } from '../rest-facade/app';
 import { httpGraphQLClient } from '../rest-facade/graphql-client';
+import { facadeRoutes } from '../subgraphs';
 
 export async function startFacadeServer(config: Config) {
   if (!config.GATEWAY_URL.length)
@@ -15,10 +16,11 @@ export async function startFacadeServer(config: Config) {
     config,
     logger,
     graphql: httpGraphQLClient(config.GATEWAY_URL, config.SUBGRAPH_SECRET),
+    routes: facadeRoutes,
   });
   const http = await listen(app, config.PORT, config.HOST);
   logger.info({ address: http.address, url: http.url, gateway: config.GATEWAY_URL }, 'facade ready');
   return { url: http.url, close: () => http.close() };
 }
 
-if (require.main === module) runService(startFacadeServer);
+if (require.main === module) runService(startFacadeServer, 'facade');

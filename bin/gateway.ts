@@ -26,7 +26,7 @@ export async function startGatewayServer(config: Config) {
   // Without a composed file, compose from the running subgraphs (handy in development).
   // Subscriptions are served beside the supergraph, from the shared event log.
   const log = await EventLog.open(config, logger);
-  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS);
+  const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS, log);
   const events = await startEvents({
     config,
     logger,
@@ -41,7 +41,7 @@ export async function startGatewayServer(config: Config) {
     subgraphs,
     supergraphPath: fs.existsSync(file) ? file : undefined,
     beside: events,
-    idempotency: new IdempotencyStore(log.dataSource, config, logger),
+    idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
 
@@ -74,4 +74,4 @@ export async function startGatewayServer(config: Config) {
   };
 }
 
-if (require.main === module) runService(startGatewayServer);
+if (require.main === module) runService(startGatewayServer, 'gateway');

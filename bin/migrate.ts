@@ -14,7 +14,11 @@ async function main(): Promise<void> {
   const config = { ...loadConfig(), MIGRATIONS_RUN: true };
   const logger = createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL });
   const specs = [
-    ...selectSubgraphs(config.SUBGRAPHS).map((d) => ({ name: d.name, entities: d.entities, migrations: d.migrations })),
+    ...(await selectSubgraphs(config.SUBGRAPHS)).map((d) => ({
+      name: d.name,
+      entities: d.entities,
+      migrations: d.migrations,
+    })),
     eventLogSpec,
   ];
   for (const spec of specs) {

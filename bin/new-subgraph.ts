@@ -1,8 +1,8 @@
 // `npm run new-subgraph -- <name> [--entity <Type>]`: a working subgraph for a partner team,
 // built the house way — an entity with a UUIDv7 id and a version, its migration, a paged list,
 // get, create, update and delete at the expected version, events through the outbox — in
-// subgraphs/<name>/ with its REST routes (routes.ts, in the OpenAPI document), its test in
-// test/<name>/, registered in subgraphs/index.ts and subgraphs/routes.ts.
+// subgraphs/<name>/ with its REST routes (routes.ts, in the OpenAPI document) and its definition
+// (module.ts), its test in test/<name>/, and one line in the module list, subgraphs/index.ts.
 //
 // The templates are real code, type-checked with the rest (tsconfig.json includes templates/):
 // templates/subgraph/ is the module and templates/subgraph-test/ its test, written for a
@@ -97,26 +97,13 @@ export function skeletonFiles(n: SkeletonNames, timestamp: number, templates = T
   return files;
 }
 
-/** Adds the subgraph to subgraphs/index.ts, the list the entry points read. */
-export function registerSubgraph(indexSource: string, n: SkeletonNames): string {
-  const importLine = `import { ${n.name}Subgraph } from './${n.name}';\n`;
+/** Adds the module to the module list, subgraphs/index.ts (its import and its entry): everything it contributes comes with it. */
+export function registerModule(indexSource: string, n: SkeletonNames): string {
+  const importLine = `import { ${n.name}Module } from './${n.name}/module';\n`;
   const withImport = indexSource.replace(/(import [^\n]+\n)(?![\s\S]*import )/, `$1${importLine}`);
-  const withEntry = withImport.replace(
-    /(subgraphDefinitions[^=]*=\s*\{[^}]*?)(\n\};)/,
-    `$1\n  ${n.name}: ${n.name}Subgraph,$2`,
-  );
+  const withEntry = withImport.replace(/(modules[^=]*=\s*\[[^\]]*?)(\n\];)/, `$1\n  ${n.name}Module,$2`);
   if (withEntry === withImport || withImport === indexSource)
-    throw new Error('could not add the subgraph to subgraphs/index.ts; add it by hand');
-  return withEntry;
-}
-
-/** Adds the module's REST routes to subgraphs/routes.ts, the list the facade's route table reads. */
-export function registerRoutes(registrySource: string, n: SkeletonNames): string {
-  const importLine = `import { ${n.name}Routes } from './${n.name}/routes';\n`;
-  const withImport = registrySource.replace(/(import [^\n]+\n)(?![\s\S]*import )/, `$1${importLine}`);
-  const withEntry = withImport.replace(/(subgraphRoutes[^=]*=\s*\[[^\]]*?)(\n\];)/, `$1\n  ...${n.name}Routes,$2`);
-  if (withEntry === withImport || withImport === registrySource)
-    throw new Error('could not add the routes to subgraphs/routes.ts; add them by hand');
+    throw new Error('could not add the module to subgraphs/index.ts; add it by hand');
   return withEntry;
 }
 
@@ -149,16 +136,14 @@ function main(argv: string[], root: string): number {
     fs.writeFileSync(path.join(root, file), text, { flag: 'wx' });
   }
   const index = path.join(root, 'subgraphs', 'index.ts');
-  fs.writeFileSync(index, registerSubgraph(fs.readFileSync(index, 'utf8'), names));
-  const registry = path.join(root, 'subgraphs', 'routes.ts');
-  fs.writeFileSync(registry, registerRoutes(fs.readFileSync(registry, 'utf8'), names));
+  fs.writeFileSync(index, registerModule(fs.readFileSync(index, 'utf8'), names));
   const scopes = path.join(root, 'lib', 'scopes.ts');
   fs.writeFileSync(scopes, registerScopes(fs.readFileSync(scopes, 'utf8'), names));
   console.log(
     [
       `Created the ${name} subgraph:`,
       ...Object.keys(files).map((f) => `  ${f}`),
-      '  (registered in subgraphs/index.ts, its REST routes in subgraphs/routes.ts, its scopes in lib/scopes.ts)',
+      '  (listed in subgraphs/index.ts; its scopes added to lib/scopes.ts)',
       '',
       'Next: npm run compose -- --check    npm test -- test/' + name,
     ].join('\n'),

@@ -63,7 +63,7 @@ function graphqlEndpoint(subgraph: RunningSubgraph, hop: HopSecret) {
 }
 
 export async function startSubgraphServer(config: Config, name: string) {
-  const [definition] = selectSubgraphs([name]);
+  const [definition] = await selectSubgraphs([name]);
   const logger = createLogger(config).child({ subgraph: name });
   const events = await EventLog.open(config, logger);
   const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config), events });
@@ -95,5 +95,5 @@ if (require.main === module) {
     console.error('usage: npm run start:subgraph -- <name>');
     process.exit(2);
   }
-  runService((config) => startSubgraphServer(config, name));
+  runService((config) => startSubgraphServer(config, name), `subgraph-${name}`);
 }

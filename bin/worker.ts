@@ -15,8 +15,8 @@ import { selectSubgraphs } from '../subgraphs';
 export async function startWorker(config: Config, names: string[]) {
   const logger = createLogger(config).child({ role: 'worker' });
   const definitions = names.length
-    ? selectSubgraphs(names)
-    : selectSubgraphs(config.SUBGRAPHS).filter((d) => d.worker !== undefined);
+    ? await selectSubgraphs(names)
+    : (await selectSubgraphs(config.SUBGRAPHS)).filter((d) => d.worker !== undefined);
   const events = await EventLog.open(config, logger);
   const keys = loadKeys(config);
   const works: Awaited<ReturnType<typeof startSubgraphWorker>>[] = [];
@@ -41,4 +41,4 @@ export async function startWorker(config: Config, names: string[]) {
   };
 }
 
-if (require.main === module) runService((config) => startWorker(config, process.argv.slice(2)));
+if (require.main === module) runService((config) => startWorker(config, process.argv.slice(2)), 'worker');

@@ -130,8 +130,9 @@ export function pipelinePlugin(
       // A sampled trace: the operation's span, which the fetches Apollo makes for it are children of.
       enterOperationSpan(op);
       return {
-        async responseForOperation({ operation, contextValue }) {
+        async responseForOperation({ operation, document, contextValue }) {
           if (!claim) return null;
+          op.document = document;
           op.operation = operation;
           op.context = contextValue;
           try {

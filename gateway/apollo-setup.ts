@@ -106,6 +106,8 @@ export async function apolloSetup(options: {
   if (config.graphqlExplorer) router.use(explorer());
   router.use(
     '/graphql',
+    // /graphql itself, not every path below it (Apollo would answer /graphql/anything).
+    (req: Request, _res: Response, next: NextFunction) => next(req.path === '/' ? undefined : 'router'),
     hopJsonBody(config, hop),
     (req: Request, res: Response, next: NextFunction) => {
       const input: unknown = req.method === 'GET' ? fromQueryString(req.query) : req.body;

@@ -6,7 +6,7 @@
 // steps through ./apollo-adapter.ts. Plans of a single fetch go straight to their subgraph
 // (./single-fetch.ts).
 import type { ApolloGateway } from '@apollo/gateway';
-import { GraphQLSchema, OperationTypeNode } from 'graphql';
+import { buildASTSchema, GraphQLSchema, OperationTypeNode, parse } from 'graphql';
 import { DocumentCache } from '../lib/document-cache';
 import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
@@ -19,6 +19,7 @@ import {
 } from '../lib/operation-pipeline';
 import { Headers, headerValue } from '../lib/request-context';
 import { executeOnGateway, executorRequestContext } from './apollo-adapter';
+import { callerAccess, type CallerLog } from './caller-access';
 import type { GatewayContext } from './data-sources';
 import type { SingleFetchPlans } from './single-fetch';
 
@@ -35,8 +36,11 @@ export interface DirectExecutionOptions {
   limits?: OperationLimits;
   /** The context of a caller known by its headers (the gateway verifies the token). */
   contextFor?: (headers: Headers, clientIp: string) => Promise<GatewayContext>;
-  /** Idempotency-Key on mutations (lib/idempotency.ts); without, the header is ignored. */
-  idempotency?: IdempotencyStore;
+  /**
+   * Idempotency-Key on mutations (lib/idempotency.ts), and the event log that says whether the
+   * caller may still have the answer (./caller-access.ts); without, the header is ignored.
+   */
+  idempotency?: { store: IdempotencyStore; callers: CallerLog };
 }
 
 /** Queries and mutations: subscriptions are /graphql/stream's. */
@@ -46,11 +50,22 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
   const { logger, metrics, maxResponseBytes, plans, limits, contextFor, idempotency } = options;
   let schema: GraphQLSchema | undefined;
   let documents: DocumentCache | undefined;
+  // What each field needs is declared in the supergraph (its scope directives), not in the API
+  // schema; built when first asked (an Idempotency-Key's check of the caller).
+  let supergraphSdl: string | undefined;
+  let needs: GraphQLSchema | undefined;
   // A new supergraph: documents are validated again against it.
-  gateway.onSchemaLoadOrUpdate(({ apiSchema }) => {
+  gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
     schema = apiSchema;
     documents = new DocumentCache(apiSchema);
+    supergraphSdl = coreSupergraphSdl;
+    needs = undefined;
   });
+  const needsSchema = () =>
+    (needs ??= supergraphSdl
+      ? buildASTSchema(parse(supergraphSdl), { assumeValid: true, assumeValidSDL: true })
+      : undefined);
+  const access = idempotency && callerAccess(idempotency.callers);
   const executor: ApolloGateway['executor'] = (requestContext) => gateway.executor(requestContext);
 
   const pipeline = operationPipeline<DirectCaller, GatewayContext>({
@@ -68,7 +83,11 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
     execute: (op) => executeOnGateway(executor, executorRequestContext(op, op.schema!, logger), plans),
     maxResponseBytes,
     metrics,
-    idempotency,
+    idempotency: idempotency && {
+      store: idempotency.store,
+      needs: needsSchema,
+      access: (op) => access!(op.context?.principal ?? undefined),
+    },
   });
 
   async function run(request: OperationRequest, caller: DirectCaller): Promise<FormattedResult> {

@@ -30,7 +30,8 @@ const tokenExpired = (): FormattedResult =>
 
 /**
  * The results of a source stream; return() reaches the source at once (it may be waiting). It
- * ends when the caller's token expires (with an error result saying so) and when the reader
+ * ends when the caller's token expires or the source refuses to go on (with an error result
+ * saying so: lib/event-stream.ts's `refuse`) and when the reader
  * stops taking results (the source then stops being pulled, so nothing piles up here).
  */
 export function mapEvents(
@@ -59,7 +60,15 @@ export function mapEvents(
     async next(): Promise<IteratorResult<EventResult>> {
       if (done) return { done: true, value: undefined };
       if (options.ready && !(await options.ready())) return end();
-      const item = await Promise.race([source.next(), expired]);
+      let item: IteratorResult<StreamEvent> | 'expired';
+      try {
+        item = await Promise.race([source.next(), expired]);
+      } catch (err) {
+        // The source refused to go on (the caller lost its scope or account): a last error result.
+        if (!(err instanceof AppError)) throw err;
+        await end();
+        return { done: false, value: errorResult(err) };
+      }
       if (item === 'expired') {
         await end();
         return { done: false, value: tokenExpired() };

@@ -20,6 +20,7 @@ import type { EventStream, StreamEvent } from '../lib/event-stream';
 import { authChecker } from '../lib/subgraph';
 import { RequiresScopes } from '../lib/scopes';
 import type { Principal } from '../lib/tokens';
+import { accessLost } from './stream-access';
 
 export enum EventScope {
   own = 'own',
@@ -43,6 +44,8 @@ export interface EventsContext {
   principal: Principal;
   /** The caller's scopes now (the token's, or a newer change in the log). */
   scopes: ReadonlySet<string>;
+  /** When the newest scope change `scopes` accounts for happened (ms), if the log has one. */
+  scopesChangedAt?: number;
   stream: EventStream;
 }
 
@@ -77,7 +80,9 @@ class EventsResolver {
   @Subscription(() => EventType, {
     description:
       "The caller's events as they happen, after `after` when given (no gap, no duplicate), filtered by `types`. " +
-      "Ends when the caller's session is revoked; `resync_required` when `after` is older than what is kept.",
+      "Ends when the caller's session is revoked; with `forbidden` when the caller loses `events:read` (or " +
+      '`admin:users` for `scope: all`), `unauthorized` when the account is disabled; `resync_required` when ' +
+      '`after` is older than what is kept.',
     subscribe: async ({ args, context }: { args: EventsArgs; context: EventsContext }) => {
       const { principal, scopes, stream } = context;
       const after = position(args.after);
@@ -90,6 +95,11 @@ class EventsResolver {
         after,
         types: args.types ?? undefined,
         endAfter: (e) => e.type === 'session.revoked' && e.resourceId === principal.sessionId,
+        refuse: accessLost({
+          principal,
+          needs: args.scope === EventScope.all ? ['events:read', 'admin:users'] : ['events:read'],
+          knownChangeAt: context.scopesChangedAt,
+        }),
       });
     },
   })

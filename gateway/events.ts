@@ -9,6 +9,7 @@ import { createSourceEventStream, execute, ExecutionResult, GraphQLSchema, Opera
 import { createHandler } from 'graphql-sse/lib/use/express';
 import type { ApiKeyExchange } from '../lib/api-keys';
 import type { Config } from '../lib/config';
+import { jsonBody } from '../lib/large-bodies';
 import { DocumentCache } from '../lib/document-cache';
 import { EventLog, startPruning } from '../lib/event-log';
 import { EventStream, StreamEvent } from '../lib/event-stream';
@@ -159,7 +160,7 @@ export async function createEventsService(options: {
         principal,
         await log.scopesOf(principal.userId, principal.issuedAt, scopesOfToken(principal)),
       );
-      return { principal, scopes, stream };
+      return { principal, scopes, scopesChangedAt: log.knownScopeChangeAt(principal.userId), stream };
     },
     scopes: (op) => ({ scopes: op.context?.scopes }),
     execute: (op) =>
@@ -210,20 +211,15 @@ export async function createEventsService(options: {
   });
 
   const router = express.Router();
-  router.use(
-    '/graphql/stream',
-    distinctConnectionsOnly,
-    express.json({ limit: config.BODY_LIMIT_BYTES }),
-    (req, res) => {
-      // A browser's EventSource cannot send a header: its ticket comes in the URL.
-      if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
-      handler(req, res).catch((err) => {
-        logger.error({ err }, 'graphql-sse handler failed');
-        if (!res.headersSent)
-          res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
-      });
-    },
-  );
+  router.use('/graphql/stream', distinctConnectionsOnly, jsonBody(config, config.BODY_LIMIT_BYTES), (req, res) => {
+    // A browser's EventSource cannot send a header: its ticket comes in the URL.
+    if (typeof req.query.ticket === 'string') req.headers[STREAM_TICKET_HEADER] = req.query.ticket;
+    handler(req, res).catch((err) => {
+      logger.error({ err }, 'graphql-sse handler failed');
+      if (!res.headersSent)
+        res.status(500).json({ errors: [{ message: 'internal error', extensions: { code: 'internal_error' } }] });
+    });
+  });
   return {
     router,
     subscribe: (request) => run(request, SUBSCRIPTIONS),

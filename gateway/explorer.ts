@@ -89,8 +89,10 @@ const wantsPage = (req: Request) =>
 
 export function explorer(): Router {
   const router = express.Router();
-  router.get('/graphql', (req: Request, res: Response, next) => {
-    if (!wantsPage(req)) return next();
+  // Middleware, not a route: a route that passed GraphQL requests on would leave its template on
+  // them, and the metrics would count them under it (routeLabel).
+  router.use('/graphql', (req: Request, res: Response, next) => {
+    if (req.path !== '/' || !wantsPage(req)) return next();
     res.vary('Accept').type('html').send(PAGE);
   });
   router.get(`${BASE}/init.js`, (_req, res) => res.type('application/javascript').send(INIT));

@@ -15,6 +15,7 @@ import { KeyMaterial, TokenVerifier } from '../lib/tokens';
 import { apolloGateway } from './apollo-adapter';
 import { apolloSetup } from './apollo-setup';
 import { withSchemaBeside, ServedBeside } from './beside';
+import type { CallerLog } from './caller-access';
 import { callerContext } from './caller-context';
 import { HttpDataSource, InProcessDataSource } from './data-sources';
 import { directExecution } from './direct-execution';
@@ -37,8 +38,11 @@ export interface GatewayOptions {
   supergraphPath?: string;
   /** What is served beside the supergraph (the event stream's schema), shown in /graphql's schema too. */
   beside?: ServedBeside;
-  /** Idempotency-Key on mutations, kept in the shared events database (lib/idempotency.ts). */
-  idempotency?: IdempotencyStore;
+  /**
+   * Idempotency-Key on mutations, kept in the shared events database (lib/idempotency.ts), and the
+   * event log that says whether a caller may still have an answer (./caller-access.ts).
+   */
+  idempotency?: { store: IdempotencyStore; callers: CallerLog };
   /** API keys as bearer tokens, exchanged with auth through this gateway (lib/api-keys.ts). */
   apiKeys?: ApiKeyExchange;
 }

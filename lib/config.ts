@@ -13,6 +13,37 @@ export function configSchema() {
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
   const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+  const lowerCase = z.string().transform((s) => s.trim().toLowerCase());
+  const otlpProtocol = lowerCase.pipe(
+    z.enum(['http/protobuf', 'http/json'], {
+      message: 'must be http/protobuf or http/json (grpc is not supported: use the OTLP/HTTP port, 4318)',
+    }),
+  );
+  /** The W3C Baggage-like list OpenTelemetry uses for headers and resource attributes. */
+  const keyValueList = (what: string) =>
+    z.string().transform((s, ctx) => {
+      const pairs: Record<string, string> = {};
+      for (const item of s.split(',')) {
+        if (!item.trim()) continue;
+        const eq = item.indexOf('=');
+        const key = eq > 0 ? item.slice(0, eq).trim() : '';
+        let value: string | undefined;
+        try {
+          value = eq > 0 ? decodeURIComponent(item.slice(eq + 1).trim()) : undefined;
+        } catch {
+          value = undefined;
+        }
+        if (!key || value === undefined || /[\s"]/.test(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${item.trim()}" is not key=value (${what}, values percent-encoded)`,
+          });
+          return z.NEVER;
+        }
+        pairs[key] = value;
+      }
+      return pairs;
+    });
   const csv = z.string().transform((s) =>
     s
       .split(',')
@@ -41,8 +72,60 @@ export function configSchema() {
     METRICS_PORT: int(0, 65535).optional(),
     /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
     METRICS_ENABLED: bool.default(true),
-    /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/tracing.ts). */
+    // OpenTelemetry's standard variables (the SDK's environment specification), read here and
+    // handed to lib/tracing.ts as `tracing` (see otelSettings below). One not supported, or with
+    // a value this service does not support (grpc, a sampler such as jaeger_remote), stops the start.
+    /** Traces are exported over OTLP/HTTP to `<endpoint>/v1/traces` when set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    /** The traces' own endpoint, used as it is (no /v1/traces added); wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+    /**
+     * `http/json` (the default here: OpenTelemetry JS's protobuf serializer measured slower,
+     * docs/observability.md) or `http/protobuf`; grpc is not supported.
+     */
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    /** `key=value,…` (values percent-encoded) sent with every export; the traces' own win per key. */
+    OTEL_EXPORTER_OTLP_HEADERS: keyValueList('headers').optional(),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList('headers').optional(),
+    /** `otlp` or `none` (comma-separated as the specification allows); other exporters are not supported. */
+    OTEL_TRACES_EXPORTER: lowerCase
+      .pipe(csv)
+      .pipe(
+        z.array(z.enum(['otlp', 'none'], { message: 'only otlp and none are supported (console, zipkin… are not)' })),
+      )
+      .optional(),
+    /** `true`: no tracing at all, whatever else is set. */
+    OTEL_SDK_DISABLED: lowerCase.pipe(z.enum(['true', 'false'], { message: 'must be true or false' })).optional(),
+    /** The `service.name` of every span; default: the process's kind (`gateway`, `facade`, `subgraph-tts`…). */
+    OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
+    /** `key=value,…` (values percent-encoded): resource attributes of every span (OTEL_SERVICE_NAME wins for service.name). */
+    OTEL_RESOURCE_ATTRIBUTES: keyValueList('resource attributes').optional(),
+    /**
+     * always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or
+     * parentbased_traceidratio. Unset: parentbased_traceidratio at TRACE_SAMPLE_RATIO. A parent's
+     * flag counts only from a trusted caller (TRACE_TRUST_PARENT, or a hop of this service).
+     */
+    OTEL_TRACES_SAMPLER: lowerCase
+      .pipe(
+        z.enum(
+          [
+            'always_on',
+            'always_off',
+            'traceidratio',
+            'parentbased_always_on',
+            'parentbased_always_off',
+            'parentbased_traceidratio',
+          ],
+          {
+            message:
+              'must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio (jaeger_remote and xray are not supported)',
+          },
+        ),
+      )
+      .optional(),
+    /** The ratio (0–1) of traceidratio and parentbased_traceidratio; default 1. */
+    OTEL_TRACES_SAMPLER_ARG: z.string().trim().optional(),
     /**
      * Express "trust proxy" setting: which hops may set X-Forwarded-For (docs/client-addresses.md).
      * Default: no one, so that no caller (a co-located one included) chooses its own address.
@@ -52,6 +135,14 @@ export function configSchema() {
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(256 * 1024),
     /** Bodies between this service's own processes (with the hop secret): a route's own larger limit passes on. */
     HOP_BODY_LIMIT_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+    /** A JSON body larger than this is a large body (lib/large-bodies.ts): admitted by the budgets below, parsed in a thread. */
+    LARGE_BODY_BYTES: int(1024, 256 * 1024 * 1024).default(1024 * 1024),
+    /** The bytes of large bodies one process reads and parses at once; beyond, 503 with Retry-After. */
+    LARGE_BODY_BUDGET_BYTES: int(1024, 4 * 1024 ** 3).default(64 * 1024 * 1024),
+    /** Large bodies of one caller in flight at once in one process; beyond, 429 with Retry-After. */
+    LARGE_BODIES_PER_USER: int(1, 1000).default(2),
+    /** How long parsing one large body may take in its thread before it is refused (400) and the thread replaced. */
+    LARGE_BODY_PARSE_TIMEOUT_MS: int(100, 120_000).default(10_000),
 
     JWT_PRIVATE_KEY: z.string().optional(),
     JWT_PUBLIC_KEY: z.string().optional(),
@@ -91,6 +182,14 @@ export function configSchema() {
      */
     POLL_MAX_IDLE_MS: int(5, 60_000).default(1000),
 
+    // Background jobs (lib/kit/jobs.ts, docs/background-jobs.md): work over many rows in every module.
+    /** Jobs asked by requests (tag renames…) one user may have waiting or running per module; beyond: 429 with Retry-After. */
+    JOBS_PENDING_PER_USER: int(1, 1_000_000).default(100),
+    /** Rows per transaction of background work (a deleted user's data, hub deletion) unless a module sets its own; at most 1,000. */
+    JOBS_BATCH_ROWS: int(1, 1000).default(1000),
+    /** A background job's lease: a runner that stops renewing it (one batch) for this long loses the job to another. */
+    JOBS_LEASE_SECONDS: int(2, 3600).default(30),
+
     /**
      * GraphQL operation limits, checked at the gateway (/graphql and /graphql/stream) before
      * validation and query planning: planning time grows with the size of a document.
@@ -99,6 +198,8 @@ export function configSchema() {
     GRAPHQL_MAX_DEPTH: int(2, 1000).default(12),
     GRAPHQL_MAX_ALIASES: int(0, 10_000).default(30),
     GRAPHQL_MAX_ROOT_FIELDS: int(1, 10_000).default(20),
+    /** Expensive fields (searches, neighbours; lib/kit/expensive.ts) in one operation, aliases included. */
+    GRAPHQL_MAX_EXPENSIVE_FIELDS: int(1, 1000).default(2),
     GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
     /** Cost budget of one operation: a field costs 1, a list field its page size times its selection. */
     GRAPHQL_MAX_COST: int(10, 10_000_000).default(5000),
@@ -219,6 +320,13 @@ export function configSchema() {
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
     /** Voices one user may keep; more are refused (409). */
     VOICES_PER_USER: int(1, 100_000_000).default(1000),
+    // ---- expensive operations and search (lib/kit/expensive.ts, lib/kit/owner-search.ts) ----
+    /** Expensive operations (searches, neighbours) of one user running at once in a process; beyond: 429 with Retry-After. */
+    EXPENSIVE_PER_USER: int(1, 1000).default(2),
+    /** Words and phrases of one search (notes, Vault); more: 400 `validation_error`. */
+    SEARCH_MAX_TERMS: int(1, 64).default(8),
+    /** SQLite: a search ranks at most this many matches, the newest; more matching notes or items are left unranked. */
+    SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
     // ---- notes (subgraphs/notes, docs/notes.md) ----
     /** Notes one user may keep; a create past it is 409 `conflict` with `details.limit`. */
     NOTES_PER_USER: int(1, 100_000_000).default(100_000),
@@ -245,6 +353,8 @@ export function configSchema() {
     HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(5000),
     /** Nodes a neighbours answer holds at most. */
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
+    /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
+    HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(1000),
     /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
     HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // ---- the Vault (docs/vault.md) ----
@@ -254,7 +364,7 @@ export function configSchema() {
     VAULT_MAX_FILE_BYTES: int(1024, 1024 ** 3).default(10 * 1024 * 1024),
     /** Body limit of POST /api/v1/vault/items (the only route that takes a file). */
     VAULT_CAPTURE_BODY_LIMIT_BYTES: int(1024, 2 * 1024 ** 3).default(14 * 1024 * 1024),
-    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach (tests: 127.0.0.1). */
+    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach: `host:port` (one port) or `host` (every port). */
     VAULT_FETCH_ALLOW_HOSTS: csv.default([]),
     /** Bytes of a fetched page read (after decompression); HTML beyond it is cut, other types keep their header size. */
     VAULT_FETCH_MAX_BYTES: int(1024, 1024 ** 3).default(2 * 1024 * 1024),
@@ -323,7 +433,7 @@ export function configSchema() {
     WEBHOOK_SECRET_OVERLAP_SECONDS: int(0, 30 * 86_400).default(86_400),
     /**
      * Hosts (as written in webhook URLs) whose private or loopback addresses webhooks may reach
-     * anyway (lib/ssrf-guard.ts); e.g. `127.0.0.1` in tests, an internal receiver in a closed network.
+     * anyway (lib/ssrf-guard.ts): `host:port` for one port (a test receiver), `host` for every port.
      */
     WEBHOOK_ALLOW_HOSTS: csv.default([]),
     /** API keys one user may hold (not revoked); more are refused (409). */
@@ -339,7 +449,25 @@ export function configSchema() {
   });
 }
 
+/** How this process traces (lib/tracing.ts), from OpenTelemetry's standard variables; null: not at all. */
+export interface TracingSettings {
+  /** Where spans are sent, as the exporter is given it. */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  /** OTEL_RESOURCE_ATTRIBUTES, with OTEL_SERVICE_NAME as service.name when set. */
+  resource: Record<string, string>;
+  sampler: {
+    /** A trusted caller's sampled flag decides (parentbased_*). */
+    parentBased: boolean;
+    /** The share of the traces this process decides about that it samples (always_on 1, always_off 0). */
+    ratio: number;
+  };
+}
+
 export type Config = z.infer<ReturnType<typeof configSchema>> & {
+  /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
+  tracing: TracingSettings | null;
   graphqlExplorer: boolean;
   dataDir: string;
   /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
@@ -388,6 +516,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     subgraphUrls[name] = url;
   }
+  const tracing = otelSettings(cfg);
   const dataDir = path.resolve(cfg.DATA_DIR);
   const graphqlExplorer = cfg.GRAPHQL_EXPLORER ?? cfg.NODE_ENV !== 'production';
   const introspection = cfg.GRAPHQL_INTROSPECTION ?? cfg.NODE_ENV !== 'production';
@@ -395,9 +524,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...cfg,
     graphqlExplorer,
     introspection,
+    tracing,
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
     vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
     subgraphUrls,
+  };
+}
+
+/**
+ * OpenTelemetry's SDK settings (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables):
+ * tracing is on when an endpoint is set, or OTEL_TRACES_EXPORTER names otlp (then the
+ * specification's default endpoint, http://localhost:4318); OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none turns it off whatever else is set.
+ */
+function otelSettings(cfg: z.infer<ReturnType<typeof configSchema>>): TracingSettings | null {
+  const fail = (message: string) => {
+    throw new ConfigError(`Invalid configuration:\n  ${message}`);
+  };
+  const sampler = cfg.OTEL_TRACES_SAMPLER;
+  let ratio = sampler === undefined ? cfg.TRACE_SAMPLE_RATIO : 1;
+  if (sampler === 'always_off' || sampler === 'parentbased_always_off') ratio = 0;
+  if ((sampler === 'traceidratio' || sampler === 'parentbased_traceidratio') && cfg.OTEL_TRACES_SAMPLER_ARG) {
+    ratio = Number(cfg.OTEL_TRACES_SAMPLER_ARG);
+    if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+      fail(`OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 for ${sampler}`);
+  }
+  const exporters = cfg.OTEL_TRACES_EXPORTER ?? [];
+  if (cfg.OTEL_SDK_DISABLED === 'true') return null;
+  if (exporters.length && !exporters.includes('otlp')) return null; // none
+  const base = cfg.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT && !base && !exporters.includes('otlp')) return null;
+  const url =
+    cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(base ?? 'http://localhost:4318').replace(/\/$/, '')}/v1/traces`;
+  const resource = { ...cfg.OTEL_RESOURCE_ATTRIBUTES };
+  if (cfg.OTEL_SERVICE_NAME) resource['service.name'] = cfg.OTEL_SERVICE_NAME;
+  return {
+    url,
+    protocol: cfg.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? cfg.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/json',
+    headers: { ...cfg.OTEL_EXPORTER_OTLP_HEADERS, ...cfg.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+    resource,
+    sampler: { parentBased: sampler === undefined || sampler.startsWith('parentbased_'), ratio },
   };
 }

@@ -26,7 +26,7 @@ import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
 import { Poller, startPoller } from './poller';
-import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations, USER_SCOPES_CHANGED } from './revocations';
+import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations, USER_ENDED, USER_SCOPES_CHANGED } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
 
@@ -209,6 +209,9 @@ export class EventLog {
           changedAt: e.occurredAt,
         })),
     );
+    this.revocations.appendedUserEnds(
+      events.filter((e) => USER_ENDED.includes(e.type)).map((e) => ({ userId: e.resourceId, at: e.occurredAt })),
+    );
     return appended;
   }
 
@@ -238,6 +241,20 @@ export class EventLog {
    */
   scopesOf(userId: string, issuedAt: number, own: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     return this.revocations.scopesOf(userId, issuedAt, own);
+  }
+
+  /** When the user's newest scope change this process knows of happened (ms; read with scopesOf). */
+  knownScopeChangeAt(userId: string): number | undefined {
+    return this.revocations.knownScopeChangeAt(userId);
+  }
+
+  /**
+   * Whether a token exchanged for an API key is overtaken (the key revoked, its owner disabled,
+   * deleted or given other scopes since it was issued), read with the revocations
+   * (lib/revocations.ts): how the edge's key cache drops it (lib/api-keys.ts).
+   */
+  keyTokenOvertaken(userId: string, keyId: string, issuedAt: number): Promise<boolean> {
+    return this.revocations.keyTokenOvertaken(userId, keyId, issuedAt);
   }
 
   /** How many revocations this process holds in memory. */

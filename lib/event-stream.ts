@@ -26,6 +26,11 @@ export interface SubscribeOptions {
   types?: string[];
   /** Ends the stream (without error) after delivering an event this returns true for. */
   endAfter?: (event: StreamEvent) => boolean;
+  /**
+   * Ends the stream with the error this returns for an event, before delivering it: the event
+   * takes the subscriber's right to read it away (its scope, its account).
+   */
+  refuse?: (event: StreamEvent) => Error | undefined;
 }
 
 interface Subscriber {
@@ -165,6 +170,8 @@ export class EventStream {
         for (const row of rows) {
           last = row.seq;
           const event = toStreamEvent(row);
+          const refused = opts.refuse?.(event);
+          if (refused) throw refused;
           if (wanted(event)) yield event;
           if (opts.endAfter?.(event)) return;
         }
@@ -182,6 +189,8 @@ export class EventStream {
         }
         if (event.seq <= last) continue;
         last = event.seq;
+        const refused = opts.refuse?.(event);
+        if (refused) throw refused;
         if (wanted(event)) yield event;
         if (opts.endAfter?.(event)) return;
       }

@@ -4,8 +4,9 @@
 // (contract: "Subgraph access", "Client addresses").
 import crypto from 'node:crypto';
 import net from 'node:net';
-import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from './config';
+import { jsonBody, type LargeBodyConfig } from './large-bodies';
 import { AppError, ERROR_STATUS } from './errors';
 import { errorResult } from './graphql-errors';
 import { sendJson } from './http-app';
@@ -80,10 +81,11 @@ export function requireHopSecret(config: Pick<Config, 'NODE_ENV'>, hop: HopSecre
  * limited (a hub import takes 8 MiB), and BODY_LIMIT_BYTES from anyone else.
  */
 export function hopJsonBody(
-  config: Pick<Config, 'BODY_LIMIT_BYTES' | 'HOP_BODY_LIMIT_BYTES'>,
+  config: Pick<Config, 'BODY_LIMIT_BYTES' | 'HOP_BODY_LIMIT_BYTES'> & LargeBodyConfig,
   hop: HopSecret,
 ): RequestHandler {
-  const outside = express.json({ limit: config.BODY_LIMIT_BYTES });
-  const inside = express.json({ limit: Math.max(config.BODY_LIMIT_BYTES, config.HOP_BODY_LIMIT_BYTES) });
+  // Large bodies are admitted and parsed off the event loop (./large-bodies.ts).
+  const outside = jsonBody(config, config.BODY_LIMIT_BYTES);
+  const inside = jsonBody(config, Math.max(config.BODY_LIMIT_BYTES, config.HOP_BODY_LIMIT_BYTES));
   return (req, res, next) => (hop.presentedBy(req.headers) ? inside : outside)(req, res, next);
 }

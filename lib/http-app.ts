@@ -84,14 +84,17 @@ declare module 'http' {
 /**
  * The route template a request matched (never the raw path, which would make a label per id).
  * Express matches paths regardless of case, and `baseUrl` is the mount's part of the path as it
- * was sent: lower-cased, it is the mount's template (no mount here has parameters). What no route
- * or mount took is one value, so that the labels are bounded by the code, not by clients.
+ * was sent: lower-cased, it is the mount's template (no mount here has parameters). A mount's own
+ * root route (`router.post('/')` at /v1/audio/speech) is the mount's path, without a trailing
+ * slash. What no route or mount took is one value, so that the labels are bounded by the code,
+ * not by clients. Express leaves `req.route` set after a route passes a request on (`next()`):
+ * a route must not pass on what another answers, or its template would label that answer.
  */
 export function routeLabel(req: Request): string {
   // `baseUrl` is set only while a router handles the request: a request no router took has none.
   const base = (req.baseUrl ?? '').toLowerCase();
   const route = req.route as { path: unknown } | undefined; // Express types it `any`
-  if (route) return `${base}${String(route.path)}`;
+  if (route) return base && route.path === '/' ? base : `${base}${String(route.path)}`;
   return base || 'unmatched'; // middleware mounted at a path (/graphql), or nothing matched
 }
 
@@ -208,7 +211,9 @@ export function createBaseApp({
       'close',
       afterResponse(logger, () => {
         const seconds = secondsSince(start);
-        if (metrics && res.writableFinished) {
+        // Answered: finished, or a stream the client closed (its status was sent). A request cut
+        // off before any answer has no status to count.
+        if (metrics && (res.writableFinished || res.headersSent)) {
           httpRequestDuration.observe(
             {
               method: methodLabel(req.method),

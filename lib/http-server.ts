@@ -6,7 +6,8 @@ import pino from 'pino';
 import { Config, ConfigError, loadConfig } from './config';
 import { createLogger } from './logger';
 import { metricsHandler } from './metrics';
-import { stopTracing } from './tracing';
+import { HopSecret } from './hop';
+import { startTracing, stopTracing } from './tracing';
 
 export interface HttpServer {
   server: http.Server;
@@ -170,7 +171,11 @@ export function startupFailure(err: unknown, port?: number): string {
  * The main of every entry point: read the configuration (a bad value exits 2 with the
  * message), start (a failure exits 1 with one line), and stop gracefully on SIGTERM/SIGINT.
  */
-export function runService(start: (config: Config) => Promise<{ close(): Promise<void> }>): void {
+export function runService(
+  start: (config: Config) => Promise<{ close(): Promise<void> }>,
+  /** The process's kind: its spans' service.name unless OTEL_SERVICE_NAME says otherwise. */
+  service: string,
+): void {
   // Failures to start are JSON lines like every other log line, on standard error, written
   // before the process exits.
   const failure = pino({ base: undefined }, pino.destination({ dest: 2, sync: true }));
@@ -183,6 +188,8 @@ export function runService(start: (config: Config) => Promise<{ close(): Promise
     process.exit(2);
   }
   const logger = createLogger(config);
+  // Before anything opens a database or serves a request: both are traced from the start.
+  startTracing(config, service, new HopSecret(config.SUBGRAPH_SECRET));
   // One metrics server per process, whatever the process serves (METRICS_PORT).
   const metrics =
     config.METRICS_PORT === undefined || !config.METRICS_ENABLED

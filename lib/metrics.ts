@@ -1,6 +1,8 @@
 // Prometheus metrics: one registry per process, served at GET /metrics (lib/http-app.ts) or on
 // METRICS_PORT (lib/http-server.ts). Every label takes a bounded set of values: routes are
-// templates, never raw paths, and no user or resource id is ever a label.
+// templates, never raw paths, and no user or resource id is ever a label. Here are the metrics
+// of the kit (HTTP, GraphQL, events, pools); a module declares its own in subgraphs/<name>/metrics.ts
+// on this registry, listed in its definition (`metrics`).
 import type http from 'node:http';
 import client from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -59,62 +61,13 @@ export const eventStreamConnections = new client.Gauge({
   registers: [registry],
 });
 
-export const synthesisRenderSeconds = new client.Histogram({
-  name: 'synthesis_render_seconds',
-  help: 'Time the speech engine took to render one synthesis, by outcome.',
-  labelNames: ['outcome'] as const,
-  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-  registers: [registry],
-});
-
-export const vaultEnrichments = new client.Counter({
-  name: 'vault_enrichments_total',
-  help: 'Vault items enriched, by outcome (ready, failed, lost: the lease was lost before the result was recorded).',
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
-
-export const vaultEnrichSeconds = new client.Histogram({
-  name: 'vault_enrich_seconds',
-  help: 'Time one Vault enrichment took (fetch, parse, classify, record), by item kind.',
-  labelNames: ['kind'] as const,
-  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
-});
-
-export const loginAttempts = new client.Counter({
-  name: 'login_attempts_total',
-  help: 'Login attempts, by outcome: success, failure (wrong credentials) or limited (refused by the rate limit).',
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
-
-export const webhookDeliveries = new client.Counter({
-  name: 'webhook_deliveries_total',
-  help: 'Webhook delivery attempts, by outcome: delivered, failed, timeout, error, blocked_address.',
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
-
-export const webhookDeliveryLag = new client.Histogram({
-  name: 'webhook_delivery_lag_seconds',
-  help: 'Time from an event to its delivery (2xx) to a webhook, retries included.',
-  buckets: [0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10, 60, 600, 3600, 86_400],
-  registers: [registry],
-});
-
-export const webhookEndpointsDisabled = new client.Counter({
-  name: 'webhook_endpoints_disabled_total',
-  help: 'Webhooks disabled because their deliveries failed for the whole retry period.',
-  registers: [registry],
-});
-
 /**
  * Gauges read at scrape time (queue depth, pool use): each source registers a function and
  * removes it when it stops, so that a process running several (tests) reports the live ones.
+ * A module declares its own in its metrics.ts.
  */
 type Sample = { labels: Record<string, string>; value: number };
-function scrapedGauge(name: string, help: string, labelNames: string[]) {
+export function scrapedGauge(name: string, help: string, labelNames: string[]) {
   const sources = new Set<() => Promise<Sample[]> | Sample[]>();
   new client.Gauge({
     name,
@@ -140,18 +93,6 @@ function scrapedGauge(name: string, help: string, labelNames: string[]) {
     return () => void sources.delete(read);
   };
 }
-
-/** Syntheses by state, as the tts database holds them. */
-export const addSynthesisJobsSource = scrapedGauge('synthesis_jobs', 'Syntheses by state.', ['state']);
-
-/** Vault items by state, read from the vault database at scrape time. */
-export const addVaultItemsSource = scrapedGauge('vault_items', 'Vault items by state.', ['state']);
-/** Age of the oldest queued synthesis (0 when none is queued). */
-export const addSynthesisQueueAgeSource = scrapedGauge(
-  'synthesis_queue_oldest_age_seconds',
-  'Age of the oldest queued synthesis.',
-  [],
-);
 
 const addPoolInUseSource = scrapedGauge(
   'db_pool_connections_in_use',

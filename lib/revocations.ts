@@ -17,6 +17,11 @@ import { selectCommitted } from './database/reads';
 export const SESSION_REVOKED = 'session.revoked';
 /** A user's new full scope set (issue 30): payload `{ scopes }`, the user's id as the resource. */
 export const USER_SCOPES_CHANGED = 'user.scopes_changed';
+/**
+ * The events that end what a user's API keys were exchanged for, though no session of theirs is
+ * revoked (a key's session is the key): the edge drops its cached key tokens on them (issue 41).
+ */
+export const USER_ENDED: readonly string[] = ['user.disabled', 'user.deleted'];
 
 /** A user's newest scope set as the log says, and when it changed (ms). */
 export interface ScopeChange {
@@ -38,6 +43,8 @@ export class SessionRevocations {
    * scopes a token carries as issued give way to a change newer than the token).
    */
   private readonly scopeChanges = new Map<string, ScopeChange>();
+  /** User id → when they were last disabled or deleted (ms, the log's time) and when this process learned of it. */
+  private readonly usersEnded = new Map<string, { at: number; learnedAt: number }>();
   /** Every event up to this position has been looked at. */
   private readThrough = 0;
   /** When (performance.now()) the last successful reading started: it saw what the log held then. */
@@ -62,6 +69,26 @@ export class SessionRevocations {
     for (const c of changes) this.noteScopes(c.userId, c.scopes, c.changedAt.getTime(), now);
   }
 
+  /** Users this process has just disabled or deleted (committed to the log). */
+  appendedUserEnds(ends: { userId: string; at: Date }[]): void {
+    const now = Date.now();
+    for (const e of ends) this.noteUserEnded(e.userId, e.at.getTime(), now);
+  }
+
+  /**
+   * Whether a token exchanged for an API key (its session is the key) has been overtaken, as of at
+   * most `maxAgeMs` ago: the key revoked, its owner disabled or deleted, or the owner's scopes
+   * changed, at or after the token's `issuedAt` (seconds: within its second counts). A cache of
+   * such tokens asks before each use (lib/api-keys.ts). A log that cannot be read throws.
+   */
+  async keyTokenOvertaken(userId: string, keyId: string, issuedAt: number): Promise<boolean> {
+    await this.fresh();
+    const since = issuedAt * 1000;
+    const ended = this.usersEnded.get(userId);
+    const change = this.scopeChanges.get(userId);
+    return this.revoked.has(keyId) || (ended?.at ?? -Infinity) >= since || (change?.changedAt ?? -Infinity) >= since;
+  }
+
   /** Whether the session's revocation is in the log, as of at most `maxAgeMs` ago. */
   async isRevoked(sessionId: string): Promise<boolean> {
     await this.fresh();
@@ -76,6 +103,11 @@ export class SessionRevocations {
   async scopesOf(userId: string, issuedAt: number, own: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     await this.fresh();
     return this.knownScopesOf(userId, issuedAt, own);
+  }
+
+  /** When the user's newest scope change in what was read last happened (ms); undefined: none known. */
+  knownScopeChangeAt(userId: string): number | undefined {
+    return this.scopeChanges.get(userId)?.changedAt;
   }
 
   /** As scopesOf, from what was read last: for a caller that has just awaited isRevoked(). */
@@ -93,6 +125,11 @@ export class SessionRevocations {
     const known = this.scopeChanges.get(userId);
     if (known && known.changedAt > changedAt) return;
     this.scopeChanges.set(userId, { scopes: new Set(scopes), changedAt, learnedAt: now });
+  }
+
+  private noteUserEnded(userId: string, at: number, now: number): void {
+    const known = this.usersEnded.get(userId);
+    if (!known || known.at <= at) this.usersEnded.set(userId, { at, learnedAt: now });
   }
 
   /** A reading that started at or after `needFrom`: the one under way, or a new one. */
@@ -143,7 +180,7 @@ export class SessionRevocations {
         .addSelect('e.occurred_at', 'occurred_at')
         .from('events', 'e')
         .where('e.type IN (:...types) AND e.seq > :after AND e.seq <= :through AND e.occurred_at > :since', {
-          types: [SESSION_REVOKED, USER_SCOPES_CHANGED],
+          types: [SESSION_REVOKED, USER_SCOPES_CHANGED, ...USER_ENDED],
           scopes: USER_SCOPES_CHANGED,
           after: this.readThrough,
           through,
@@ -154,6 +191,8 @@ export class SessionRevocations {
         .getRawMany();
       for (const row of rows) {
         if (row.type === SESSION_REVOKED) this.revoked.set(row.resource_id, now);
+        else if (row.type !== USER_SCOPES_CHANGED)
+          this.noteUserEnded(row.resource_id, occurredAt(row.occurred_at), now);
         else this.noteScopes(row.resource_id, payloadScopes(row.payload), occurredAt(row.occurred_at), now);
       }
       this.readThrough = rows.length < PAGE ? through : Number(rows[rows.length - 1].seq);
@@ -169,6 +208,7 @@ export class SessionRevocations {
     const before = now - this.options.keepMs;
     for (const [id, at] of this.revoked) if (at < before) this.revoked.delete(id);
     for (const [id, change] of this.scopeChanges) if (change.learnedAt < before) this.scopeChanges.delete(id);
+    for (const [id, ended] of this.usersEnded) if (ended.learnedAt < before) this.usersEnded.delete(id);
   }
 
   /** How many revocations this process holds (for tests and metrics). */

@@ -43,11 +43,15 @@ export type DeclaredScope = Scope | `${string}:read` | `${string}:write`;
 const KNOWN = new Set<string>(SCOPES);
 export const isScope = (s: string): s is Scope => KNOWN.has(s);
 
-/** The built-in roles: read-only, never stored. `admin` holds every scope, `user` every scope but `admin:*`. */
-export const BUILT_IN_ROLES: Readonly<Record<string, readonly Scope[]>> = {
-  admin: SCOPES,
-  user: SCOPES.filter((s) => !s.startsWith('admin:')),
-};
+/**
+ * The built-in roles: read-only, never stored. `admin` holds every scope, `user` every scope but
+ * `admin:*`. A Map, never a plain object: a role named `constructor` or `__proto__` must not find
+ * Object.prototype's members (issue 41, finding 9).
+ */
+export const BUILT_IN_ROLES: ReadonlyMap<string, readonly Scope[]> = new Map<string, readonly Scope[]>([
+  ['admin', SCOPES],
+  ['user', SCOPES.filter((s) => !s.startsWith('admin:'))],
+]);
 
 /**
  * The one list of what anyone may call without a token. GraphQL: `Type.field`, or `Type` for every

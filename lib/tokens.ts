@@ -170,7 +170,7 @@ export class TokenVerifier {
             // A token of the release before scopes has none: what its roles gave then (until it is refreshed).
             scopes: Array.isArray(scopes)
               ? strings(scopes)
-              : BUILT_IN_ROLES[strings(roles).includes('admin') ? 'admin' : 'user'],
+              : BUILT_IN_ROLES.get(strings(roles).includes('admin') ? 'admin' : 'user')!,
             issuedAt: iat,
             ...(payload.api_key === true ? { apiKey: true } : {}),
             expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),

@@ -18,26 +18,22 @@
 //
 // A caller's `traceparent` is kept (its trace id is passed on and logged, sampled or not), but
 // its sampled flag is believed only from TRACE_TRUST_PARENT or a hop presenting the hop secret;
-// from anyone else the process's own rule (TRACE_SAMPLE_RATIO) decides, so that no caller can
-// force or stop the export (issue 29). Spans are exported over OTLP/HTTP (JSON) by
-// OpenTelemetry's BatchSpanProcessor and exporter.
+// from anyone else the process's own rule (OTEL_TRACES_SAMPLER, or TRACE_SAMPLE_RATIO) decides,
+// so that no caller can force or stop the export (issue 29). Spans are exported over OTLP/HTTP
+// (protobuf or JSON, OTEL_EXPORTER_OTLP_PROTOCOL) by OpenTelemetry's BatchSpanProcessor and
+// exporter. OpenTelemetry's standard variables are read by lib/config.ts (`config.tracing`); the
+// entry point starts tracing with them (runService), naming the process's kind.
+
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import type { Attributes, HrTime, Link, SpanContext, SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
 import type { DataSource, EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent, BeforeQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
-import { type Config, loadConfig } from './config';
+import type { Config, TracingSettings } from './config';
 import { requestScope, type RequestScope } from './request-context';
-
-/** `gateway`, `facade`, `subgraph-tts`, `worker`, `all-in-one`: from the entry point's file and argument. */
-function serviceName(): string {
-  const entry = path.basename(process.argv[1] ?? 'service', '.js').replace(/^server$/, 'all-in-one'); // bench/server.js
-  return entry === 'subgraph' && process.argv[2] ? `subgraph-${process.argv[2]}` : entry;
-}
 
 /** The span attribute that says whether the incoming request's caller may decide its sampling. */
 export const TRUSTED_PARENT_ATTRIBUTE = 'trace.parent_trusted';
@@ -122,12 +118,19 @@ export function parseTraceParent(value: string | string[] | undefined): TracePar
 }
 
 /**
- * Whether this process records a request: a trusted caller's sampled flag is followed; otherwise
- * (no caller's trace, or a caller not trusted) a draw at `ratio`. The draw is random, not the
- * trace id's: a caller chooses its trace id, so it must not choose the draw.
+ * Whether this process records a request: with a parent-based sampler (parentbased_*, the
+ * default) a trusted caller's sampled flag is followed; otherwise (no caller's trace, a caller
+ * not trusted, or always_on / always_off / traceidratio) a draw at `ratio`. The draw is random,
+ * not the trace id's as the specification's traceidratio would take it: a caller chooses its
+ * trace id, so it must not choose the draw.
  */
-export function sampledFor(ratio: number, parent: TraceParent | undefined, trusted: boolean): boolean {
-  if (parent && trusted) return parent.sampled;
+export function sampledFor(
+  ratio: number,
+  parent: TraceParent | undefined,
+  trusted: boolean,
+  parentBased = true,
+): boolean {
+  if (parent && trusted && parentBased) return parent.sampled;
   return ratio >= 1 || (ratio > 0 && Math.random() < ratio);
 }
 
@@ -188,7 +191,7 @@ const hrTime = (ms: number): HrTime => {
 };
 
 /** Set while tracing is on: where ended spans go, and what they say about this process. */
-let exporter: { processor: SpanProcessor; resource: Resource; ratio: number } | undefined;
+let exporter: { processor: SpanProcessor; resource: Resource; sampler: TracingSettings['sampler'] } | undefined;
 const SCOPE = { name: 'federated-auth-voice' };
 // Spans record no events, and only a job's has links: one shared empty list each (never written).
 const NO_EVENTS: [] = [];
@@ -264,7 +267,7 @@ export class Span implements ReadableSpan {
   }
 }
 
-/** Whether this process traces (OTEL_EXPORTER_OTLP_ENDPOINT set). */
+/** Whether this process traces (startTracing was called with settings: an endpoint set, not disabled). */
 export const tracingEnabled = (): boolean => exporter !== undefined;
 
 /** The trace scope of the work running now, if tracing is on and it belongs to one. */
@@ -301,8 +304,8 @@ export async function inSpan<T>(
   }
 }
 
-/** What the process edge needs: who may decide sampling, and the rule for everyone else. */
-let edge: { trusted: (req: http.IncomingMessage) => boolean; ratio: number } | undefined;
+/** What the process edge needs: who may decide sampling (set with the exporter). */
+let trustedCaller: (req: http.IncomingMessage) => boolean = () => false;
 
 /**
  * The edge of this process, for one request: its scope (the caller's trace id kept, a new one
@@ -315,18 +318,10 @@ export function serveTraced<Req extends http.IncomingMessage>(
   route: (req: Req) => string,
 ): TraceScope | undefined {
   if (!exporter) return undefined;
-  if (!edge) {
-    // Loaded here, not at the top: lib/hop.ts loads lib/http-app.ts, which loads this module.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { HopSecret } = require('./hop') as typeof import('./hop');
-    edge = {
-      trusted: traceParentTrust(config!.TRACE_TRUST_PARENT, new HopSecret(config!.SUBGRAPH_SECRET)),
-      ratio: config!.TRACE_SAMPLE_RATIO,
-    };
-  }
   const parent = parseTraceParent(req.headers.traceparent);
-  const trusted = parent !== undefined && edge.trusted(req);
-  if (!sampledFor(edge.ratio, parent, trusted))
+  const trusted = parent !== undefined && trustedCaller(req);
+  const { ratio, parentBased } = exporter.sampler;
+  if (!sampledFor(ratio, parent, trusted, parentBased))
     return new TraceScope(parent?.traceId ?? newTraceId(), newSpanId(), false);
   const method = req.method ?? 'GET';
   const span = new Span(
@@ -449,7 +444,7 @@ export async function inLinkedSpan<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (!exporter) return work();
-  if (!sampledFor(exporter.ratio, undefined, false))
+  if (!sampledFor(exporter.sampler.ratio, undefined, false))
     return requestScope.run(new TraceScope(newTraceId(), newSpanId(), false), work);
   const linked = parseTraceParent(traceParent ?? undefined);
   const span = new Span(name, SpanKind.INTERNAL, undefined, attributes, {
@@ -467,30 +462,34 @@ export async function inLinkedSpan<T>(
   }
 }
 
-let config: Config | undefined;
-
-function startTracing(endpoint: string, loaded: Config): void {
+/**
+ * Starts tracing with the configuration's OpenTelemetry settings (nothing when `config.tracing`
+ * is null), once per process and before its databases open: `service` is the process's kind
+ * (`gateway`, `facade`, `subgraph-tts`, `worker`, `all-in-one`), its `service.name` unless
+ * OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES says otherwise. `hop` recognises this service's
+ * own hops, whose sampled flag is believed as TRACE_TRUST_PARENT's callers' is.
+ */
+export function startTracing(config: Config, service: string, hop?: HopSecretCheck): void {
+  const settings = config.tracing;
+  if (!settings || exporter) return;
   /* eslint-disable @typescript-eslint/no-require-imports */
+  // Loaded only when tracing is on: a process without it does not pay for the SDK's modules.
   const { BatchSpanProcessor } =
     require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
-  const { OTLPTraceExporter } =
-    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { OTLPTraceExporter } = (
+    settings.protocol === 'http/json'
+      ? require('@opentelemetry/exporter-trace-otlp-http')
+      : require('@opentelemetry/exporter-trace-otlp-proto')
+  ) as typeof import('@opentelemetry/exporter-trace-otlp-http');
   /* eslint-enable @typescript-eslint/no-require-imports */
-  config = loaded;
+  trustedCaller = traceParentTrust(config.TRACE_TRUST_PARENT, hop);
   exporter = {
-    // OTEL_BSP_* (the batch's size and delay) are read by the processor itself.
-    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` })),
-    resource: resourceFromAttributes({ 'service.name': serviceName() }),
-    ratio: loaded.TRACE_SAMPLE_RATIO,
+    // OTEL_BSP_* (the batch's size and delay) and OTEL_EXPORTER_OTLP_TIMEOUT are read by the SDK itself.
+    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url, headers: settings.headers })),
+    resource: resourceFromAttributes({ 'service.name': service, ...settings.resource }),
+    sampler: settings.sampler,
   };
-}
-
-try {
-  const loaded = loadConfig();
-  if (loaded.OTEL_EXPORTER_OTLP_ENDPOINT) startTracing(loaded.OTEL_EXPORTER_OTLP_ENDPOINT, loaded);
-} catch {
-  // A bad configuration is reported by the entry point (lib/http-server.ts), once.
 }
 
 /** Sends the spans still buffered: called once on shutdown. */

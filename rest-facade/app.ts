@@ -4,6 +4,7 @@ import type { BodyReadError } from '../lib/graphql-errors';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
+import { jsonBody } from '../lib/large-bodies';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
@@ -12,8 +13,8 @@ import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { graphqlOperation } from './graphql-mapping';
 import { openApiDocument } from './openapi';
 import { OPENAI_SPEECH_PATH, openAiSpeechOpenApi, openAiSpeechRouter } from './openai';
-import { carriesCredentials, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
-import { routes as defaultRoutes } from './routes';
+import { carriesCredentials, ModuleRoutes, NO_STORE_HEADERS, RouteInput, RouteSpec } from './route-spec';
+import { routeTable } from './route-table';
 import { sendError, sendGraphQLError } from './errors';
 import { drained } from './slow-reader';
 import { compileValidator } from './validation';
@@ -24,7 +25,8 @@ export interface FacadeOptions {
   config: Config;
   logger: Logger;
   graphql: GraphQLClient;
-  routes?: RouteSpec[];
+  /** Each module's routes, in order: the entry point hands them over (subgraphs/index.ts `facadeRoutes`), as the gateway is handed its subgraphs. */
+  routes: ModuleRoutes[];
   /** Mounts what the entry point serves beside the facade (the gateway, the JWKS) before the fallbacks. */
   mount?: (app: Express) => void;
 }
@@ -36,7 +38,8 @@ const pathPattern = (p: string) => new RegExp(`^${p.replace(/:(\w+)/g, '[^/]+')}
 
 export function createFacadeApp(options: FacadeOptions): Express {
   const { config, logger, graphql } = options;
-  const routes = options.routes ?? defaultRoutes;
+  const table = routeTable(options.routes);
+  const { routes } = table;
   const app = createBaseApp({
     config,
     logger,
@@ -49,7 +52,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
   app.set('etag', false);
 
   // ---- documentation ---------------------------------------------------------------------
-  const openapi = openApiDocument(routes, config, openAiSpeechOpenApi);
+  const openapi = openApiDocument(table, config, openAiSpeechOpenApi);
   app.get(`${API_PREFIX}/openapi.json`, (_req, res) => res.json(openapi));
   // Only the two files the page loads, not the whole package (its package.json, source maps, …).
   const swaggerUi = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -81,7 +84,9 @@ export function createFacadeApp(options: FacadeOptions): Express {
     next();
   });
   // Each route's body limit: BODY_LIMIT_BYTES, or its own (a hub import takes a whole canvas).
-  const jsonParser = (limit: number) => express.json({ limit });
+  // Large bodies are admitted and parsed off the event loop (lib/large-bodies.ts).
+  const jsonParser = (limit: number) =>
+    jsonBody(config, limit, (res, e) => sendError(res, e.code, e.message, e.details, e.retryAfter));
   const defaultParser = jsonParser(config.BODY_LIMIT_BYTES);
   const ownLimits = routes
     .filter((r) => r.bodyLimit)

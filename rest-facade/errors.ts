@@ -20,12 +20,23 @@ export function sendError(
   sendJson(res, ERROR_STATUS[code], body);
 }
 
+/**
+ * Field names in details follow the REST naming (snake_case), except paths into a JSON Canvas
+ * document (`canvas.edges.0.fromNode`): those name the fields as the client's canvas spells them.
+ */
+function restDetailKeys(details: ErrorDetails): ErrorDetails {
+  const canvasPaths = Object.keys(details).filter((key) => key.startsWith('canvas.'));
+  if (!canvasPaths.length) return snakeKeys(details);
+  const converted = snakeKeys(Object.fromEntries(Object.entries(details).filter(([k]) => !k.startsWith('canvas.'))));
+  return { ...converted, ...Object.fromEntries(canvasPaths.map((k) => [k, details[k]])) };
+}
+
 /** The first error decides; field names in details follow the REST naming (snake_case). */
 export function sendGraphQLError(res: Response, errors: readonly GraphQLFormattedError[]): void {
   const first = errors[0];
   const ext = (first.extensions ?? {}) as { code?: unknown; details?: ErrorDetails; retryAfter?: number };
   const code: ErrorCode = isErrorCode(ext.code) ? ext.code : 'internal_error';
   const message = code === 'internal_error' ? DEFAULT_MESSAGES.internal_error : first.message;
-  const details = ext.details ? snakeKeys(ext.details) : undefined;
+  const details = ext.details ? restDetailKeys(ext.details) : undefined;
   sendError(res, code, message, details, ext.retryAfter);
 }

@@ -2,7 +2,7 @@
 // written from: the selection is read off the response schema (each REST field is the GraphQL
 // field of its camelCase name, lib/naming.ts, or the one `graphqlField` names), and a body's
 // arguments off the request schema (types from the JSON types). So a field is declared once,
-// in schemas.ts, and test/facade/openapi.test.ts checks every operation against the schema served.
+// in its module's routes.ts, and test/facade/openapi.test.ts checks every operation against the schema served.
 import { camelCase } from '../lib/naming';
 import type { RouteInput, RouteSpec } from './route-spec';
 import type { JsonSchema } from './schemas';

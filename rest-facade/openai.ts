@@ -7,9 +7,10 @@
 // nothing renders on this thread), then `synthesisStream` reads the WAV its worker is writing,
 // piece by piece as it is rendered, until its end; each piece goes out as it comes. A client
 // that hangs up cancels the synthesis.
-import express, { NextFunction, Request, Response, Router } from 'express';
+import { NextFunction, Request, Response, Router } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Config } from '../lib/config';
+import { jsonBody } from '../lib/large-bodies';
 import crypto from 'node:crypto';
 import { apiKeyOf } from '../lib/api-keys';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../lib/errors';
@@ -132,7 +133,9 @@ export const openAiSpeechOpenApi = {
       requestBody: { required: true, content: { 'application/json': { schema: SpeechRequest } } },
       responses: {
         200: {
-          description: 'The audio',
+          description:
+            'The audio, in `response_format`\'s type; with `stream_format: "sse"`, `text/event-stream`: ' +
+            '`data: {"type":"speech.audio.delta","audio":"<base64>"}` events, then `data: {"type":"speech.audio.done","usage":{…}}`',
           headers: {
             'X-Synthesis-Id': {
               schema: { type: 'string', format: 'uuid' },
@@ -147,11 +150,7 @@ export const openAiSpeechOpenApi = {
             ...Object.fromEntries(
               SPEECH_FORMATS.map((f) => [CONTENT_TYPES[f], { schema: { type: 'string', format: 'binary' } }]),
             ),
-            'text/event-stream': {
-              schema: { type: 'string' },
-              description:
-                'With stream_format sse: `data: {"type":"speech.audio.delta","audio":"<base64>"}` events, then `data: {"type":"speech.audio.done","usage":{…}}`',
-            },
+            'text/event-stream': { schema: { type: 'string' } },
           },
         },
         ...Object.fromEntries(
@@ -274,7 +273,7 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
   const validate = compileValidator({ body: SpeechRequest } as RouteSpec);
   // Answers open per user, counted from the queued synthesis until the answer ends (SPEECH_ANSWERS_PER_USER).
   const openAnswers = new Map<string, number>();
-  router.use(express.json({ limit: config.BODY_LIMIT_BYTES }));
+  router.use(jsonBody(config, config.BODY_LIMIT_BYTES));
 
   router.post('/', async (req: Request, res: Response) => {
     if (!req.headers.authorization)

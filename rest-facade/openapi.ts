@@ -4,10 +4,13 @@ import type { Config } from '../lib/config';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { configured, fillConfigured } from './configured';
 import { carriesCredentials, NO_STORE_HEADERS, RouteSpec } from './route-spec';
-import { components, Health, JsonSchema } from './schemas';
+import type { RouteTable } from './route-table';
+import { Health, JsonSchema } from './schemas';
 
-const names = new Map<unknown, string>(Object.entries(components).map(([k, v]) => [v, k]));
-const schemaOrRef = (s: JsonSchema) => (names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s);
+/** The named schemas of the document being written (the route table's), by identity. */
+type Names = Map<unknown, string>;
+const schemaOrRef = (names: Names, s: JsonSchema) =>
+  names.has(s) ? { $ref: `#/components/schemas/${names.get(s)}` } : s;
 
 /** Only the server reads these: the GraphQL side of a field (graphql-mapping.ts), and the trimming rule (stated as a pattern instead). */
 const INTERNAL = new Set(['x-graphql', 'x-graphql-type', 'x-trimmed']);
@@ -25,9 +28,9 @@ export function trimmedPattern(min: number, max: number): string {
  * A value as the document shows it: named schemas by reference, configured limits filled in,
  * what only the server reads left out. `top` is the component being written itself.
  */
-function published(value: unknown, config: Config, top?: unknown): unknown {
+function published(value: unknown, config: Config, names: Names, top?: unknown): unknown {
   if (typeof value === 'string') return fillConfigured(value, config);
-  if (Array.isArray(value)) return value.map((v) => published(v, config));
+  if (Array.isArray(value)) return value.map((v) => published(v, config, names));
   if (!value || typeof value !== 'object') return value;
   if (value !== top && names.has(value)) return { $ref: `#/components/schemas/${names.get(value)}` };
   const schema = value as JsonSchema;
@@ -35,7 +38,22 @@ function published(value: unknown, config: Config, top?: unknown): unknown {
     ? { pattern: trimmedPattern(schema.minLength as number, schema.maxLength as number) }
     : {};
   const kept = Object.entries(schema).filter(([k]) => !INTERNAL.has(k) && !(schema['x-trimmed'] && LENGTHS.has(k)));
-  return { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config)])), ...trimmed };
+  const out = { ...Object.fromEntries(kept.map(([k, v]) => [k, published(v, config, names)])), ...trimmed };
+  return { ...out, ...oneType(out) };
+}
+
+/**
+ * OpenAPI 3.0 has one `type` per schema: JSON Schema's (and 3.1's) `type: [T, "null"]` is written
+ * `type: T, nullable: true`, with null added to an `enum` (3.0.3 checks the enum after nullable).
+ * A schema may so be declared either way, and the document stays 3.0; two non-null types cannot be.
+ */
+export function oneType(schema: JsonSchema): JsonSchema {
+  if (!Array.isArray(schema.type)) return {};
+  const types = (schema.type as string[]).filter((t) => t !== 'null');
+  if (types.length !== 1) throw new Error(`OpenAPI 3.0 cannot state type ${JSON.stringify(schema.type)}`);
+  if (types.length === schema.type.length) return { type: types[0] };
+  const withNull = Array.isArray(schema.enum) && !schema.enum.includes(null) ? { enum: [...schema.enum, null] } : {};
+  return { type: types[0], nullable: true, ...withNull };
 }
 const errorResponse = (code: ErrorCode) => ({
   description: `\`${code}\`: ${DEFAULT_MESSAGES[code]}`,
@@ -74,23 +92,42 @@ const takesIdempotencyKey = (route: RouteSpec) => route.method === 'post' && rou
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
 
-function operation(route: RouteSpec) {
-  const mediaType = route.stream
-    ? 'text/event-stream'
-    : route.download
-      ? route.download.contentType
-      : 'application/json';
+/**
+ * Every media type the answer may be sent as: a file in each of its formats (`?format=` or
+ * `Accept`), JSON or its text form (`?format=vtt`), and stored content in whatever type was sniffed
+ * from its bytes, which no list can name: any type.
+ */
+function answerContent(route: RouteSpec, names: Names): Record<string, { schema: unknown }> {
+  const schema = schemaOrRef(names, route.response);
+  const types = route.stream
+    ? ['text/event-stream']
+    : route.download?.attachment
+      ? ['*/*']
+      : route.download
+        ? [route.download.contentType, ...Object.values(route.download.formats ?? {})]
+        : ['application/json'];
+  return {
+    ...Object.fromEntries(types.map((type) => [type, { schema }])),
+    ...(route.text ? { [route.text.contentType]: { schema: { type: 'string' } } } : {}),
+  };
+}
+
+function answerDescription(route: RouteSpec): string {
+  if (route.status === 202) return 'Accepted';
+  if (route.stream) return 'An event stream (Server-Sent Events)';
+  if (route.download?.attachment)
+    return 'The whole file, as the type sniffed from its bytes (application/octet-stream until it has been sniffed)';
+  if (route.download?.formats) return 'The whole file, in the format asked for (`?format=`, else `Accept`)';
+  if (route.download) return 'The whole file';
+  if (route.text) return `OK: JSON, or \`${route.text.contentType}\` with \`?${route.text.param}=${route.text.value}\``;
+  return 'OK';
+}
+
+function operation(route: RouteSpec, names: Names) {
   const responses: Record<string, unknown> = {
     [route.status]: {
-      description:
-        route.status === 202
-          ? 'Accepted'
-          : route.stream
-            ? 'An event stream (Server-Sent Events)'
-            : route.download
-              ? 'The whole file'
-              : 'OK',
-      content: { [mediaType]: { schema: schemaOrRef(route.response) } },
+      description: answerDescription(route),
+      content: answerContent(route, names),
       ...(route.location || route.etag
         ? {
             headers: {
@@ -121,7 +158,7 @@ function operation(route: RouteSpec) {
       ? {
           206: {
             description: 'The one byte range asked for with `Range`',
-            content: { [mediaType]: { schema: schemaOrRef(route.response) } },
+            content: answerContent(route, names),
             headers: { 'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/88244' } } },
           },
           304: { description: 'Not modified (If-None-Match matched the ETag)' },
@@ -146,6 +183,8 @@ function operation(route: RouteSpec) {
     // A route that needs a token needs a scope too: a role without it answers 403 (docs/roles-and-scopes.md).
     ...(route.auth ? (['unauthorized', 'forbidden'] as ErrorCode[]) : []),
     ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    // A route with a larger body limit may take a large body: LARGE_BODIES_PER_USER at once (lib/large-bodies.ts).
+    ...(route.bodyLimit ? (['rate_limit_exceeded'] as ErrorCode[]) : []),
     // Idempotency-Key: a key reused with another request, or one still running, is 409.
     ...(takesIdempotencyKey(route) ? (['conflict'] as ErrorCode[]) : []),
     ...ALWAYS,
@@ -199,45 +238,90 @@ function operation(route: RouteSpec) {
       })),
     ],
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(route.body) } } } }
+      ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(names, route.body) } } } }
       : {}),
     responses,
   };
 }
 
-const health = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+/** The facade's own tags; each module declares its own with its routes (route-table.ts). */
+const FACADE_TAGS = [
+  { name: 'Health', description: 'Liveness and readiness, for load balancers and orchestrators; no token needed.' },
+  {
+    name: 'OpenAI compatibility',
+    description: "OpenAI's speech API (`POST /v1/audio/speech`), for clients written for it.",
+  },
+];
+
+/**
+ * Every tag an operation uses, declared (code generators group by them and linters require a
+ * description): the declared ones in their order, then any that an operation uses undeclared
+ * (without a description, which the document's lint test reports).
+ */
+function declaredTags(
+  paths: Record<string, Record<string, unknown>>,
+  declared: { name: string; description?: string }[],
+): { name: string; description?: string }[] {
+  const used = new Set(
+    Object.values(paths).flatMap((methods) =>
+      Object.values(methods).flatMap((op) => (op as { tags?: string[] }).tags ?? []),
+    ),
+  );
+  const known = new Set(declared.map((t) => t.name));
+  return [
+    ...declared.filter((t) => used.has(t.name)),
+    ...[...used].filter((n) => !known.has(n)).map((name) => ({ name })),
+  ];
+}
+
+const health = (
+  names: Names,
+  operationId: string,
+  summary: string,
+  description: string,
+  extra: Record<string, unknown> = {},
+) => ({
   get: {
     operationId,
     tags: ['Health'],
     summary,
+    description,
     security: [],
     responses: {
-      200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(Health) } } },
+      200: { description: 'OK', content: { 'application/json': { schema: schemaOrRef(names, Health) } } },
       ...extra,
     },
   },
 });
 
-export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths: Record<string, unknown> = {}) {
+export function openApiDocument(table: RouteTable, config: Config, extraPaths: Record<string, unknown> = {}) {
+  const names: Names = new Map(Object.entries(table.schemas).map(([k, v]) => [v, k]));
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  for (const route of table.routes) {
     const path = `/api/v1${route.path.replace(/:(\w+)/g, '{$1}')}`;
-    (paths[path] ??= {})[route.method] = operation(route);
+    (paths[path] ??= {})[route.method] = operation(route, names);
   }
   const notReady = {
     503: {
       description: 'A database or subgraph is down',
-      content: { 'application/json': { schema: schemaOrRef(Health) } },
+      content: { 'application/json': { schema: schemaOrRef(names, Health) } },
     },
   };
   for (const [prefix, suffix] of [
     ['', ''],
     ['/api/v1', 'UnderApi'],
   ]) {
-    paths[`${prefix}/health/live`] = health(`getLiveness${suffix}`, 'Liveness: the process runs');
+    paths[`${prefix}/health/live`] = health(
+      names,
+      `getLiveness${suffix}`,
+      'Liveness: the process runs',
+      'Answers 200 while the process can answer at all, without asking a database or subgraph: restart it when this fails.',
+    );
     paths[`${prefix}/health/ready`] = health(
+      names,
       `getReadiness${suffix}`,
       'Readiness: every database and subgraph answers',
+      'Asks every database and subgraph: 200 while none is `down` (`degraded` still serves), else 503; `checks` says which. Send traffic only on 200.',
       notReady,
     );
   }
@@ -260,14 +344,7 @@ export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths:
           'Beyond: 400 `validation_error` naming the limit.',
       },
       servers: [{ url: '/' }],
-      tags: [
-        { name: 'Auth' },
-        { name: 'Admin', description: 'For the `admin` role; others get 403 `forbidden`.' },
-        { name: 'TTS' },
-        { name: 'Events' },
-        { name: 'Health' },
-        { name: 'OpenAI compatibility' },
-      ],
+      tags: declaredTags(paths, [...table.tags, ...FACADE_TAGS]),
       paths,
       components: {
         securitySchemes: {
@@ -280,11 +357,12 @@ export function openApiDocument(routes: RouteSpec[], config: Config, extraPaths:
           },
         },
         schemas: Object.fromEntries(
-          Object.entries(components).map(([name, schema]) => [name, published(schema, config, schema)]),
+          Object.entries(table.schemas).map(([name, schema]) => [name, published(schema, config, names, schema)]),
         ),
       },
     },
     config,
+    names,
   ) as OpenApiDocument;
 }
 

@@ -1,5 +1,5 @@
 // The pieces route declarations share: paging, the id in the path, the expected version of a
-// write. Imported by rest-facade/routes.ts and by each module's routes (subgraphs/<name>/routes.ts),
+// write. Imported by each module's routes (subgraphs/<name>/routes.ts),
 // so a rule such as "?version or If-Match" is written once.
 import { Arg, queryArg } from './graphql-mapping';
 import type { RouteInput, RouteSpec } from './route-spec';

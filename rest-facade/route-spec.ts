@@ -2,7 +2,7 @@
 import type { Config } from '../lib/config';
 import type { ErrorCode } from '../lib/errors';
 import type { GraphQLCall } from './graphql-mapping';
-import { JsonSchema, TokenSet } from './schemas';
+import type { JsonSchema } from './schemas';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -80,15 +80,22 @@ export interface RouteSpec {
   ack?: string;
   response: JsonSchema;
   errors: ErrorCode[];
-  /**
-   * The answer carries credentials, so no cache may keep it (`Cache-Control: no-store`). Defaults
-   * to true for every route answering a TokenSet: see carriesCredentials().
-   */
+  /** The answer carries credentials (tokens, a key, a ticket), so no cache may keep it (`Cache-Control: no-store`). */
   noStore?: boolean;
 }
 
-/** Whether a route's answer holds tokens: the one rule for `Cache-Control: no-store`, served and documented. */
-export const carriesCredentials = (route: RouteSpec): boolean => route.noStore ?? route.response === TokenSet;
+/** What one module hands the facade: its routes, and the schemas and tags the OpenAPI document names. */
+export interface ModuleRoutes {
+  /** Served and documented in this order (a literal path before a parameter that would match it). */
+  routes: RouteSpec[];
+  /** Named in the document (components/schemas) and referred to wherever used; a name is used once across modules. */
+  schemas?: Record<string, JsonSchema>;
+  /** Its OpenAPI tags that have a place in the document's tag list (and a description), in order. */
+  tags?: { name: string; description?: string }[];
+}
+
+/** Whether a route's answer holds credentials: the one rule for `Cache-Control: no-store`, served and documented. */
+export const carriesCredentials = (route: RouteSpec): boolean => route.noStore ?? false;
 
 /** What answers with credentials are sent with. */
 export const NO_STORE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;

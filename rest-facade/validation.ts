@@ -44,10 +44,12 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, into: FieldErrors
       add(into, oneOfError.field, oneOfError.message);
       continue;
     }
+    // A missing field is named by its whole path (`canvas.nodes.3.id`), as other errors are.
+    const at = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const field =
       e.keyword === 'required'
-        ? (e.params as { missingProperty: string }).missingProperty
-        : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
+        ? [at, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')
+        : at || 'body';
     const message =
       e.keyword === 'required'
         ? 'is required'

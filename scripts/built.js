@@ -39,6 +39,7 @@ if (builtAt < newestSource()) {
   );
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
-// Run it in this process, as if started directly: one Node start-up, not two.
+// Run it in this process, as if started directly: one Node start-up, not two. As the main
+// module (runMain), so that the entry point's `require.main === module` start holds.
 process.argv = [process.argv[0], target, ...args];
-require(target);
+require('node:module').runMain();

@@ -1,27 +1,30 @@
-// The subgraphs this build contains. Only entry points read this list; the gateway is
-// handed what it should compose.
+// The modules of this build: the module list. Only entry points (bin/) read it; they hand each
+// part to its host: the subgraphs to the gateway's process, the routes to the REST facade.
+// `npm run new-subgraph` adds a module's line.
+import { eventsRoutes } from '../gateway/events-routes';
+import { ModuleDefinition, selectModules } from '../lib/module';
 import type { SubgraphDefinition } from '../lib/subgraph';
-import { authSubgraph } from './auth';
-import { ttsSubgraph } from './tts';
-import { hubsSubgraph } from './hubs';
-import { integrationsSubgraph } from './integrations';
-import { notesSubgraph } from './notes';
-import { vaultSubgraph } from './vault';
+import type { ModuleRoutes } from '../rest-facade/route-spec';
+import { authModule } from './auth/module';
+import { hubsModule } from './hubs/module';
+import { integrationsModule } from './integrations/module';
+import { notesModule } from './notes/module';
+import { ttsModule } from './tts/module';
+import { vaultModule } from './vault/module';
 
-export const subgraphDefinitions: Record<string, SubgraphDefinition> = {
-  auth: authSubgraph,
-  tts: ttsSubgraph,
-  hubs: hubsSubgraph,
-  integrations: integrationsSubgraph,
-  notes: notesSubgraph,
-  vault: vaultSubgraph,
-};
+export const modules: ModuleDefinition[] = [
+  authModule,
+  ttsModule,
+  hubsModule,
+  integrationsModule,
+  notesModule,
+  vaultModule,
+];
 
-export function selectSubgraphs(names: string[]): SubgraphDefinition[] {
-  if (!names.length) return Object.values(subgraphDefinitions);
-  return names.map((name) => {
-    const def = subgraphDefinitions[name];
-    if (!def) throw new Error(`Unknown subgraph "${name}"; known: ${Object.keys(subgraphDefinitions).join(', ')}`);
-    return def;
-  });
+/** The subgraphs named (all when none), loaded. */
+export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefinition[]> {
+  return Promise.all(selectModules(modules, names).map((m) => m.subgraph()));
 }
+
+/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), and the event stream's. */
+export const facadeRoutes: ModuleRoutes[] = [...modules.flatMap((m) => (m.routes ? [m.routes] : [])), eventsRoutes];

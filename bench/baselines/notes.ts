@@ -20,6 +20,8 @@ import { UserCap } from '../../lib/kit/user-caps';
 import { excerptOf, titleFromBody, titleKey, wikiLinks } from '../../subgraphs/notes/markdown';
 import { NoteFilter, NoteService, tagUnion } from '../../subgraphs/notes/note-service';
 import { searchIndexBytes } from '../../subgraphs/notes/search';
+import { sharedExpensiveGate } from '../../lib/kit/expensive';
+import { ownerWords } from '../../lib/kit/owner-search';
 
 /** A deterministic generator (mulberry32). */
 function prng(seed: number) {
@@ -110,8 +112,14 @@ export function seedNote(i: number, seed: number): { title: string; body: string
 export function mountNotesBaseline(app: Express, { subgraphs, keys, log }: ServerInternals): void {
   const notesGraph = subgraphs.find((s) => s.name === 'notes')!;
   const dataSource = notesGraph.dataSource;
-  const service = new NoteService(dataSource, { notesPerUser: Number.MAX_SAFE_INTEGER });
-  const verifier = new TokenVerifier(keys, loadConfig().JWT_ISSUER);
+  const config = loadConfig();
+  const service = new NoteService(dataSource, {
+    notesPerUser: Number.MAX_SAFE_INTEGER,
+    searchMaxTerms: config.SEARCH_MAX_TERMS,
+    searchCandidates: config.SEARCH_CANDIDATES,
+    expensive: sharedExpensiveGate(config),
+  });
+  const verifier = new TokenVerifier(keys, config.JWT_ISSUER);
   const caller = async (req: express.Request) => {
     const principal = await verifier.verifyRequest(req);
     if (await log.sessionRevoked(principal.sessionId)) throw new AppError('unauthorized');
@@ -168,9 +176,15 @@ export function mountNotesBaseline(app: Express, { subgraphs, keys, log }: Serve
               const part = notes.slice(k, k + 300);
               await m.query(
                 `INSERT INTO notes_fts (rowid, title, body) VALUES ${part.map(() => '(?, ?, ?)').join(', ')}`,
-                part.flatMap((n) => [n.searchId, n.title, n.body]),
+                part.flatMap((n) => [n.searchId, ownerWords(owner, n.title), ownerWords(owner, n.body)]),
               );
             }
+          else
+            for (const n of notes)
+              await m.query('UPDATE notes SET search_words = ? WHERE id = ?', [
+                `${ownerWords(owner, n.title)} ${ownerWords(owner, n.body)}`,
+                n.id,
+              ]);
           const tags = notes.flatMap((n) => n.tags.map((tag) => ({ noteId: n.id, tag, ownerId: owner })));
           for (let k = 0; k < tags.length; k += 1000) await m.insert(NoteTag, tags.slice(k, k + 1000));
           const links = notes.flatMap((n) =>

@@ -2,10 +2,16 @@
 // carries a key claims it before it runs (or answers with the first answer, or a 409), and its
 // answer is recorded once it is final (normalised and capped). Two step objects, because the
 // claim goes before the execution and the record after the error and cap steps.
-import { OperationTypeNode } from 'graphql';
+//
+// A replay answers without running anything, so before the claim the caller passes the checks a
+// first request passes in the subgraphs (issue 41): a session that has ended (logged out, the
+// user disabled) is `unauthorized`, a field out of the caller's current scopes `forbidden`, by
+// what the supergraph declares. Otherwise a dead token with the key got the first answer again.
+import { GraphQLSchema, OperationTypeNode } from 'graphql';
 import { IdempotencyStore, type Claim } from '../idempotency';
 import type { Principal } from '../tokens';
-import type { OperationStep } from './pipeline';
+import type { Operation, OperationStep } from './pipeline';
+import { CallerAccess, scopeRefusals } from './scopes';
 
 /** What the steps read of the caller's context (the gateway's). */
 export interface IdempotentContext {
@@ -13,11 +19,21 @@ export interface IdempotentContext {
   idempotencyKey?: string;
 }
 
+/** Idempotency-Key at an edge: where answers are kept, and how the caller is checked first. */
+export interface IdempotencyParts<Caller, Context> {
+  store: IdempotencyStore;
+  /** The schema that declares what each field needs (the supergraph's, with its scope directives). */
+  needs: (op: Operation<Caller, Context>) => GraphQLSchema | undefined;
+  /** The caller now: its current scopes, none (with why) when its session has ended. */
+  access: (op: Operation<Caller, Context>) => Promise<CallerAccess>;
+}
+
 const claims = new WeakMap<object, Extract<Claim, { kind: 'run' }>>();
 
 export function idempotencySteps<Caller, Context extends IdempotentContext>(
-  store: IdempotencyStore,
+  parts: IdempotencyParts<Caller, Context>,
 ): [OperationStep<Caller, Context>, OperationStep<Caller, Context>] {
+  const { store } = parts;
   return [
     {
       name: 'idempotency',
@@ -26,6 +42,15 @@ export function idempotencySteps<Caller, Context extends IdempotentContext>(
         const userId = op.context?.principal?.userId;
         // Queries are safe to repeat; an anonymous caller (logging in) has no user to scope the key to.
         if (key === undefined || !userId || op.operation?.operation !== OperationTypeNode.MUTATION) return;
+        // Checked before the claim: a caller refused here neither replays nor holds the key.
+        const schema = parts.needs(op);
+        if (!schema || !op.document) throw new Error('idempotency: no schema or document to check the caller against');
+        const access = await parts.access(op);
+        const refused = scopeRefusals(schema, op.document, op.operation, () => access);
+        if (refused.length) {
+          op.result = { data: null, errors: refused };
+          return;
+        }
         const claim = await store.claim(userId, key, op.request);
         if (claim.kind === 'run') claims.set(op, claim);
         else if (claim.kind === 'replay') {

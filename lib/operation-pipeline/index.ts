@@ -1,9 +1,8 @@
 // The operation pipeline (./pipeline.ts) in its one order. Every entry point builds it here with
 // its own parts, so a new rule is one line below and reaches them all.
 import type { DocumentCache } from '../document-cache';
-import type { IdempotencyStore } from '../idempotency';
 import { errorsStep } from './errors';
-import { idempotencySteps, IdempotentContext } from './idempotency';
+import { IdempotencyParts, idempotencySteps, IdempotentContext } from './idempotency';
 import { executeStep } from './execute';
 import { limitsStep, OperationLimits } from './limits';
 import { metricsStep, OperationObserver } from './metrics';
@@ -13,6 +12,7 @@ import { principalStep } from './principal';
 import { responseCapStep } from './response-cap';
 import { CallerAccess, scopesStep } from './scopes';
 import { traced } from './tracing';
+import { wellFormedTextStep } from './well-formed-text';
 
 export { Operation } from './pipeline';
 export { enterOperationSpan } from './tracing';
@@ -20,6 +20,7 @@ export type { FormattedResult, OperationRequest, OperationResult, OperationStep,
 export { operationLimits } from './limits';
 export type { OperationLimits, LimitsConfig } from './limits';
 export type { CallerAccess } from './scopes';
+export type { IdempotencyParts } from './idempotency';
 
 export interface PipelineParts<Caller, Context> {
   /** The shape limits, and whether the caller presented a token; none where the caller is this process. */
@@ -39,8 +40,11 @@ export interface PipelineParts<Caller, Context> {
   /** Count and time operations (METRICS_ENABLED), and anything else that observes them. */
   metrics: boolean;
   observers?: readonly OperationObserver[];
-  /** Idempotency-Key on mutations (../idempotency.ts): at the edge only (the gateway), never again in a subgraph. */
-  idempotency?: IdempotencyStore;
+  /**
+   * Idempotency-Key on mutations (../idempotency.ts): at the edge only (the gateway), never again
+   * in a subgraph; with the caller's check that a replay passes as a first request would.
+   */
+  idempotency?: IdempotencyParts<Caller, Context>;
 }
 
 export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, Context>): Pipeline<Caller, Context> {
@@ -52,6 +56,7 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
     pipeline<Caller, Context>([
       parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
       parseStep(parts.documents),
+      wellFormedTextStep(),
       principalStep(parts.principal),
       parts.scopes && scopesStep(parts.scopes),
       idempotency,

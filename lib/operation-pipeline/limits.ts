@@ -26,6 +26,7 @@ import {
 import { ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
 import type { Config } from '../config';
 import { AppError } from '../errors';
+import { expensiveField } from '../kit/expensive';
 import type { Operation, OperationStep } from './pipeline';
 
 export type LimitsConfig = Pick<
@@ -34,6 +35,7 @@ export type LimitsConfig = Pick<
   | 'GRAPHQL_MAX_DEPTH'
   | 'GRAPHQL_MAX_ALIASES'
   | 'GRAPHQL_MAX_ROOT_FIELDS'
+  | 'GRAPHQL_MAX_EXPENSIVE_FIELDS'
   | 'GRAPHQL_MAX_DIRECTIVES'
   | 'GRAPHQL_MAX_COST'
   | 'GRAPHQL_MAX_COST_ANONYMOUS'
@@ -72,6 +74,52 @@ function rootFieldsRule(max: number): ValidationRule {
       OperationDefinition(node: OperationDefinitionNode) {
         const n = count(node.selectionSet, new Set());
         if (n > max) context.reportError(refused('root field', max, 'GRAPHQL_MAX_ROOT_FIELDS', n));
+      },
+    };
+  };
+}
+
+/**
+ * Expensive root fields (searches, neighbours: lib/kit/expensive.ts) in each operation, aliases
+ * and fragments included: 20 aliased searches in one request would run 20 searches at once.
+ */
+function expensiveFieldsRule(max: number): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    const schema = context.getSchema();
+    const count = (set: SelectionSetNode, type: string, seen: Set<string>): number => {
+      let n = 0;
+      for (const s of set.selections) {
+        if (s.kind === Kind.FIELD) {
+          const declared = expensiveField(type, s.name.value);
+          if (
+            declared &&
+            (!declared.whenArgument ||
+              s.arguments?.some((a) => a.name.value === declared.whenArgument && a.value.kind !== Kind.NULL))
+          )
+            n++;
+        } else if (s.kind === Kind.INLINE_FRAGMENT) n += count(s.selectionSet, type, seen);
+        else if (!seen.has(s.name.value)) {
+          seen.add(s.name.value);
+          const fragment = context.getFragment(s.name.value);
+          if (fragment) n += count(fragment.selectionSet, type, seen);
+        }
+      }
+      return n;
+    };
+    return {
+      OperationDefinition(node: OperationDefinitionNode) {
+        const root =
+          node.operation === OperationTypeNode.QUERY
+            ? schema.getQueryType()
+            : node.operation === OperationTypeNode.MUTATION
+              ? schema.getMutationType()
+              : null;
+        if (!root) return;
+        const n = count(node.selectionSet, root.name, new Set());
+        if (n > max)
+          context.reportError(
+            refused('expensive field (searches, neighbours)', max, 'GRAPHQL_MAX_EXPENSIVE_FIELDS', n),
+          );
       },
     };
   };
@@ -180,6 +228,7 @@ export function operationLimits(config: LimitsConfig): OperationLimits {
     armor(maxDepthRule, { ignoreIntrospection: true }, 'depth', config.GRAPHQL_MAX_DEPTH, 'GRAPHQL_MAX_DEPTH'),
     armor(maxDirectivesRule, {}, 'directive', config.GRAPHQL_MAX_DIRECTIVES, 'GRAPHQL_MAX_DIRECTIVES'),
     rootFieldsRule(config.GRAPHQL_MAX_ROOT_FIELDS),
+    expensiveFieldsRule(config.GRAPHQL_MAX_EXPENSIVE_FIELDS),
   ];
   const analyses = new WeakMap<GraphQLSchema, Map<string, Analysis>>();
 

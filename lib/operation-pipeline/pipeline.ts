@@ -3,9 +3,9 @@
 // entry point lists its steps and passes what is its own (its schema, how it finds the caller,
 // how it executes). Steps are envelop-style: `before` hooks run in order until one answers (a
 // refusal, or the execution), then every `after` hook runs in order, so a refusal is normalised,
-// capped and counted like an answer. The order (./index.ts's `standardSteps`):
-//   limits → parse and validate → principal (→ scopes, next) → execute → error normalisation →
-//   answer-size cap → metrics (and tracing).
+// capped and counted like an answer. The order (./index.ts's `operationPipeline`):
+//   limits → parse and validate → well-formed text → principal → scopes → idempotency → execute →
+//   error normalisation → answer-size cap → metrics → the idempotency record (and tracing around).
 // One small object per operation carries what the steps share; no closures are made per call.
 import type {
   DocumentNode,

@@ -48,25 +48,37 @@ export function scopesStep<Caller, Context>(
     name: 'scopes',
     before(op) {
       if (!op.document || !op.operation || !op.schema) return;
-      const needs = needsOf(op.schema, op.document, op.operation);
-      if (!needs.length) return;
-      const caller = access(op);
-      const errors: GraphQLError[] = [];
-      for (const need of needs) {
-        // A field inside one refused already is moot: one error per outermost refused field.
-        if (errors.length && errors.some((e) => isWithin(need.path, e.path!))) continue;
-        if (!caller.scopes) {
-          errors.push(
-            refusal(need, caller.authError ?? new AppError('unauthorized', 'This field needs a valid token.')),
-          );
-        } else if (need.groups.length && !satisfies(need.groups, caller.scopes)) {
-          const wanted = need.groups.map((g) => g.join(' and ')).join(' or ');
-          errors.push(refusal(need, new AppError('forbidden', `${need.coordinate} needs the scope ${wanted}.`)));
-        }
-      }
+      const errors = scopeRefusals(op.schema, op.document, op.operation, () => access(op));
       if (errors.length) op.result = { data: null, errors };
     },
   };
+}
+
+/**
+ * The refusals of the fields of `operation` that `caller` may not reach (none: it may run), by
+ * what `schema` declares. The caller is asked only when some field needs more than nothing.
+ */
+export function scopeRefusals(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  access: () => CallerAccess,
+): GraphQLError[] {
+  const needs = needsOf(schema, document, operation);
+  if (!needs.length) return [];
+  const caller = access();
+  const errors: GraphQLError[] = [];
+  for (const need of needs) {
+    // A field inside one refused already is moot: one error per outermost refused field.
+    if (errors.length && errors.some((e) => isWithin(need.path, e.path!))) continue;
+    if (!caller.scopes) {
+      errors.push(refusal(need, caller.authError ?? new AppError('unauthorized', 'This field needs a valid token.')));
+    } else if (need.groups.length && !satisfies(need.groups, caller.scopes)) {
+      const wanted = need.groups.map((g) => g.join(' and ')).join(' or ');
+      errors.push(refusal(need, new AppError('forbidden', `${need.coordinate} needs the scope ${wanted}.`)));
+    }
+  }
+  return errors;
 }
 
 const isWithin = (path: readonly string[], outer: readonly (string | number)[]) =>

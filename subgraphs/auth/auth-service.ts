@@ -253,6 +253,12 @@ export class AuthService {
   }
 
   async logout(principal: Principal): Promise<Session> {
+    // A key's token has no session to end (its session id is the key's): it was a 500.
+    if (principal.apiKey)
+      throw new AppError(
+        'forbidden',
+        'An API key has no session to log out of; its owner revokes the key after logging in (DELETE /api/v1/auth/api-keys/{keyId}).',
+      );
     await this.revoke(principal, principal.sessionId, 'logout');
     return (await this.dataSource.manager.findOneBy(Session, { id: principal.sessionId }))!;
   }

@@ -1,7 +1,7 @@
 // Login rate limits (CONTRACT.md): failed attempts per username + client address, failed
 // attempts per username from any address (so that spreading guesses over many addresses does not
 // help: past LOGIN_MAX_FAILURES_PER_USERNAME the username is locked until the window passes or an
-// administrator unlocks it), and all attempts per client address. Counts live in the auth database so that every instance
+// administrator unlocks it), and failed attempts per client address (whatever the usernames). Counts live in the auth database so that every instance
 // shares them (RATE_LIMIT_STORE=memory keeps them per process).
 //
 // An attempt is counted as a failure *before* its password is verified, and the count is given
@@ -93,7 +93,10 @@ export class LoginThrottle {
     private readonly keyGuesses?: RateLimiterAbstract,
   ) {}
 
-  /** Refuses (429) a client whose API-key failures reached API_KEY_MAX_FAILURES_PER_CLIENT in the window. */
+  /**
+   * Refuses (429) a client whose API-key failures reached API_KEY_MAX_FAILURES_PER_CLIENT in the
+   * window. Asked only for a key that did not answer: a valid key is never refused by it.
+   */
   async checkKeyGuesses(clientIp: string): Promise<void> {
     const res = await this.keyGuesses?.get(clientIp);
     if (res && res.remainingPoints <= 0) throw tooMany(res);
@@ -155,8 +158,15 @@ export class LoginThrottle {
       retryAfter: retryAfterSeconds(locksEverywhere ? acrossAddresses : counted),
       // The username's failures from this address are cleared; from all addresses only this
       // attempt's point is given back: the owner's login must not wipe out an attacker's count.
+      // The address's point is given back too: the per-address limit counts failures, so that
+      // the people behind one address (an office's NAT) are not refused for logging in
+      // (issue 41; docs/login-limits-and-sessions.md).
       succeeded: async () => {
-        await Promise.all([this.failures.delete(userKey), this.usernameFailures.reward(usernameKey, 1)]);
+        await Promise.all([
+          this.failures.delete(userKey),
+          this.usernameFailures.reward(usernameKey, 1),
+          this.attempts.reward(clientIp, 1),
+        ]);
       },
       abandoned: async () => {
         await Promise.all([this.failures.reward(userKey, 1), this.usernameFailures.reward(usernameKey, 1)]);

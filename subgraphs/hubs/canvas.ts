@@ -144,8 +144,13 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
     if (Object.keys(problems).length < MAX_DETAILS) (problems[at] ??= []).push(message);
   };
   if (!validateCanvas(canvas)) {
-    for (const e of validateCanvas.errors ?? [])
-      if (e.keyword !== 'if') add(path(e.instancePath), e.message ?? 'is invalid');
+    for (const e of validateCanvas.errors ?? []) {
+      if (e.keyword === 'if') continue;
+      // A missing field is named by its whole path (`canvas.nodes.3.id`), as other problems are.
+      if (e.keyword === 'required')
+        add(path(`${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`), 'is required');
+      else add(path(e.instancePath), e.message ?? 'is invalid');
+    }
     throw validationError(problems, 'The canvas is not a valid JSON Canvas 1.0 document.');
   }
   const doc = canvas as JsonCanvas;
@@ -173,7 +178,8 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
     if (n.type === 'link') return { type: 'link', ...layout, url: n.url! };
     if (n.label !== undefined && charCount(n.label) > LABEL_MAX)
       add(`${at}.label`, `must be at most ${LABEL_MAX} characters`);
-    return { type: 'group', ...layout, label: n.label?.trim() || null };
+    // An empty label is kept as written (""), so that an export gives back what was imported.
+    return { type: 'group', ...layout, label: n.label === undefined ? null : n.label.trim() };
   });
   const edgeIds = new Set<string>();
   const edgeRows = edges.map((e, i) => {
@@ -195,7 +201,7 @@ export function graphFromCanvas(canvas: unknown, limits: HubLimits): GraphRows {
       toSide: e.toSide ?? null,
       fromEnd: e.fromEnd ?? null,
       toEnd: e.toEnd ?? null,
-      label: e.label?.trim() || null,
+      label: e.label === undefined ? null : e.label.trim(),
       color: colorOf(e.color),
     };
   });
@@ -209,6 +215,54 @@ const REF_LINKS: Record<string, { name: string; path: string }> = {
   voice: { name: 'Voice', path: '/api/v1/tts/voices/' },
 };
 
+/** What a ref node's text is made from: the node, and the title of what it points at when it could be read. */
+interface RefNodeLook {
+  type: string;
+  refId: string | null;
+  label: string | null;
+  missing: boolean;
+  title?: string | null;
+}
+
+/**
+ * A ref node as canvas text: its label, else the title of what it points at (read through
+ * federation by the caller of the export), else the kind and id; and a link to it.
+ */
+export function refNodeText(n: RefNodeLook): string {
+  const ref = REF_LINKS[n.type];
+  if (!ref) throw new AppError('internal_error', `Unknown node type ${n.type}.`);
+  const title = n.label || n.title?.trim() || `${ref.name} ${n.refId}`;
+  // Markdown's own characters in a title are escaped so that the bold and the link stay whole.
+  const escaped = title.replace(/[\\`*_[\]<>]/g, '\\$&').replace(/\s+/g, ' ');
+  return `**${escaped}**\n\n[${ref.name}](${ref.path}${n.refId})${n.missing ? '\n\n(deleted)' : ''}`;
+}
+
+/** A ref node of a hub as the export reads it through the gateway (GraphQL's names). */
+export interface TitledRefNode {
+  id: string;
+  type: string;
+  refId: string | null;
+  label: string | null;
+  missing: boolean;
+  note?: { title?: string | null } | null;
+  vaultItem?: { title?: string | null } | null;
+  voice?: { name?: string | null } | null;
+}
+
+/** The canvas with each ref node's text naming what it points at by its title (the REST export). */
+export function withRefTitles(canvas: JsonCanvas, refs: TitledRefNode[]): JsonCanvas {
+  const byId = new Map(refs.map((r) => [r.id, r]));
+  return {
+    ...canvas,
+    nodes: canvas.nodes?.map((node) => {
+      const ref = byId.get(node.id);
+      if (!ref) return node;
+      const title = ref.note?.title ?? ref.vaultItem?.title ?? ref.voice?.name ?? null;
+      return { ...node, text: refNodeText({ ...ref, title }) };
+    }),
+  };
+}
+
 /** A hub as a JSON Canvas 1.0 document: groups first (they lie beneath), then the rest, each in creation order. */
 export function canvasOf(nodes: HubNode[], edges: HubEdge[]): JsonCanvas {
   const ordered = [...nodes.filter((n) => n.type === 'group'), ...nodes.filter((n) => n.type !== 'group')];
@@ -220,11 +274,7 @@ export function canvasOf(nodes: HubNode[], edges: HubEdge[]): JsonCanvas {
       if (n.type === 'link') return { ...base, type: 'link', url: n.url! } as CanvasNode;
       if (n.type === 'group') return { ...base, type: 'group', ...optional({ label: n.label }) } as CanvasNode;
       if (n.type === 'text') return { ...base, type: 'text', text: n.text ?? '' } as CanvasNode;
-      const ref = REF_LINKS[n.type];
-      if (!ref) throw new AppError('internal_error', `Unknown node type ${n.type}.`);
-      const title = n.label ?? `${ref.name} ${n.refId}`;
-      const text = `**${title}**\n\n[${ref.name}](${ref.path}${n.refId})${n.missing ? '\n\n(deleted)' : ''}`;
-      return { ...base, type: 'text', text } as CanvasNode;
+      return { ...base, type: 'text', text: refNodeText(n) } as CanvasNode;
     }),
     edges: edges.map(
       (e) =>

@@ -98,9 +98,14 @@ export class GraphReads {
 
   /**
    * One level of a breadth-first search: the edges leaving (`out`), entering (`in`) or touching
-   * (`both`) any node of the frontier, each found through its index.
+   * (`both`) any node of the frontier, each found through its index; at most `limit`, by id.
    */
-  async edgesAround(hubId: string, frontier: string[], direction: 'out' | 'in' | 'both'): Promise<HubEdge[]> {
+  async edgesAround(
+    hubId: string,
+    frontier: string[],
+    direction: 'out' | 'in' | 'both',
+    limit: number,
+  ): Promise<HubEdge[]> {
     const marks = frontier.map(() => '?').join(', ');
     const parts: string[] = [];
     const params: unknown[] = [];
@@ -113,7 +118,10 @@ export class GraphReads {
       params.push(hubId, ...frontier);
     }
     // UNION: an edge from the frontier to the frontier is one row.
-    const rows = await selectCommitted<Row>(this.dataSource, `${parts.join(' UNION ')} ORDER BY id`, params);
+    const rows = await selectCommitted<Row>(this.dataSource, `${parts.join(' UNION ')} ORDER BY id LIMIT ?`, [
+      ...params,
+      limit,
+    ]);
     return rows.map((r) => this.edge(r));
   }
 }

@@ -3,6 +3,9 @@
 import { Cap, capReached as kitCapReached } from '../../lib/kit/user-caps';
 import { AppError } from '../../lib/errors';
 
+/** The kinds of node a hub holds (the entity's `type`; REST and GraphQL take these). */
+export const NODE_TYPES = ['text', 'link', 'note', 'vault_item', 'voice', 'group'] as const;
+
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
 export const SIZE_MIN = 1;
@@ -19,6 +22,8 @@ export interface HubLimits {
   maxTextBytes: number;
   nodeTextMaxChars: number;
   neighborsMaxNodes: number;
+  /** HUB_NEIGHBORS_MAX_EDGES */
+  neighborsMaxEdges: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

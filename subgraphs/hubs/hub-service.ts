@@ -11,14 +11,16 @@ import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { JobQueue } from '../../lib/kit/jobs';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
-import { HubDeletion, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
 import { GraphReads } from './graph-reads';
-import { capReached, charCount, HUB_CAPS, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
+import { forgetHubs } from './hub-jobs';
+import { capReached, charCount, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<Hub> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -105,8 +107,8 @@ export class HubService {
   constructor(
     readonly dataSource: DataSource,
     readonly limits: HubLimits,
-    /** Called after a hub was deleted: its nodes and edges are removed in the background. */
-    private readonly onHubsDeleted: () => void = () => undefined,
+    /** Where a deleted hub's nodes and edges are asked to go (in the background: hub-jobs.ts). */
+    private readonly jobs: JobQueue,
   ) {
     this.reads = new GraphReads(dataSource);
     this.caps = new UserCaps(dataSource);
@@ -272,7 +274,7 @@ export class HubService {
 
   /**
    * Answers at once: the hub's row goes now, its nodes and edges in the background, at most
-   * 1,000 rows a transaction (hub-sweeper.ts), from a durable list of deletions.
+   * 1,000 rows a transaction (hub-jobs.ts), as a job recorded with the deletion.
    */
   async delete(ownerId: string, id: string, version: number): Promise<Hub> {
     const hub = await this.get(ownerId, id);
@@ -280,12 +282,11 @@ export class HubService {
       hub.version === version &&
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(Hub, { id, ownerId, version })) !== 1) return false;
-        await forgetHubs(m, ownerId, [id]);
+        await forgetHubs(m, this.jobs, ownerId, [id]);
         await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
         return true;
       }));
     if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
-    this.onHubsDeleted();
     return hub;
   }
 
@@ -409,10 +410,10 @@ export class HubService {
     const values = given(changes);
     if (typeof values.label === 'string') values.label = values.label.trim() || null;
     return inTransaction(this.dataSource, async (m) => {
-      const current = await this.nodeIn(m, hubId, nodeId).catch(async (err) => {
-        await this.get(ownerId, hubId, m); // another user's hub: not_found for the hub
-        throw err;
-      });
+      // The hub is the caller's before anything about its node is looked at: checking the body
+      // first answered another user's node with a 400 that named its type (issue 41, finding 11).
+      await this.get(ownerId, hubId, m);
+      const current = await this.nodeIn(m, hubId, nodeId);
       const merged = { text: current.text, url: current.url, refId: current.refId, ...values };
       await this.checkNode(
         m,
@@ -621,14 +622,4 @@ async function insertRows(m: EntityManager, table: string, columnNames: string[]
       chunk.flat(),
     );
   }
-}
-
-/** Inside a transaction that deleted `hubIds` of `ownerId`: counts them out and queues their rows for the sweeper. */
-export async function forgetHubs(m: EntityManager, ownerId: string, hubIds: string[]): Promise<void> {
-  if (!hubIds.length) return;
-  await new UserCaps(m.connection).release(m, ownerId, HUB_CAPS.hubs.limit, hubIds.length);
-  await m.insert(
-    HubDeletion,
-    hubIds.map((hubId) => ({ hubId })),
-  );
 }

@@ -3,28 +3,34 @@
 // through federation references (owner: User, note: Note, vaultItem: VaultItem, voice: Voice)
 // and events (refs-projection.ts). Its REST routes (under /api/v1/hubs) are in routes.ts.
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
-import { HubDeletion, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
 import { UserCap } from '../../lib/kit/user-caps';
-import { HubsUserCaps1796000000000 } from './migrations/1796000000000-HubsUserCaps';
+import { HubsUserCaps1796000000001 } from './migrations/1796000000001-HubsUserCaps';
 import { NoteReference, VaultItemReference, VoiceReference } from './entities/references';
 import { HubService } from './hub-service';
-import { HubSweeper } from './hub-sweeper';
+import { registerHubJobs } from './hub-jobs';
 import { CreateHubTables1795662977876 } from './migrations/1795662977876-CreateHubTables';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { refsConsumer } from './refs-projection';
 import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-resolver';
 
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
-  entities: [Hub, HubNode, HubEdge, HubRef, UserCap, HubDeletion, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876, HubsUserCaps1796000000000],
+  entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001],
   create({ config, dataSource, events, logger }) {
-    const sweeper = new HubSweeper(dataSource, logger);
+    // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
+    const queue = jobQueue({ config, dataSource, logger });
+    registerHubJobs(queue);
     const service = new HubService(
       dataSource,
       {
@@ -34,19 +40,22 @@ export const hubsSubgraph: SubgraphDefinition = {
         maxTextBytes: config.HUB_MAX_TEXT_BYTES,
         nodeTextMaxChars: config.HUB_NODE_TEXT_MAX_CHARS,
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
+        neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
       },
-      () => sweeper.kick(),
+      queue,
     );
+    const expensive = sharedExpensiveGate(config);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
       dataSource,
       log: events,
       intervalMs: config.EVENT_POLL_MS,
       maxIntervalMs: config.POLL_MAX_IDLE_MS,
       logger,
-      onHubsDeleted: () => sweeper.kick(),
+      queue,
     });
     return {
-      resolvers: [new HubResolver(service), new HubNodeResolver(service), new HubEdgeResolver(service)],
+      resolvers: [new HubResolver(service), new HubNodeResolver(service, expensive), new HubEdgeResolver(service)],
       orphanedTypes: [UserReference, NoteReference, VaultItemReference, VoiceReference],
       references: {
         // Other subgraphs may point at one; only its owner sees it.
@@ -56,12 +65,12 @@ export const hubsSubgraph: SubgraphDefinition = {
         },
       },
       async start() {
+        queue.start();
         await refs.start();
-        sweeper.kick(); // deletions a stopped process left unfinished
       },
       async stop() {
         await refs.stop();
-        await sweeper.stop();
+        await queue.stop();
       },
     };
   },

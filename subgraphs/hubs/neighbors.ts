@@ -1,6 +1,8 @@
 // Neighbours of a node: breadth-first over the stored edges, one query per depth level (the
 // edges out of, into, or touching the whole frontier at once), never one per node. The answer
-// holds at most HUB_NEIGHBORS_MAX_NODES nodes, nearest first, and says when it stopped there.
+// holds at most HUB_NEIGHBORS_MAX_NODES nodes, nearest first, and reads at most
+// HUB_NEIGHBORS_MAX_EDGES edges over all its levels (depth × fan-out: a hub of 5,000 nodes and
+// 20,000 edges would otherwise be read whole at depth 3), and says when it stopped at either.
 import type { HubEdge } from './entities/hub-edge';
 import type { HubNode } from './entities/hub-node';
 import type { GraphReads } from './graph-reads';
@@ -25,13 +27,27 @@ export async function neighborsOf(
   depth: number,
   direction: Direction,
   maxNodes: number,
+  maxEdges: number,
 ): Promise<Neighborhood> {
   const depths = new Map<string, number>([[start.id, 0]]);
   const followed = new Map<string, HubEdge>();
   let frontier = [start.id];
   let truncated = false;
+  let edgesLeft = maxEdges;
   for (let level = 1; level <= depth && frontier.length; level++) {
-    const edges = await reads.edgesAround(hubId, frontier, direction);
+    if (edgesLeft <= 0) {
+      truncated = true;
+      break;
+    }
+    // One more than the budget: whether this level had more than it may read.
+    const edges = await reads.edgesAround(hubId, frontier, direction, edgesLeft + 1);
+    if (edges.length > edgesLeft) {
+      truncated = true;
+      edges.length = edgesLeft;
+    }
+    edgesLeft -= edges.length;
+    // Between levels, the event loop serves others (SQLite's statements run on it).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const inFrontier = new Set(frontier);
     const next: string[] = [];
     for (const edge of edges) {

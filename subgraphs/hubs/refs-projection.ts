@@ -8,12 +8,11 @@
 //   at it show `missing: true` (once: only nodes not missing yet change, with one event each);
 // - `vault.item.captured` with `source: { hub_id, node_id }`: the end of quick-add's saga, the
 //   node becomes a vault_item node (once: only while it is still the text or link node it was);
-// - `user.deleted`: the user's hubs go (their rows in the background: hub-sweeper.ts).
+// - `user.deleted`: the user's hubs go, as a job on the kit's queue (in batches: hub-jobs.ts).
 // A new consumer starts at the beginning of the log; docs/hubs.md has the backfill for a
 // deployment whose log no longer holds the oldest events.
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import { onCommit } from '../../lib/database/transactions';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
@@ -21,8 +20,8 @@ import { recordEvent } from '../../lib/outbox';
 import { Hub } from './entities/hub';
 import { HubNode, RefType } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
-import { UserCap } from '../../lib/kit/user-caps';
-import { forgetHubs } from './hub-service';
+import { HUBS_USER_DELETED } from './hub-jobs';
+import type { JobQueue } from '../../lib/kit/jobs';
 import { textBytes } from './hub-rules';
 
 export const REFS_CONSUMER = 'hubs.refs';
@@ -49,11 +48,15 @@ function payloadOf(event: LoggedEvent): Record<string, unknown> {
   }
 }
 
-/** Handles one event inside the consumer's transaction. True when hubs were deleted (the sweeper has work). */
-export async function applyEvent(m: EntityManager, event: LoggedEvent, logger?: Logger): Promise<boolean> {
-  if (event.type === USER_DELETED) return deleteUserHubs(m, event.userId, logger);
+/** Handles one event inside the consumer's transaction. */
+export async function applyEvent(m: EntityManager, event: LoggedEvent, queue: JobQueue): Promise<void> {
+  // A deleted user's hubs and refs go in batches (hub-jobs.ts); recorded here exactly once.
+  if (event.type === USER_DELETED) {
+    await queue.add(m, { kind: HUBS_USER_DELETED, ownerId: event.userId, counted: false });
+    return;
+  }
   const ref = REF_EVENTS[event.type];
-  if (!ref || !UUID.test(event.resourceId)) return false;
+  if (!ref || !UUID.test(event.resourceId)) return;
   if (ref.exists) {
     // Idempotent: a ref seen twice (a backfill overlapping the log) stays one row.
     if (!(await m.existsBy(HubRef, { id: event.resourceId })))
@@ -63,7 +66,6 @@ export async function applyEvent(m: EntityManager, event: LoggedEvent, logger?: 
     await m.delete(HubRef, { id: event.resourceId, kind: ref.kind });
     await markMissing(m, event, ref.kind);
   }
-  return false;
 }
 
 /** Every node pointing at the deleted thing shows `missing: true`; nodes already missing stay as they are. */
@@ -146,44 +148,14 @@ async function finishCapture(m: EntityManager, event: LoggedEvent): Promise<void
   });
 }
 
-/** A deleted user's hubs (at most HUBS_PER_USER rows here; their nodes and edges go in batches later) and refs. */
-async function deleteUserHubs(m: EntityManager, userId: string, logger?: Logger): Promise<boolean> {
-  const hubs = await m.find(Hub, { where: { ownerId: userId } });
-  for (const hub of hubs) {
-    await m.delete(Hub, { id: hub.id });
-    await recordEvent(m, {
-      type: 'hub.deleted',
-      userId,
-      resourceId: hub.id,
-      data: { hub_id: hub.id, name: hub.name, version: hub.version, reason: 'user_deleted' },
-    });
-  }
-  await forgetHubs(
-    m,
-    userId,
-    hubs.map((h) => h.id),
-  );
-  await m.delete(UserCap, { ownerId: userId });
-  await m.delete(HubRef, { ownerId: userId });
-  if (hubs.length) logger?.info({ userId, hubs: hubs.length }, "deleted user's hubs");
-  return hubs.length > 0;
-}
-
 export function refsConsumer(options: {
   dataSource: DataSource;
   log: EventLog;
   intervalMs: number;
   maxIntervalMs?: number;
   logger?: Logger;
-  onHubsDeleted: () => void;
+  queue: JobQueue;
 }): EventConsumer {
-  let deleted = false;
-  // After the commit of the transaction that deleted hubs: the sweeper then sees its deletions.
-  onCommit(options.dataSource, () => {
-    if (!deleted) return;
-    deleted = false;
-    options.onHubsDeleted();
-  });
   return new EventConsumer({
     name: REFS_CONSUMER,
     dataSource: options.dataSource,
@@ -192,8 +164,6 @@ export function refsConsumer(options: {
     intervalMs: options.intervalMs,
     maxIntervalMs: options.maxIntervalMs,
     logger: options.logger,
-    handle: async (m, event) => {
-      if (await applyEvent(m, event, options.logger)) deleted = true;
-    },
+    handle: (m, event) => applyEvent(m, event, options.queue),
   });
 }

@@ -1,6 +1,6 @@
 // The hubs module's REST routes, under /api/v1/hubs: declarations only, each running one
 // GraphQL operation through the gateway (rest-facade/graphql-mapping.ts reads the selection off
-// the response schema and the arguments off the body schema). Listed in subgraphs/routes.ts.
+// the response schema and the arguments off the body schema). Handed to the facade by module.ts.
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, pathArg, queryArg, selection } from '../../rest-facade/graphql-mapping';
 import {
@@ -13,7 +13,8 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
-import { NODE_TYPES } from './entities/hub-node';
+import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
+import { NODE_TYPES } from './hub-rules';
 
 const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
 const size = { type: 'integer', minimum: 1, maximum: 100_000 };
@@ -353,6 +354,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your hubs, oldest first, a page at a time',
+    description: 'Your hubs without their graphs: GET /hubs/{hubId} gives one hub with all its nodes and edges.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'hubs', args: PAGE_ARGS },
     status: 200,
@@ -474,9 +476,18 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'The hub as a JSON Canvas 1.0 document',
-    description: 'Ref nodes become text nodes that name and link what they point at.',
+    description:
+      'Ref nodes become text nodes that name what they point at by its title (read through federation from the ' +
+      'subgraph that owns it; its kind and id when it cannot be read) and link to it.',
     params: { hubId: uuidParam },
-    graphql: { kind: 'query', field: 'hubCanvas', args: idFrom('hubId'), select: '' },
+    graphql: {
+      kind: 'query',
+      field: 'hub',
+      args: idFrom('hubId'),
+      select: '{ canvas refNodes { id type refId label missing note { title } vaultItem { title } voice { name } } }',
+    },
+    present: ({ canvas, refNodes }: { canvas: JsonCanvas; refNodes: TitledRefNode[] }) =>
+      withRefTitles(canvas, refNodes),
     status: 200,
     response: CanvasDocument,
     errors: [...HUB_ERRORS],
@@ -513,6 +524,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'One node of one of your hubs',
+    description: 'One node of a hub of yours, with the fields of its type; one that is not yours is 404 `not_found`.',
     params: { hubId: uuidParam, nodeId: uuidParam },
     graphql: { kind: 'query', field: 'hubNode', args: nodeArgs },
     status: 200,
@@ -551,6 +563,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Remove a node at the version you expect, and its edges',
+    description: 'Removes the node and every edge to or from it; `?version=` is the version you expect (else 409).',
     params: { hubId: uuidParam, nodeId: uuidParam },
     query: VERSION_QUERY,
     graphql: {
@@ -588,7 +601,10 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'The nodes reached from a node over the edges',
-    description: `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes.`,
+    description:
+      `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes, ` +
+      `reading at most ${configured('HUB_NEIGHBORS_MAX_EDGES')} edges (then \`truncated\`). An expensive operation: beyond ` +
+      `${configured('EXPENSIVE_PER_USER')} of yours at once, 429 with \`Retry-After\`.`,
     params: { hubId: uuidParam, nodeId: uuidParam },
     query: {
       schema: {
@@ -606,7 +622,7 @@ export const hubsRoutes: RouteSpec[] = [
     },
     status: 200,
     response: NeighborhoodBody,
-    errors: [...HUB_ERRORS],
+    errors: [...HUB_ERRORS, 'rate_limit_exceeded'],
   },
   {
     operationId: 'addHubEdge',
@@ -637,6 +653,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Remove an edge',
+    description: 'Removes one edge of a hub of yours; the nodes it joined stay.',
     params: { hubId: uuidParam, edgeId: uuidParam },
     graphql: {
       kind: 'mutation',

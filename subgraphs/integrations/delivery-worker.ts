@@ -14,7 +14,7 @@ import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { announceCommit, inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
-import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from '../../lib/metrics';
+import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from './metrics';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
 import { guardedAgent, isBlockedAddress } from '../../lib/ssrf-guard';
@@ -235,7 +235,8 @@ export class WebhookDeliveryWorker {
         return {
           outcome: 'blocked_address',
           status: null,
-          error: (err as Error).message.slice(0, 500),
+          // An operator reading the log learns which setting lets an internal receiver through.
+          error: `${(err as Error).message.slice(0, 400)}; an internal host is allowed by listing it in WEBHOOK_ALLOW_HOSTS`,
           durationMs: took(),
         };
       const e = err as { name?: string; code?: string; message?: string };
@@ -275,8 +276,13 @@ export class WebhookDeliveryWorker {
       this.config.WEBHOOK_RETRY_MAX_DELAY_SECONDS,
     );
     const retryAt = new Date(now.getTime() + delay * 1000);
+    // 410 Gone: the receiver says the endpoint is no more, so it is disabled at once rather than
+    // retried (the Standard Webhooks recommendation).
+    const gone = result.status === 410;
     const givesUp =
-      !delivered && retryAt.getTime() > delivery.createdAt.getTime() + this.config.WEBHOOK_RETRY_SECONDS * 1000;
+      !delivered &&
+      (gone || retryAt.getTime() > delivery.createdAt.getTime() + this.config.WEBHOOK_RETRY_SECONDS * 1000);
+    const reason = gone ? 'gone' : 'failing';
     // The lease is renewed once half of it has passed, not on every attempt: until then no other
     // worker can take the endpoint, and most attempts then leave the endpoint's row alone (no lock
     // shared with the fan-out's dueNow(), one statement fewer). A process that stalled past its
@@ -321,12 +327,12 @@ export class WebhookDeliveryWorker {
           createdAt: now,
         });
         if (givesUp) {
-          await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: 'failing', updatedAt: now });
+          await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: reason, updatedAt: now });
           await recordEvent(m, {
             type: 'webhook.disabled',
             userId: webhook.ownerId,
             resourceId: webhook.id,
-            data: { webhook_id: webhook.id, url: webhook.url, reason: 'failing', last_event_id: delivery.eventId },
+            data: { webhook_id: webhook.id, url: webhook.url, reason, last_event_id: delivery.eventId },
           });
         }
         // Lost: the worker that has the endpoint now keeps its schedule.
@@ -349,7 +355,12 @@ export class WebhookDeliveryWorker {
     if (delivered) webhookDeliveryLag.observe(Math.max(0, (Date.now() - delivery.occurredAt.getTime()) / 1000));
     if (givesUp) {
       webhookEndpointsDisabled.inc();
-      this.logger.warn({ webhookId: webhook.id }, 'webhook disabled: its deliveries failed for the retry period');
+      this.logger.warn(
+        { webhookId: webhook.id, reason },
+        gone
+          ? 'webhook disabled: its receiver answered 410 Gone'
+          : 'webhook disabled: its deliveries failed for the retry period',
+      );
     }
     return next;
   }

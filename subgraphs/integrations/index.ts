@@ -2,6 +2,8 @@
 // Owns the `integrations` database; reads the event log (the fan-out to webhooks) and never
 // another subgraph's tables. Its REST routes (under /api/v1/integrations) are in routes.ts.
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
@@ -10,14 +12,20 @@ import { WebhookAttempt } from './entities/webhook-attempt';
 import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { CreateWebhookTables1795663900748 } from './migrations/1795663900748-CreateWebhookTables';
-import { IntegrationsUserCaps1796000000000 } from './migrations/1796000000000-IntegrationsUserCaps';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { IntegrationsUserCaps1796000000001 } from './migrations/1796000000001-IntegrationsUserCaps';
 import { UserCap } from '../../lib/kit/user-caps';
 import { WebhookResolver } from './resolvers/webhook-resolver';
 import { webhookFanOut } from './webhook-fanout';
+import { registerUserCascade } from './user-cascade';
 import { WebhookService } from './webhook-service';
 
 function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
+  // A deleted user's webhooks and their rows: the kit's queue, in batches (user-cascade.ts).
+  const queue = jobQueue({ config, dataSource, logger });
+  registerUserCascade(queue);
   const fanOut = webhookFanOut({
+    queue,
     dataSource,
     log: events,
     intervalMs: config.EVENT_POLL_MS,
@@ -27,11 +35,13 @@ function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
   const worker = config.WEBHOOK_CONCURRENCY > 0 ? new WebhookDeliveryWorker(dataSource, config, logger) : undefined;
   return {
     async start() {
+      queue.start();
       await fanOut.start();
       worker?.start();
     },
     async stop() {
       await fanOut.stop();
+      await queue.stop();
       await worker?.stop();
     },
   };
@@ -39,8 +49,8 @@ function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
 
 export const integrationsSubgraph: SubgraphDefinition = {
   name: 'integrations',
-  entities: [Webhook, WebhookDelivery, WebhookAttempt, OutboxEvent, EventConsumerPosition, UserCap],
-  migrations: [CreateWebhookTables1795663900748, IntegrationsUserCaps1796000000000],
+  entities: [Webhook, WebhookDelivery, WebhookAttempt, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateWebhookTables1795663900748, KitJobs1796000000000, IntegrationsUserCaps1796000000001],
   create(deps) {
     const { config, dataSource, events } = deps;
     const service = new WebhookService(dataSource, events, config);

@@ -12,15 +12,13 @@ import {
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { configured } from '../../rest-facade/configured';
+import { WEBHOOK_URL_PATTERN } from './webhook-url';
 
-const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
-const HOST = `(([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*|(${OCTET}\\.){3}${OCTET})`;
-const PORT = '(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?';
 const URL_FIELD: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 2048,
-  pattern: `^https?://${HOST}${PORT}([/?#][^\\s]*)?$`,
+  pattern: WEBHOOK_URL_PATTERN,
   description: 'An http(s) URL; it must resolve to a public address when events are sent (blocked_address otherwise)',
 };
 const EVENT_TYPES: JsonSchema = {
@@ -86,7 +84,8 @@ export const WebhookBody: JsonSchema = {
     all_users: { type: 'boolean' },
     disabled_reason: {
       type: ['string', 'null'],
-      description: '`failing`: disabled after its deliveries failed for the retry period',
+      description:
+        '`failing`: disabled after its deliveries failed for the retry period; `gone`: its receiver answered 410 Gone',
     } as JsonSchema,
     version: {
       type: 'integer',
@@ -159,6 +158,7 @@ export const integrationsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your webhooks, oldest first, a page at a time',
+    description: 'Your endpoints with their event types and state (`enabled`, `disabled_reason`), never their secrets.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'webhooks', args: PAGE_ARGS },
     status: 200,
@@ -235,6 +235,7 @@ export const integrationsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Delete a webhook at the version you expect (its deliveries and log go too)',
+    description: 'Nothing more is sent to the endpoint; `?version=` is the version you expect (else 409 `conflict`).',
     params: { webhookId: uuidParam },
     query: VERSION_QUERY,
     graphql: {

@@ -3,13 +3,13 @@
 // fanned out exactly once however many processes run it. A user's webhooks get that user's events;
 // a webhook with `allUsers` (admin:integrations) gets every user's audit events (those the auth
 // subgraph writes). Disabled webhooks get nothing.
-import { UserCap } from '../../lib/kit/user-caps';
 import { v7 as uuidv7 } from 'uuid';
-import { Brackets, In, type DataSource, type EntityManager } from 'typeorm';
+import { Brackets, type DataSource, type EntityManager } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
-import { WebhookAttempt } from './entities/webhook-attempt';
+import type { JobQueue } from '../../lib/kit/jobs';
+import { forgetUser } from './user-cascade';
 import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { dueNow } from './webhook-service';
@@ -28,17 +28,6 @@ export function eventBody(event: LoggedEvent): string {
     event_id: event.eventId,
     user_id: event.userId,
   });
-}
-
-/** A deleted user's webhooks go, with their deliveries and log (the auth subgraph's user.deleted). */
-async function forgetUser(m: EntityManager, userId: string): Promise<void> {
-  const hooks = await m.find(Webhook, { select: { id: true }, where: { ownerId: userId } });
-  if (!hooks.length) return void (await m.delete(UserCap, { ownerId: userId }));
-  const ids = hooks.map((h) => h.id);
-  await m.delete(WebhookAttempt, { webhookId: In(ids) });
-  await m.delete(WebhookDelivery, { webhookId: In(ids) });
-  await m.delete(Webhook, { id: In(ids) });
-  await m.delete(UserCap, { ownerId: userId });
 }
 
 type Subscriber = Pick<Webhook, 'id' | 'eventTypes' | 'createdAt'>;
@@ -66,7 +55,7 @@ const INSERT_ROWS = 500;
  * multi-row INSERTs of the deliveries, and one dueNow() at the end, so the endpoints' rows are
  * locked (by the UPDATE) only for the end of the transaction.
  */
-async function fanOutBatch(m: EntityManager, events: LoggedEvent[]): Promise<void> {
+async function fanOutBatch(m: EntityManager, events: LoggedEvent[], queue: JobQueue): Promise<void> {
   const now = new Date();
   const rows: Partial<WebhookDelivery>[] = [];
   const due = new Set<string>();
@@ -79,9 +68,9 @@ async function fanOutBatch(m: EntityManager, events: LoggedEvent[]): Promise<voi
   };
   for (const event of events) {
     if (event.type === 'user.deleted' && event.source === AUDIT_SOURCE) {
-      // What was fanned out before it goes first, then the user's webhooks (and their deliveries) go.
+      // What was fanned out before it goes first, then the user's webhooks stop (their rows go in batches: user-cascade.ts).
       await flush();
-      await forgetUser(m, event.resourceId);
+      await forgetUser(m, queue, event.resourceId);
       found.clear();
       continue;
     }
@@ -120,13 +109,15 @@ export function webhookFanOut(options: {
   intervalMs: number;
   maxIntervalMs: number;
   logger: Logger;
+  queue: JobQueue;
 }): EventConsumer {
+  const { queue, ...consumer } = options;
   // Short transactions: from its dueNow() on, the fan-out holds its endpoints' rows until it commits, and workers letting an endpoint go wait for them.
   return new EventConsumer({
     name: 'integrations.webhooks',
-    handle: (m, event) => fanOutBatch(m, [event]),
-    handleBatch: fanOutBatch,
+    handle: (m, event) => fanOutBatch(m, [event], queue),
+    handleBatch: (m, events) => fanOutBatch(m, events, queue),
     batch: 20,
-    ...options,
+    ...consumer,
   });
 }

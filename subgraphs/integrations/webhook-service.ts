@@ -19,6 +19,7 @@ import { WebhookAttempt } from './entities/webhook-attempt';
 import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { EVENT_TYPE_PATTERN, newSecret } from './webhook-signing';
+import { webhookUrlProblem } from './webhook-url';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<Webhook> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -57,16 +58,10 @@ const eventData = (w: Webhook) =>
     version: w.version,
   });
 
+/** The one URL rule for REST and GraphQL (./webhook-url.ts). */
 function checkUrl(url: string): void {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
-    throw validationError({ url: ['must be an http(s) URL'] });
-  if (parsed.username || parsed.password) throw validationError({ url: ['must not hold credentials'] });
+  const problem = webhookUrlProblem(url);
+  if (problem) throw validationError({ url: [problem] });
 }
 
 function checkEventTypes(types: string[]): void {

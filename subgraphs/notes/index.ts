@@ -1,50 +1,60 @@
 // The notes subgraph: Markdown notes with tags, wiki links and backlinks, folders, an archive and
 // full-text search. Owns the `notes` database; meets other subgraphs only through federation
 // references (owner: User, Note for hubs) and events (user.deleted in, note.* and note_folder.* out).
-// Its REST routes (under /api/v1/notes) are declared in routes.ts, listed in subgraphs/routes.ts.
+// Its REST routes (under /api/v1/notes) are declared in routes.ts, handed to the facade by module.ts.
 import { isSqlite } from '../../lib/database/driver';
-import { onCommit } from '../../lib/database/transactions';
-import { EventConsumer, EventConsumerPosition } from '../../lib/event-consumer';
+import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteJob, NoteLink, NoteTag } from './entities/note-rows';
+import { NoteLink, NoteTag } from './entities/note-rows';
 import { UserCap } from '../../lib/kit/user-caps';
-import { NotesUserCaps1796000000000 } from './migrations/1796000000000-NotesUserCaps';
+import { NotesUserCaps1796000000001 } from './migrations/1796000000001-NotesUserCaps';
 import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
-import { addJob, NoteJobRunner } from './note-jobs';
+import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { NoteJobs } from './note-jobs';
 import { NoteService } from './note-service';
 import { FolderResolver } from './resolvers/folder-resolver';
 import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
 
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
-  entities: [Note, NoteFolder, NoteTag, NoteLink, UserCap, NoteJob, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateNoteTables1795662977244, NotesUserCaps1796000000000],
+  entities: [Note, NoteFolder, NoteTag, NoteLink, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [
+    CreateNoteTables1795662977244,
+    OwnerSearchIndex1795900000000,
+    KitJobs1796000000000,
+    NotesUserCaps1796000000001,
+  ],
   create({ config, dataSource, events, logger }) {
-    const notes = new NoteService(dataSource, { notesPerUser: config.NOTES_PER_USER });
+    const notes = new NoteService(dataSource, {
+      notesPerUser: config.NOTES_PER_USER,
+      searchMaxTerms: config.SEARCH_MAX_TERMS,
+      searchCandidates: config.SEARCH_CANDIDATES,
+      expensive: sharedExpensiveGate(config),
+    });
+    declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q' }]);
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });
-    const jobs = new NoteJobRunner(dataSource, { batchRows: config.NOTES_BATCH_ROWS, logger });
-    // A deleted user's notes and folders go too (auth's user.deleted): the consumer records a job
-    // in the transaction that advances its position (exactly once), the runner does it in batches.
-    let cascadeRecorded = false;
-    const cascade = new EventConsumer({
-      name: 'notes.user-deleted',
+    // Tag renames and a deleted user's notes and folders: the kit's fair queue, in batches.
+    const queue = jobQueue({ config, dataSource, logger });
+    const jobs = new NoteJobs(dataSource, queue, { batchRows: config.NOTES_BATCH_ROWS });
+    const cascade = userCascade({
+      module: 'notes',
       dataSource,
       log: events,
-      types: ['user.deleted'],
-      intervalMs: config.EVENT_POLL_MS,
-      maxIntervalMs: config.POLL_MAX_IDLE_MS,
+      queue,
+      config,
       logger,
-      handle: async (m, event) => {
-        await addJob(m, event.userId, 'user_cascade');
-        cascadeRecorded = true;
-      },
+      batchRows: config.NOTES_BATCH_ROWS,
+      batch: jobs.cascadeBatch,
     });
-    let stopWaking: (() => void) | undefined;
     return {
       resolvers: [new NoteResolver(notes, jobs), new NoteSummaryResolver(), new FolderResolver(folders)],
       orphanedTypes: [UserReference],
@@ -62,19 +72,12 @@ export const notesSubgraph: SubgraphDefinition = {
           await dataSource.query(`PRAGMA mmap_size = ${config.NOTES_SQLITE_MMAP_BYTES}`);
           await dataSource.query('PRAGMA cache_size = -65536');
         }
-        stopWaking = onCommit(dataSource, () => {
-          if (!cascadeRecorded) return;
-          cascadeRecorded = false;
-          void jobs.wake();
-        });
-        // What a stopped process left unfinished.
-        void jobs.wake();
+        queue.start();
         await cascade.start();
       },
       async stop() {
-        stopWaking?.();
         await cascade.stop();
-        await jobs.stop();
+        await queue.stop();
       },
     };
   },

@@ -1,75 +1,59 @@
-// Work over many of an owner's notes, done in the background in batches (at most NOTES_BATCH_ROWS
-// rows per transaction): a tag rename, and a deleted user's notes and folders. A job is a row of
-// note_jobs, written in the transaction that asks for it, so nothing acknowledged is lost; it is
-// run when asked for, and at start for what a stopped process left. No polling while idle.
+// Work over many of an owner's notes, on the kit's job queue (lib/kit/jobs.ts): a tag rename, and
+// a deleted user's notes and folders, in batches of at most NOTES_BATCH_ROWS rows per transaction.
+// A job is a row written in the transaction that asks for it; the queue takes users in turn, so
+// one user's burst of renames never holds back another's, and limits each user's pending jobs.
 //
 // Each batch is safe to run twice or in two processes at once: a rename writes a note only at the
 // version it read (a note changed meanwhile is read again in a later batch), and the cascade
 // emits a note's event only in the transaction whose DELETE removed it.
-import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
-import { inTransaction } from '../../lib/database/transactions';
-import type { Logger } from '../../lib/logger';
+import type { BatchContext, JobQueue } from '../../lib/kit/jobs';
+import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteJob, NoteLink, NoteTag } from './entities/note-rows';
+import { NoteLink, NoteTag } from './entities/note-rows';
 import { forgetOwner } from './owner-row';
 import { validationError } from '../../lib/errors';
 import { excerptOf, isTagWithin, MAX_TAG_LENGTH, renamedTag, renameHashtags, TAG_PATTERN } from './markdown';
 import { TAG_RANGE, tagRange, tagUnion, writeTags } from './note-service';
 import { indexNote, unindexNotes } from './search';
 
+export const TAG_RENAME = 'notes.tag_rename';
+
 const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Writes a job in the caller's transaction; wake the runner once it commits. */
-export async function addJob(
-  m: EntityManager,
-  ownerId: string,
-  kind: NoteJob['kind'],
-  params: Record<string, string> = {},
-): Promise<NoteJob> {
-  const job = m.create(NoteJob, { id: uuidv7(), ownerId, kind, params, createdAt: new Date() });
-  await m.insert(NoteJob, job);
-  return job;
-}
+type RenameParams = { from: string; to: string };
 
-export class NoteJobRunner {
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+export class NoteJobs {
+  /** Batches in a row that changed no note (every one changed meanwhile), per job: a few end it. */
+  private readonly idle = new Map<string, number>();
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly options: { batchRows: number; logger?: Logger },
-  ) {}
-
-  /** Runs the pending jobs (now, or after the run in progress); resolves when none is left. */
-  wake(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.runPending();
-        } while (this.again && !this.stopped);
-      } catch (err) {
-        this.options.logger?.error({ err }, 'note job failed; it is retried at the next start or request');
-      } finally {
-        this.running = null;
-      }
-    })();
-    return this.running;
+    private readonly queue: JobQueue,
+    private readonly options: { batchRows: number },
+  ) {
+    queue.register<RenameParams>({
+      kind: TAG_RENAME,
+      batchRows: options.batchRows,
+      batch: async (ctx) => {
+        const done = await this.renameBatch(ctx);
+        const idle = done === 0 ? (this.idle.get(ctx.job.id) ?? 0) + 1 : 0;
+        if (done === false || idle >= 10) {
+          this.idle.delete(ctx.job.id);
+          return false;
+        }
+        this.idle.set(ctx.job.id, idle);
+        return true;
+      },
+    });
   }
 
   /** Asks for `from` (and the tags nested in it) to become `to` in every note of the owner. */
-  async requestTagRename(ownerId: string, from: string, to: string): Promise<NoteJob> {
+  async requestTagRename(ownerId: string, from: string, to: string): Promise<{ id: string } & RenameParams> {
     const tagOf = (field: string, raw: string) => {
       const tag = raw.trim().toLowerCase();
       if (!TAG_PATTERN.test(tag) || tag.length > MAX_TAG_LENGTH)
@@ -83,44 +67,18 @@ export class NoteJobRunner {
     if (source === target) throw validationError({ to: ['must differ from from'] });
     if (isTagWithin(target, source))
       throw validationError({ to: ['must not be within from (it would be renamed again)'] });
-    const job = await inTransaction(this.dataSource, (m) =>
-      addJob(m, ownerId, 'tag_rename', { from: source, to: target }),
-    );
-    void this.wake();
-    return job;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
-  }
-
-  private async runPending(): Promise<void> {
-    for (;;) {
-      if (this.stopped) return;
-      const job = await this.dataSource.manager.findOne(NoteJob, { where: {}, order: { createdAt: 'ASC', id: 'ASC' } });
-      if (!job) return;
-      // A batch whose every note was changed meanwhile makes no progress; a few in a row end the job.
-      let idle = 0;
-      for (let more = true; more && !this.stopped && idle < 10;) {
-        const done = job.kind === 'tag_rename' ? await this.renameBatch(job) : await this.cascadeBatch(job);
-        more = done !== false;
-        idle = done === 0 ? idle + 1 : 0;
-        await yieldToEvents();
-      }
-      if (!this.stopped) {
-        await this.dataSource.manager.delete(NoteJob, { id: job.id });
-        this.options.logger?.info({ job: job.id, kind: job.kind, owner: job.ownerId }, 'note job done');
-      }
-    }
+    const params = { from: source, to: target };
+    const job = await this.queue.request<RenameParams>({ kind: TAG_RENAME, ownerId, params });
+    return { id: job.id, ...params };
   }
 
   /** One batch of a tag rename: the notes changed, or false when no note of the owner has the tag any more. */
-  private async renameBatch(job: NoteJob): Promise<number | false> {
+  private async renameBatch(ctx: BatchContext<RenameParams>): Promise<number | false> {
+    const { job, limit } = ctx;
     const { from, to } = job.params;
     // The notes that still have the tag (or one nested in it), found by the tag's index range.
     const tagged = await this.dataSource.manager.query<{ id: string }[]>(
-      `SELECT DISTINCT t.note_id AS id FROM note_tags t WHERE t.owner_id = ? AND ${TAG_RANGE} LIMIT ${this.options.batchRows}`,
+      `SELECT DISTINCT t.note_id AS id FROM note_tags t WHERE t.owner_id = ? AND ${TAG_RANGE} LIMIT ${limit}`,
       [job.ownerId, ...tagRange(from)],
     );
     const notes = tagged.length
@@ -141,7 +99,7 @@ export class NoteJobRunner {
       rewritten.push({ note, body, given, tags });
       if (rewritten.length % 20 === 0) await yieldToEvents();
     }
-    return inTransaction(this.dataSource, async (m) => {
+    return ctx.transaction(async (m) => {
       let changed = 0;
       for (const { note, body, given, tags } of rewritten) {
         const now = new Date();
@@ -162,7 +120,7 @@ export class NoteJobRunner {
         if (affectedRows(result) !== 1) continue;
         changed++;
         await writeTags(m, { id: note.id, ownerId: note.ownerId, tags }, false);
-        if (bodyChanged) await indexNote(m, note.searchId, note.title, body);
+        if (bodyChanged) await indexNote(m, { ...note, body });
         await recordEvent(m, {
           type: 'note.updated',
           userId: note.ownerId,
@@ -181,16 +139,16 @@ export class NoteJobRunner {
   }
 
   /** One batch of a deleted user's notes, then of their folders; false when nothing is left. */
-  private async cascadeBatch(job: NoteJob): Promise<boolean> {
-    const ownerId = job.ownerId;
+  readonly cascadeBatch: UserCascadeBatch = async (ctx) => {
+    const ownerId = ctx.job.ownerId;
     const reason = { reason: 'user_deleted' };
     const notes = await this.dataSource.manager.find(Note, {
       select: { id: true, title: true, version: true, folderId: true, searchId: true },
       where: { ownerId },
-      take: this.options.batchRows,
+      take: ctx.limit,
     });
     if (notes.length) {
-      await inTransaction(this.dataSource, async (m) => {
+      await ctx.transaction(async (m, removed) => {
         const ids = notes.map((n) => n.id);
         // Only what this transaction removes gets its event (another process may run the same job).
         const present = new Set((await this.lockedIds(m, Note, ids)).map((r) => r.id));
@@ -204,6 +162,7 @@ export class NoteJobRunner {
           gone.map((n) => n.searchId),
         );
         await m.delete(Note, { id: In(goneIds) });
+        removed('notes', gone.length);
         for (const n of gone)
           await recordEvent(m, {
             type: 'note.deleted',
@@ -216,10 +175,10 @@ export class NoteJobRunner {
     }
     const folders = await this.dataSource.manager.find(NoteFolder, {
       where: { ownerId },
-      take: this.options.batchRows,
+      take: ctx.limit,
     });
     if (folders.length) {
-      await inTransaction(this.dataSource, async (m) => {
+      await ctx.transaction(async (m, removed) => {
         const present = new Set(
           (
             await this.lockedIds(
@@ -232,6 +191,7 @@ export class NoteJobRunner {
         const gone = folders.filter((f) => present.has(f.id));
         if (!gone.length) return;
         await m.delete(NoteFolder, { id: In(gone.map((f) => f.id)) });
+        removed('note_folders', gone.length);
         for (const f of gone)
           await recordEvent(m, {
             type: 'note_folder.deleted',
@@ -242,9 +202,10 @@ export class NoteJobRunner {
       });
       return true;
     }
-    await inTransaction(this.dataSource, (m) => forgetOwner(m, ownerId));
+    // The owner's cap counters go last, once their notes and folders are gone.
+    await ctx.transaction((m) => forgetOwner(m, ownerId));
     return false;
-  }
+  };
 
   /** The rows of `ids` still there, locked until the transaction ends (MySQL; SQLite has one writer). */
   private lockedIds(

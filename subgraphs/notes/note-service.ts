@@ -6,9 +6,11 @@ import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { In } from 'typeorm';
+import { isSqlite } from '../../lib/database/driver';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { ExpensiveGate } from '../../lib/kit/expensive';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Note, NoteSummary } from './entities/note';
@@ -35,6 +37,12 @@ export const MAX_BODY_CHARACTERS = 100_000;
 export interface NoteLimits {
   /** NOTES_PER_USER */
   notesPerUser: number;
+  /** Words and phrases of one `q` (SEARCH_MAX_TERMS). */
+  searchMaxTerms: number;
+  /** SQLite: matches ranked at most (SEARCH_CANDIDATES). */
+  searchCandidates: number;
+  /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
+  expensive: ExpensiveGate;
 }
 
 export interface NoteInput {
@@ -221,8 +229,10 @@ export class NoteService {
         1,
       );
       if (note.folderId) await this.checkFolder(m, ownerId, note.folderId);
-      note.searchId = await indexNote(m, null, note.title, note.body);
+      // SQLite: its FTS row first (the note keeps its rowid); MySQL: its words once the row is there.
+      if (isSqlite(this.dataSource)) note.searchId = await indexNote(m, note);
       await m.insert(Note, note);
+      if (!isSqlite(this.dataSource)) await indexNote(m, note);
       await writeTags(m, note, true);
       await writeLinks(m, note, true);
       await recordEvent(m, { type: 'note.created', userId: ownerId, resourceId: note.id, data: eventData(note) });
@@ -290,7 +300,7 @@ export class NoteService {
         await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       }
       if (changed.includes('body') || changed.includes('title'))
-        await indexNote(m, before.searchId, after.title, after.body);
+        await indexNote(m, { ...after, searchId: before.searchId });
       if (changed.includes('tags')) await writeTags(m, after, false);
       if (changed.includes('body')) await writeLinks(m, after, false);
       await recordEvent(m, {
@@ -473,7 +483,7 @@ export class NoteService {
     limit: number,
     cursor?: string | null,
   ): Promise<Page<NoteSummary>> {
-    const terms = searchTerms(filter.q!);
+    const terms = searchTerms(filter.q!, this.limits.searchMaxTerms);
     const key = searchKey(ownerId, filter);
     let offset = 0;
     if (cursor) {
@@ -483,7 +493,13 @@ export class NoteService {
       offset = value.o as number;
       if (offset < 1 || offset > 100_000) throw badCursor();
     }
-    const ids = await searchNoteIds(this.dataSource.manager, terms, this.filterSql(ownerId, filter), limit + 1, offset);
+    const ids = await this.limits.expensive.run(ownerId, 'search', () =>
+      searchNoteIds(this.dataSource.manager, ownerId, terms, this.filterSql(ownerId, filter), {
+        limit: limit + 1,
+        offset,
+        candidates: this.limits.searchCandidates,
+      }),
+    );
     const page = ids.slice(0, limit);
     const rows = page.length
       ? await this.summaries()

@@ -1,7 +1,7 @@
 // The notes module's REST routes, under /api/v1/notes (CONTRACT.md "Notes"): declarations only,
 // each running one GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts
 // reads the selection off the response schema and the arguments off the body schema). Listed for
-// the facade in subgraphs/routes.ts. The folder and tag routes come before `/notes/:noteId`.
+// the facade by module.ts. The folder and tag routes come before `/notes/:noteId`.
 import { bodyArgs, pathArg, queryArg } from '../../rest-facade/graphql-mapping';
 import { configured } from '../../rest-facade/configured';
 import {
@@ -230,6 +230,7 @@ export const notesRoutes: RouteSpec[] = [
     tag: FOLDER_TAG,
     auth: true,
     summary: 'Every folder of yours, by path, with its note count',
+    description: 'Every folder you have, by path, with how many notes each holds: the whole list, not paged.',
     graphql: { kind: 'query', field: 'noteFolders', select: FolderBody },
     status: 200,
     present: (items) => ({ items }),
@@ -306,6 +307,7 @@ export const notesRoutes: RouteSpec[] = [
     tag: NOTE_TAG,
     auth: true,
     summary: 'Every tag of your notes with how many carry it',
+    description: 'Every tag on your notes with how many notes carry it: the whole list, not paged.',
     graphql: { kind: 'query', field: 'noteTags', select: '{ tag count }' },
     status: 200,
     response: TagCounts,
@@ -319,14 +321,14 @@ export const notesRoutes: RouteSpec[] = [
     auth: true,
     summary: 'Rename a tag (and the tags nested in it) in every note of yours',
     description:
-      'Answers at once; the notes change in the background, #hashtags in bodies included, each with a new version and a `note.updated` event. `to` may not be nested in `from`.',
+      'Answers at once; the notes change in the background, #hashtags in bodies included, each with a new version and a `note.updated` event. `to` may not be nested in `from`. Users are served in turn; past `JOBS_PENDING_PER_USER` renames of yours waiting, 429 with `Retry-After`.',
     body: RenameTagRequest,
     graphql: { kind: 'mutation', field: 'renameNoteTag', args: bodyArgs(RenameTagRequest), select: '{ id }' },
     status: 202,
     ack: 'Renaming the tag.',
     location: () => '/api/v1/notes/tags',
     response: CommandAck,
-    errors: ['validation_error', 'unauthorized', 'forbidden'],
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'rate_limit_exceeded'],
   },
   // ---- notes ---------------------------------------------------------------------------------
   {
@@ -336,7 +338,10 @@ export const notesRoutes: RouteSpec[] = [
     tag: NOTE_TAG,
     auth: true,
     summary: 'Your notes, pinned first, then the newest change first, a page at a time',
-    description: 'Listings carry `excerpt` (the first 300 characters), not the body. With `q`: best match first.',
+    description:
+      'Listings carry `excerpt` (the first 300 characters), not the body. With `q`: best match first, over your notes only; ' +
+      'at most SEARCH_MAX_TERMS words and phrases (400 beyond). A search is an expensive operation: beyond ' +
+      'EXPENSIVE_PER_USER of yours at once, 429 with `Retry-After`.',
     query: pageQuery(NOTE_FILTERS),
     graphql: {
       kind: 'query',
@@ -352,7 +357,7 @@ export const notesRoutes: RouteSpec[] = [
     },
     status: 200,
     response: NotePageBody,
-    errors: ['validation_error', 'unauthorized', 'forbidden'],
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'rate_limit_exceeded'],
   },
   {
     operationId: 'createNote',

@@ -1,6 +1,6 @@
 // The TTS subgraph: voices on the speech engine's base voices, and speech rendered with them.
 // Owns the `tts` database; meets the auth subgraph only through `owner: User` and events.
-import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from '../../lib/metrics';
+import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { startPoller } from '../../lib/poller';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
@@ -17,6 +17,9 @@ import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000
 import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-CreateEventConsumers';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
 import { AddSynthesisFormatsAndTimings1737700000000 } from './migrations/1737700000000-AddSynthesisFormatsAndTimings';
 import { AddSynthesisSampleRate1737600000000 } from './migrations/1737600000000-AddSynthesisSampleRate';
@@ -24,7 +27,7 @@ import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
 import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-CreateSynthesisOwners';
-import { TtsUserCaps1796000000000 } from './migrations/1796000000000-TtsUserCaps';
+import { TtsUserCaps1796000000001 } from './migrations/1796000000001-TtsUserCaps';
 import { UserCap } from '../../lib/kit/user-caps';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
@@ -87,7 +90,16 @@ function synthesisWorker(
 
 export const ttsSubgraph: SubgraphDefinition = {
   name: 'tts',
-  entities: [Voice, Synthesis, SynthesisOwner, SynthesisWorkerBeat, OutboxEvent, EventConsumerPosition, UserCap],
+  entities: [
+    Voice,
+    Synthesis,
+    SynthesisOwner,
+    SynthesisWorkerBeat,
+    UserCap,
+    ...JOB_ENTITIES,
+    OutboxEvent,
+    EventConsumerPosition,
+  ],
   migrations: [
     CreateTtsTables1733000000000,
     CreateSynthesesTable1734000000000,
@@ -97,7 +109,8 @@ export const ttsSubgraph: SubgraphDefinition = {
     CreateSynthesisWorkersTable1737500000000,
     AddSynthesisSampleRate1737600000000,
     AddSynthesisFormatsAndTimings1737700000000,
-    TtsUserCaps1796000000000,
+    KitJobs1796000000000,
+    TtsUserCaps1796000000001,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -121,14 +134,8 @@ export const ttsSubgraph: SubgraphDefinition = {
     let retention: { stop(): Promise<void> } | undefined;
     let stopReporting: (() => void) | undefined;
     // A deleted user's voices and syntheses go with them (the auth subgraph's user.deleted event).
-    const cascade = userDeletionConsumer({
-      dataSource,
-      log: events,
-      store,
-      intervalMs: config.EVENT_POLL_MS,
-      maxIntervalMs: config.POLL_MAX_IDLE_MS,
-      logger,
-    });
+    const queue = jobQueue({ config, dataSource, logger });
+    const cascade = userDeletionConsumer({ dataSource, log: events, store, queue, config, logger });
     return {
       resolvers: [
         new VoiceResolver(voices, engine),
@@ -151,6 +158,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       async start() {
         worker?.start();
         stopReporting = reportQueue(deps);
+        queue.start();
         await cascade.start();
         heartbeat?.start();
         // Any instance may prune: deleting what is already gone is harmless.
@@ -172,6 +180,7 @@ export const ttsSubgraph: SubgraphDefinition = {
       async stop() {
         stopReporting?.();
         await cascade.stop();
+        await queue.stop();
         await retention?.stop();
         await worker?.stop();
         await heartbeat?.stop();

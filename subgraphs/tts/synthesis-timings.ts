@@ -43,9 +43,16 @@ const vttTime = (ms: number) => {
 };
 
 /**
+ * Cue text as WebVTT reads it: `&`, `<` and `>` escaped, so that text that looks like markup or
+ * an entity (`<b>`, `&amp;`) is shown as written rather than read as cue markup ("-->" cannot
+ * appear then either).
+ */
+const cueText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
  * WebVTT: one cue per sentence (as the engine divided them), from its first word's start to its
- * last word's end, its text the sentence's words as written (line breaks folded: a cue's text
- * may not hold an empty line, nor "-->").
+ * last word's end, its text the sentence as written, escaped (line breaks folded: a cue's text
+ * may not hold an empty line).
  */
 export function webVtt(text: string, stored: string): string {
   const words = wordTimings(text, stored);
@@ -59,14 +66,15 @@ export function webVtt(text: string, stored: string): string {
     while (i < words.length && words[i].charStart < until) i++;
     if (i === first) continue;
     const [a, b] = [words[first], words[i - 1]];
-    // To the next sentence: the closing punctuation is the sentence's too.
-    const cueText = chars
-      .slice(a.charStart, Math.max(b.charEnd, Math.min(until, chars.length)))
+    // From where the sentence starts (markup before its first word included) to where the next
+    // one does: the closing punctuation is the sentence's too.
+    const from = Math.min(a.charStart, k < starts.length ? Math.max(starts[k], 0) : a.charStart);
+    const written = chars
+      .slice(from, Math.max(b.charEnd, Math.min(until, chars.length)))
       .join('')
       .replace(/\s+/g, ' ')
-      .replace(/-->/g, '->')
       .trim();
-    cues.push(`${cues.length + 1}\n${vttTime(a.startMs)} --> ${vttTime(b.endMs)}\n${cueText}`);
+    cues.push(`${cues.length + 1}\n${vttTime(a.startMs)} --> ${vttTime(b.endMs)}\n${cueText(written)}`);
   }
   return `WEBVTT\n\n${cues.join('\n\n')}\n`;
 }

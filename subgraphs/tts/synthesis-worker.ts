@@ -10,7 +10,8 @@ import { affectedRows } from '../../lib/database/portable';
 import { fixedSelect, persistedValue } from '../../lib/database/reads';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
-import { secondsSince, synthesisRenderSeconds } from '../../lib/metrics';
+import { secondsSince } from '../../lib/metrics';
+import { synthesisRenderSeconds } from './metrics';
 import { inLinkedSpan } from '../../lib/tracing';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
@@ -355,7 +356,9 @@ export class SynthesisWorker {
           onAudio,
         })
         .catch((err) => {
-          synthesisRenderSeconds.observe({ outcome: 'failed' }, secondsSince(renderStart));
+          // Stopped because the job was canceled (or taken over by another worker): no failure.
+          const outcome = abort.signal.aborted ? 'canceled' : 'failed';
+          synthesisRenderSeconds.observe({ outcome }, secondsSince(renderStart));
           throw err;
         });
       synthesisRenderSeconds.observe({ outcome: 'succeeded' }, secondsSince(renderStart));

@@ -3,10 +3,10 @@
 // whose category the user set by hand and stored per user in the vault database), then up to N
 // keyword tags from the text (keyword-extractor's stop words). Nothing here calls out to a network.
 import keywordExtractor from 'keyword-extractor';
-import picomatch from 'picomatch';
 import naiveBayes from 'wink-naive-bayes-text-classifier';
 import { ClassifiedBy, TagSource, VaultItem, VaultTag } from './entities/vault-item';
 import type { VaultRule } from './entities/vault-rule';
+import { compileGlob, CompiledGlob, GlobSyntaxError } from './url-glob';
 
 /** Text read per item for learning, predicting and keywords: the start says what a page is about. */
 const TEXT_READ = 20_000;
@@ -51,12 +51,20 @@ function safeHost(url: string): string | null {
 
 // ---- rules -------------------------------------------------------------------------------
 
-const globs = new Map<string, (input: string) => boolean>();
-function glob(pattern: string) {
+// Compiled globs by text (an automaton, linear in the URL: url-glob.ts). A glob stored before
+// this matcher refused its syntax (parentheses, brace ranges) matches nothing: null.
+const globs = new Map<string, CompiledGlob | null>();
+function glob(pattern: string): CompiledGlob | null {
   let matcher = globs.get(pattern);
-  if (!matcher) {
+  if (matcher === undefined) {
     if (globs.size > 10_000) globs.clear();
-    globs.set(pattern, (matcher = picomatch(pattern, { nocase: true, dot: true })));
+    try {
+      matcher = compileGlob(pattern);
+    } catch (err) {
+      if (!(err instanceof GlobSyntaxError)) throw err;
+      matcher = null;
+    }
+    globs.set(pattern, matcher);
   }
   return matcher;
 }
@@ -69,7 +77,7 @@ export function ruleMatches(rule: VaultRule, item: VaultItem): boolean {
     const wanted = w.urlHost.toLowerCase();
     if (!host || (host !== wanted && !host.endsWith(`.${wanted}`))) return false;
   }
-  if (w.urlMatches && (!item.url || !glob(w.urlMatches)(item.url))) return false;
+  if (w.urlMatches && (!item.url || !glob(w.urlMatches)?.match(item.url))) return false;
   if (w.mediaType) {
     const type = (item.mediaType ?? '').toLowerCase();
     const wanted = w.mediaType.toLowerCase();

@@ -2,12 +2,20 @@
 // log (lib/event-consumer.ts): their position lives in the vault database and moves in the same
 // transaction as the changes, so each event is acted on exactly once however many vault
 // processes run and however often it is read.
-import type { DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
+import type { BlobStore } from '../../lib/blob-store';
+import type { Config } from '../../lib/config';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
-import { VaultUserDeletion } from './entities/vault-user-deletion';
+import type { JobQueue } from '../../lib/kit/jobs';
+import { userCascade, UserCascadeBatch } from '../../lib/kit/user-cascade';
+import { UserCaps } from '../../lib/kit/user-caps';
+import { VaultClassifier } from './entities/vault-classifier';
+import { VaultItem } from './entities/vault-item';
+import { VaultItemTag } from './entities/vault-item-tag';
+import { VaultRule } from './entities/vault-rule';
 import type { VaultService } from './vault-service';
 
 interface ConsumerOptions {
@@ -19,25 +27,46 @@ interface ConsumerOptions {
 }
 
 /**
- * `user.deleted`: the user's items, files, rules and model go. The event only records the
- * deletion here; the worker removes the rows a batch per transaction (at most 1,000 rows each).
+ * `user.deleted`: the user's items, files, rules and model go, through the kit's cascade
+ * (lib/kit/user-cascade.ts): the event records a job, the job queue removes the rows a batch per
+ * transaction (at most JOBS_BATCH_ROWS, ≤ 1,000), the files of a batch just before it.
  */
-export function userDeletionConsumer(options: ConsumerOptions & { onDeletion: () => void }): EventConsumer {
-  return new EventConsumer({
-    ...options,
-    name: 'vault.user-deleted',
-    types: ['user.deleted'],
-    handle: async (m, event: LoggedEvent) => {
-      await m
-        .createQueryBuilder()
-        .insert()
-        .into(VaultUserDeletion)
-        .values({ ownerId: event.userId, requestedAt: new Date() })
-        .orIgnore()
-        .execute();
-      options.onDeletion();
-    },
-  });
+export function userDeletionConsumer(
+  options: ConsumerOptions & { queue: JobQueue; config: Config; store: BlobStore },
+): EventConsumer {
+  return userCascade({ module: 'vault', ...options, batch: deleteUserBatch(options.store, options.logger) });
+}
+
+function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
+  return async (ctx) => {
+    const ownerId = ctx.job.ownerId;
+    const batch = await ctx.dataSource.manager.find(VaultItem, {
+      select: { id: true, blobKey: true, sizeBytes: true },
+      where: { ownerId },
+      take: ctx.limit,
+    });
+    // The files first: if the transaction then fails, the rows stay and the next batch deletes them.
+    for (const item of batch) if (item.blobKey) await store.delete(item.blobKey);
+    await ctx.transaction(async (m, removed) => {
+      if (batch.length) {
+        const ids = batch.map((i) => i.id);
+        await m.delete(VaultItemTag, { itemId: In(ids) });
+        await m.delete(VaultItem, { id: In(ids) });
+        removed('vault_items', batch.length);
+        removed(
+          'vault_file_bytes',
+          batch.reduce((n, i) => n + (i.blobKey ? (i.sizeBytes ?? 0) : 0), 0),
+        );
+      } else {
+        removed('vault_rules', (await m.delete(VaultRule, { ownerId })).affected ?? 0);
+        await m.delete(VaultClassifier, { ownerId });
+        // The last batch: the user's cap counters go, once their items and rules are gone.
+        await new UserCaps(m.connection).forget(m, ownerId);
+      }
+    });
+    if (!batch.length) logger?.info({ ownerId }, "deleted user's vault removed");
+    return batch.length > 0;
+  };
 }
 
 /**

@@ -8,25 +8,24 @@
 // deletions of deleted users in batches.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { DataSource, EntityManager } from 'typeorm';
-import { In, IsNull, LessThan } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { IsNull, LessThan } from 'typeorm';
 import type { Dispatcher } from 'undici';
 import type { BlobStore } from '../../lib/blob-store';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
-import { secondsSince, vaultEnrichments, vaultEnrichSeconds } from '../../lib/metrics';
+import { secondsSince } from '../../lib/metrics';
+import { vaultEnrichments, vaultEnrichSeconds } from './metrics';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
 import { classify, documentWords, trainModel } from './classifier';
 import { ClassifiedBy, VaultItem, VaultItemKind, VaultItemState } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
-import { VaultItemTag } from './entities/vault-item-tag';
-import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';
-import { classifiedEvent, excerptOf, itemEventData, syncTags, VaultService } from './vault-service';
+import { classifiedEvent, excerptOf, itemEventData, itemSearchWords, syncTags, VaultService } from './vault-service';
 
 export interface VaultWorkerOptions {
   dataSource: DataSource;
@@ -46,8 +45,6 @@ export interface VaultWorkerOptions {
   keywordTags: number;
 }
 
-/** Rows removed per transaction by a user's deletion (the contract's ceiling). */
-const DELETE_BATCH = 1000;
 /** Items learned per training transaction. */
 const TRAIN_BATCH = 200;
 
@@ -89,8 +86,7 @@ export class VaultWorker {
   private async anyWork(): Promise<boolean> {
     const [row]: { w: string | number }[] = await this.options.dataSource.query(
       `SELECT (CASE WHEN EXISTS (SELECT 1 FROM vault_items WHERE state = 'pending')
-        OR EXISTS (SELECT 1 FROM vault_items WHERE train_pending = 1)
-        OR EXISTS (SELECT 1 FROM vault_user_deletions) THEN 1 ELSE 0 END) AS w`,
+        OR EXISTS (SELECT 1 FROM vault_items WHERE train_pending = 1) THEN 1 ELSE 0 END) AS w`,
     );
     return Number(row?.w) === 1;
   }
@@ -98,7 +94,6 @@ export class VaultWorker {
   private async fill(): Promise<boolean> {
     if (!(await this.anyWork())) return false;
     let found = false;
-    found = (await this.deleteUsers()) || found;
     found = (await this.train()) || found;
     while (!this.stopping && this.running.size < this.options.concurrency) {
       const job = await this.claimNext();
@@ -280,6 +275,7 @@ export class VaultWorker {
         const result = await m.update(VaultItem, this.held(job), {
           ...outcome,
           ...decided,
+          searchWords: itemSearchWords(enriched),
           leaseUntil: null,
           workerId: null,
           version: () => 'version + 1',
@@ -374,37 +370,6 @@ export class VaultWorker {
         );
       }
     }).catch((err) => this.options.logger.info({ err: String(err), ownerId }, 'vault training deferred'));
-    return true;
-  }
-
-  // ---- users' deletions ------------------------------------------------------------------
-
-  /** Removes a deleted user's items (and files) a batch per transaction until none is left. */
-  private async deleteUsers(): Promise<boolean> {
-    const { dataSource, store } = this.options;
-    const deletion = await dataSource.manager.findOne(VaultUserDeletion, { where: {} });
-    if (!deletion) return false;
-    const ownerId = deletion.ownerId;
-    const batch = await dataSource.manager.find(VaultItem, {
-      select: { id: true, blobKey: true },
-      where: { ownerId },
-      take: DELETE_BATCH,
-    });
-    // The files first: if the transaction then fails, the rows stay and the next batch deletes them.
-    for (const item of batch) if (item.blobKey) await store.delete(item.blobKey);
-    await inTransaction(dataSource, async (m: EntityManager) => {
-      if (batch.length) {
-        const ids = batch.map((i) => i.id);
-        await m.delete(VaultItemTag, { itemId: In(ids) });
-        await m.delete(VaultItem, { id: In(ids) });
-      } else {
-        await m.delete('vault_rules', { ownerId });
-        await m.delete(VaultClassifier, { ownerId });
-        await m.delete(VaultUserDeletion, { ownerId });
-        await this.options.service.caps.forget(m, ownerId);
-      }
-    });
-    if (!batch.length) this.options.logger.info({ ownerId }, "deleted user's vault removed");
     return true;
   }
 

@@ -49,7 +49,10 @@ export function parseContentType(value: string | undefined): { mediaType: string
   const mediaType = type.trim().toLowerCase() || null;
   const charset = params.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(p)?.[1]).find((c): c is string => !!c);
   return {
-    mediaType: mediaType && /^[\w.+-]+\/[\w.+-]+$/.test(mediaType) ? mediaType : null,
+    // RFC 6838: a type and a subtype of at most 127 characters each. A longer one is dropped (a cut
+    // one would be a wrong type): it overflowed media_type (255) on MariaDB, the write failed and
+    // the page was fetched again until the item ended `interrupted` (issue 41, finding 9).
+    mediaType: mediaType && /^[\w.+-]{1,127}\/[\w.+-]{1,127}$/.test(mediaType) ? mediaType : null,
     charset: charset ?? null,
   };
 }

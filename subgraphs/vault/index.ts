@@ -1,13 +1,16 @@
 // The vault subgraph: links, texts and files a user captures, enriched in the background
 // (behind the SSRF guard) and classified (rules, a learned classifier, keywords). Owns the
 // `vault` database; meets other subgraphs only through federation references and events.
-// Its REST routes (under /api/v1/vault) are declared in routes.ts, listed in subgraphs/routes.ts.
+// Its REST routes (under /api/v1/vault) are declared in routes.ts, handed to the facade by module.ts.
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
+import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
-import { addVaultItemsSource } from '../../lib/metrics';
+import { jobQueue } from '../../lib/kit/user-cascade';
+import { addVaultItemsSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { guardedAgent } from '../../lib/ssrf-guard';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
@@ -18,9 +21,10 @@ import { VaultItem } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
-import { VaultUserDeletion } from './entities/vault-user-deletion';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
-import { VaultUserCaps1796000000000 } from './migrations/1796000000000-VaultUserCaps';
+import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
+import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { VaultUserCaps1796000000001 } from './migrations/1796000000001-VaultUserCaps';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -35,6 +39,9 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     rulesPerUser: config.VAULT_RULES_PER_USER,
     minConfidence: config.VAULT_CLASSIFY_MIN_CONFIDENCE,
     keywordTags: config.VAULT_KEYWORD_TAGS,
+    searchMaxTerms: config.SEARCH_MAX_TERMS,
+    searchCandidates: config.SEARCH_CANDIDATES,
+    expensive: sharedExpensiveGate(config),
   });
 }
 
@@ -78,15 +85,21 @@ export const vaultSubgraph: SubgraphDefinition = {
     VaultItemTag,
     VaultRule,
     VaultClassifier,
-    VaultUserDeletion,
+    UserCap,
+    ...JOB_ENTITIES,
     OutboxEvent,
     EventConsumerPosition,
-    UserCap,
   ],
-  migrations: [CreateVaultTables1795663134211, VaultUserCaps1796000000000],
+  migrations: [
+    CreateVaultTables1795663134211,
+    OwnerSearchIndex1795900000001,
+    KitJobs1796000000000,
+    VaultUserCaps1796000000001,
+  ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
+    declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q' }]);
     const worker =
       config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
     const consumerOptions = {
@@ -96,7 +109,14 @@ export const vaultSubgraph: SubgraphDefinition = {
       maxIntervalMs: config.POLL_MAX_IDLE_MS,
       logger,
     };
-    const deletions = userDeletionConsumer({ ...consumerOptions, onDeletion: () => worker?.wake() });
+    // A deleted user's items, files, rules and model: the kit's cascade, in batches.
+    const queue = jobQueue({ config, dataSource, logger });
+    const deletions = userDeletionConsumer({
+      ...consumerOptions,
+      queue,
+      config,
+      store: new DiskBlobStore(config.vaultDir),
+    });
     const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
     let stopReporting: (() => void) | undefined;
     return {
@@ -123,6 +143,7 @@ export const vaultSubgraph: SubgraphDefinition = {
             .getRawMany();
           return rows.map((r) => ({ labels: { state: r.state }, value: Number(r.n) }));
         });
+        queue.start();
         await deletions.start();
         await hubCaptures.start();
         worker?.start();
@@ -131,6 +152,7 @@ export const vaultSubgraph: SubgraphDefinition = {
         stopReporting?.();
         await deletions.stop();
         await hubCaptures.stop();
+        await queue.stop();
         await worker?.stop();
       },
     };

@@ -1,6 +1,6 @@
 // The vault module's REST routes, under /api/v1/vault: declarations only, each running one
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
-// selection off the response schema). Listed for the facade in subgraphs/routes.ts.
+// selection off the response schema). Handed to the facade by module.ts.
 import { camelCase } from '../../lib/naming';
 import { configured } from '../../rest-facade/configured';
 import { Arg, bodyArgs, queryArg } from '../../rest-facade/graphql-mapping';
@@ -69,6 +69,9 @@ const ITEM_FIELDS: Record<string, JsonSchema> = {
   file_name: nullable({ type: 'string' }),
   state: { type: 'string', enum: ['pending', 'ready', 'failed'] },
   error: nullable(str('Why it failed: timeout, too_large, blocked_address, http_404, parse_timeout, …')),
+  error_message: nullable(
+    str('What `error` means, in a sentence (for `blocked_address`: the setting that allows an internal host)'),
+  ),
   category: nullable({ type: 'string' }),
   tags: { type: 'array', items: TAG_SCHEMA },
   classification: CLASSIFICATION,
@@ -181,7 +184,10 @@ const RULE_WHEN: JsonSchema = {
     kind: nullable({ type: 'string', enum: ['link', 'text', 'file', null] }),
     url_host: nullable(str("The URL's host or a parent domain of it", { pattern: '^[A-Za-z0-9.-]{1,253}$' })),
     url_matches: nullable(
-      str('A glob over the whole URL (picomatch: * within a segment, ** across /)', { minLength: 1, maxLength: 500 }),
+      str(
+        'A glob over the whole URL (* within a segment, ** across /, ?, [classes], {a,b}; matched in time linear in the URL; parentheses and brace ranges are refused)',
+        { minLength: 1, maxLength: 500 },
+      ),
     ),
     text_contains: nullable({
       type: 'array',
@@ -325,8 +331,9 @@ export const vaultRoutes: RouteSpec[] = [
     summary: 'Your vault items, newest first (best match first with q), a page at a time',
     description:
       'Pages carry each item without its `text` (the `excerpt` is there). With `q`, a full-text search over title, text and url ' +
-      "with the database's own index (SQLite FTS5 unicode61 without diacritics; InnoDB FULLTEXT: words shorter than the server's " +
-      'minimum token size are not indexed, and MariaDB does not split CJK text); every word must match; the cursor is opaque.',
+      "with the database's own index over your words only (SQLite FTS5 unicode61 without diacritics; InnoDB FULLTEXT; a run of " +
+      'CJK text is one word); every word must match; at most SEARCH_MAX_TERMS words and phrases (400 beyond); the cursor is ' +
+      'opaque. Searches are expensive operations: beyond EXPENSIVE_PER_USER of yours at once, 429 with `Retry-After`.',
     query: pageQuery(FILTERS),
     graphql: {
       kind: 'query',
@@ -345,7 +352,7 @@ export const vaultRoutes: RouteSpec[] = [
     },
     status: 200,
     response: pageSchema(VaultListedItem),
-    errors: ['validation_error', 'unauthorized'],
+    errors: ['validation_error', 'unauthorized', 'rate_limit_exceeded'],
   },
   {
     operationId: 'getVaultItem',
@@ -395,6 +402,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Delete an item (and its file) at the version you expect',
+    description: 'Deletes the item with its stored file; `?version=` is the version you expect (else 409 `conflict`).',
     params: ITEM_ID,
     query: VERSION_QUERY,
     graphql: {
@@ -432,6 +440,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Classify an item again: your rules, your classifier, keywords',
+    description: 'Classifies the item now, as enrichment does; the tags and a category you set yourself stay.',
     params: ITEM_ID,
     graphql: { kind: 'mutation', field: 'classifyVaultItem', args: idFrom('itemId'), select: '{ id }' },
     status: 202,
@@ -474,6 +483,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your categories and how many items each has',
+    description: 'Every category of your items with how many items are in it: the whole list, not paged.',
     graphql: { kind: 'query', field: 'vaultCategories', select: '{ name count }' },
     status: 200,
     response: COUNTS,
@@ -486,6 +496,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your tags and how many items each has',
+    description: 'Every tag of your items with how many items carry it: the whole list, not paged.',
     graphql: { kind: 'query', field: 'vaultTags', select: '{ name count }' },
     status: 200,
     response: COUNTS,
@@ -531,6 +542,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'One of your rules',
+    description: 'One of your classification rules: its condition, its actions and its version.',
     params: RULE_ID,
     graphql: { kind: 'query', field: 'vaultRule', args: idFrom('ruleId') },
     status: 200,
@@ -545,6 +557,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Change a rule at the version you expect',
+    description: 'Changes the fields you send; the version you expect goes in `?version=` or `If-Match` (else 409).',
     params: RULE_ID,
     ...EXPECTED_VERSION,
     body: UpdateVaultRuleRequest,
@@ -568,6 +581,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Delete a rule at the version you expect',
+    description: 'The rule no longer applies to items classified from now on; `?version=` is the version you expect.',
     params: RULE_ID,
     query: VERSION_QUERY,
     graphql: {

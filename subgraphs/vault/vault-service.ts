@@ -10,6 +10,8 @@ import type { BlobStore } from '../../lib/blob-store';
 import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { ExpensiveGate } from '../../lib/kit/expensive';
+import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } from '../../lib/kit/owner-search';
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { recordEvent } from '../../lib/outbox';
@@ -28,6 +30,7 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule, VaultRuleThen, VaultRuleWhen } from './entities/vault-rule';
 import { parseHttpUrl, URL_PATTERN, urlKey } from './url-key';
+import { globProblem } from './url-glob';
 
 export interface VaultLimits {
   maxFileBytes: number;
@@ -38,6 +41,12 @@ export interface VaultLimits {
   rulesPerUser: number;
   minConfidence: number;
   keywordTags: number;
+  /** Words and phrases of one `q` (SEARCH_MAX_TERMS). */
+  searchMaxTerms: number;
+  /** SQLite: matches ranked at most (SEARCH_CANDIDATES). */
+  searchCandidates: number;
+  /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
+  expensive: ExpensiveGate;
 }
 
 export interface CaptureInput {
@@ -106,6 +115,11 @@ const LISTED = [
   'capturedAt',
   'updatedAt',
 ] as const;
+/** The search index's words of an item (lib/kit/owner-search.ts): its title, text and url, behind its owner's tag. */
+export const itemSearchWords = (item: Pick<VaultItem, 'ownerId' | 'title' | 'text' | 'url'>): string =>
+  ownerWords(item.ownerId, item.title, item.text, item.url);
+/** Characters of a search's `q`. */
+const MAX_QUERY_LENGTH = 500;
 /** How deep a search may page (offset cursor): past it, narrow the query. */
 const MAX_SEARCH_OFFSET = 10_000;
 
@@ -308,12 +322,13 @@ export class VaultService {
   }
 
   private async duplicateOf(m: EntityManager, item: VaultItem): Promise<string | null> {
-    const where =
-      item.urlKey && item.kind === VaultItemKind.LINK
-        ? { ownerId: item.ownerId, urlKey: item.urlKey }
-        : item.sha256
-          ? { ownerId: item.ownerId, sha256: item.sha256 }
-          : null;
+    // The URL is unique per owner whatever the kind (the index is on owner and url key): a text
+    // whose url is already in the vault is a duplicate as a link is.
+    const where = item.urlKey
+      ? { ownerId: item.ownerId, urlKey: item.urlKey }
+      : item.sha256
+        ? { ownerId: item.ownerId, sha256: item.sha256 }
+        : null;
     if (!where) return null;
     const existing = await m.findOne(VaultItem, { select: { id: true }, where });
     return existing?.id ?? null;
@@ -376,7 +391,7 @@ export class VaultService {
     item: VaultItem,
     source?: { hubId: string; nodeId: string },
   ): Promise<VaultItem> {
-    await m.insert(VaultItem, item);
+    await m.insert(VaultItem, { ...item, searchWords: itemSearchWords(item) });
     await syncTags(m, item);
     await recordEvent(m, {
       type: 'vault.item.captured',
@@ -470,34 +485,43 @@ export class VaultService {
     }
     if (offset > MAX_SEARCH_OFFSET)
       throw validationError({ cursor: [`a search pages at most ${MAX_SEARCH_OFFSET} results deep; narrow the query`] });
-    const terms = (filters.q!.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 20);
+    // Words as whole words (not prefixes), "quoted" text as a phrase; all within the owner's words.
+    const terms = parseSearchQuery(filters.q!.normalize('NFC'), {
+      maxLength: MAX_QUERY_LENGTH,
+      maxTerms: this.limits.searchMaxTerms,
+    }).map((t) => ({ ...t, phrase: true }));
     if (!terms.length) return { items: [], nextCursor: null };
     const query = this.filtered(ownerId, filters);
     if (this.mysql) {
-      // Every term required; a term is a word the index knows (InnoDB's minimum token size applies).
-      const against = terms.map((t) => `+"${t}"`).join(' ');
+      // Every term required, within the owner's tag: InnoDB reads and ranks this user's postings only.
+      const against = booleanModeOwnerQuery(ownerId, terms);
       query
-        .andWhere('MATCH(item.title, item.text, item.url) AGAINST (:against IN BOOLEAN MODE)', { against })
-        .addSelect('MATCH(item.title, item.text, item.url) AGAINST (:against IN BOOLEAN MODE)', 'score')
+        .andWhere('MATCH(item.searchWords) AGAINST (:against IN BOOLEAN MODE)', { against })
+        .addSelect('MATCH(item.searchWords) AGAINST (:against IN BOOLEAN MODE)', 'score')
         .orderBy('score', 'DESC')
         .addOrderBy('item.id', 'DESC');
     } else {
-      // The matches first (FTS5 ranks them), their items through the search_rowid index.
-      const match = terms.map((t) => `"${t}"`).join(' ');
+      // The newest SEARCH_CANDIDATES matches (FTS5 walks them by rowid and stops), those ranked,
+      // then their items through the search_rowid index.
+      const match = fts5OwnerQuery(ownerId, terms);
       query
         .innerJoin(
-          '(SELECT rowid AS fts_rowid, rank AS fts_rank FROM vault_items_fts WHERE vault_items_fts MATCH :match)',
+          `(SELECT rowid AS fts_rowid, rank AS fts_rank FROM vault_items_fts
+            WHERE vault_items_fts MATCH :match AND rowid >= (SELECT MIN(r) FROM (
+              SELECT rowid AS r FROM vault_items_fts WHERE vault_items_fts MATCH :match ORDER BY rowid DESC LIMIT :candidates)))`,
           'fts',
           'fts.fts_rowid = item.search_rowid',
-          { match },
+          { match, candidates: this.limits.searchCandidates },
         )
         .orderBy('fts.fts_rank', 'ASC')
         .addOrderBy('item.id', 'DESC');
     }
-    const rows = await query
-      .offset(offset)
-      .limit(limit + 1)
-      .getMany();
+    const rows = await this.limits.expensive.run(ownerId, 'search', () =>
+      query
+        .offset(offset)
+        .limit(limit + 1)
+        .getMany(),
+    );
     const items = rows.slice(0, limit);
     return { items, nextCursor: rows.length > limit ? encodeCursor([`s${offset + limit}`]) : null };
   }
@@ -559,6 +583,7 @@ export class VaultService {
         if (title && chars(title) > 500) throw validationError({ title: ['at most 500 characters'] });
         if (title !== item.title) {
           set.title = title;
+          set.searchWords = itemSearchWords({ ...item, title });
           changed.push('title');
         }
       }
@@ -722,6 +747,10 @@ export class VaultService {
         problems['when.url_host'] = ['must be a host name'];
       if (w.urlMatches != null && !(chars(w.urlMatches) >= 1 && chars(w.urlMatches) <= 500))
         problems['when.url_matches'] = ['must be a glob of 1 to 500 characters'];
+      else if (w.urlMatches != null) {
+        const problem = globProblem(w.urlMatches);
+        if (problem) problems['when.url_matches'] = [problem];
+      }
       if (
         w.textContains != null &&
         (w.textContains.length > 20 || w.textContains.some((t) => !t.trim() || chars(t) > 200))

@@ -1,6 +1,7 @@
 // The examples subgraph through the gateway, on SQLite and on MySQL: create, read, the paged
 // list, update and delete at the expected version, the events, and one user's items hidden from another;
-// then the same through REST (/api/v1/examples/example-items), each answer checked against the OpenAPI document.
+// a deleted user's example items removed in batches (the kit's cascade); then the same through REST
+// (/api/v1/examples/example-items), each answer checked against the OpenAPI document.
 import { api, createUserAndLogin, login, request, UUID } from '../../test/helpers/http';
 import { OpenApiDocument, undocumented } from '../../test/helpers/openapi';
 import { ADMIN, startTestServer, TestServer } from '../../test/helpers/server';
@@ -11,7 +12,8 @@ let http: ReturnType<typeof api>;
 let token: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Small batches, so that a deleted user's few example items take several.
+  server = await startTestServer({ JOBS_BATCH_ROWS: '2' });
   http = api(server.url);
   token = (await login(server.url, ADMIN)).access_token;
 });
@@ -112,6 +114,23 @@ describe('examples', () => {
       (await http.graphql(UPDATE, { id: mine, v: 1, t: 'taken' }, other.token)).body.errors[0].extensions.code,
     ).toBe('not_found');
     expect((await http.graphql(LIST, {}, other.token)).body.data.exampleItems).toEqual({ items: [], nextCursor: null });
+  });
+
+  it("deletes a deleted user's example items, each with one example_item.deleted, and no one else's", async () => {
+    const user = await createUserAndLogin(server.url, token, 'examples-deleted');
+    const keeper = await createUserAndLogin(server.url, token, 'examples-keeper');
+    const ids = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((t) => create(t, user.token)));
+    const kept = await create('kept', keeper.token);
+    const audit = await openStream(`${server.url}/api/v1/events?scope=all&types=example_item.deleted`, { token });
+    try {
+      expect((await http.delete(`/api/v1/admin/users/${user.id}?version=1`, { token })).status).toBe(202);
+      const frames = await audit.waitFor((f) => ids.includes(f.data.id), ids.length, 30_000);
+      expect(frames.map((f) => f.data.id).sort()).toEqual([...ids].sort());
+      expect(frames.every((f) => f.data.reason === 'user_deleted')).toBe(true);
+      expect((await http.graphql(GET, { id: kept }, keeper.token)).body.data.exampleItem.id).toBe(kept);
+    } finally {
+      audit.close();
+    }
   });
 });
 

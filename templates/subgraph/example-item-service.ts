@@ -3,11 +3,12 @@
 // lib/kit/versioned.ts); a user keeps at most so many example items (the kit's guarded counter,
 // lib/kit/user-caps.ts, taken in the create's transaction and released by the delete).
 import { v7 as uuidv7 } from 'uuid';
-import type { DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
+import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { lostAtVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
@@ -112,4 +113,38 @@ export class ExampleItemService {
       }));
     return won ? item : lostAtVersion('example item', version, () => this.get(ownerId, id));
   }
+
+  /**
+   * One batch of a deleted user's example items (the kit's cascade, lib/kit/user-cascade.ts): at
+   * most `ctx.limit` rows in one transaction, each with its event; false when none is left.
+   */
+  readonly deleteOwnerBatch: UserCascadeBatch = async (ctx) => {
+    const ownerId = ctx.job.ownerId;
+    const ids = await this.dataSource.manager.find(ExampleItem, {
+      select: { id: true },
+      where: { ownerId },
+      take: ctx.limit,
+    });
+    if (!ids.length) {
+      // The last batch: the user's cap counters go, once their example items are gone.
+      await ctx.transaction((m) => this.caps.forget(m, ownerId));
+      return false;
+    }
+    await ctx.transaction(async (m, removed) => {
+      // Read again inside the batch: only what this transaction deletes gets its event.
+      const items = await m.findBy(ExampleItem, { id: In(ids.map((i) => i.id)), ownerId });
+      if (!items.length) return;
+      await m.delete(ExampleItem, { id: In(items.map((i) => i.id)) });
+      for (const item of items)
+        await recordEvent(m, {
+          type: 'example_item.deleted',
+          userId: ownerId,
+          resourceId: item.id,
+          data: { ...(eventData(item) as object), reason: 'user_deleted' },
+        });
+      removed('example_items', items.length);
+      await this.caps.release(m, ownerId, this.cap.limit, items.length);
+    });
+    return true;
+  };
 }

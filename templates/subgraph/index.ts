@@ -1,7 +1,12 @@
 // The examples subgraph. Owns the `examples` database; meets other subgraphs only through
-// federation references (owner: User) and events.
-// Its REST routes (under /api/v1/examples) are declared in routes.ts, listed in subgraphs/routes.ts.
+// federation references (owner: User) and events (a deleted user's example items go: the kit's
+// cascade, in batches).
+// What it contributes (its REST routes under /api/v1/examples, in routes.ts; its scopes) is declared
+// in module.ts, the entry of the module list (subgraphs/index.ts).
+import { EventConsumerPosition } from '../../lib/event-consumer';
+import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
+import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
@@ -12,10 +17,21 @@ import { ExampleItemResolver } from './resolvers/example-item-resolver';
 
 export const examplesSubgraph: SubgraphDefinition = {
   name: 'examples',
-  entities: [ExampleItem, OutboxEvent, UserCap],
+  entities: [ExampleItem, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
   migrations: [CreateExampleItemTables1700000000000],
-  create({ dataSource }) {
+  create({ config, dataSource, events, logger }) {
     const service = new ExampleItemService(dataSource);
+    // A deleted user's example items go too (auth's user.deleted), a batch per transaction.
+    const queue = jobQueue({ config, dataSource, logger });
+    const cascade = userCascade({
+      module: 'examples',
+      dataSource,
+      log: events,
+      queue,
+      config,
+      logger,
+      batch: service.deleteOwnerBatch,
+    });
     return {
       resolvers: [new ExampleItemResolver(service)],
       orphanedTypes: [UserReference],
@@ -25,6 +41,14 @@ export const examplesSubgraph: SubgraphDefinition = {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
             ctx.principal ? service.get(ctx.principal.userId, ref.id).catch(() => null) : null,
         },
+      },
+      async start() {
+        queue.start();
+        await cascade.start();
+      },
+      async stop() {
+        await cascade.stop();
+        await queue.stop();
       },
     };
   },

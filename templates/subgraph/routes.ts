@@ -1,7 +1,7 @@
 // The examples module's REST routes, under /api/v1/examples: declarations only, each running one
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
-// selection off the response schema and the arguments off the body schema). Listed for the
-// facade in subgraphs/routes.ts. A field is declared here once per schema it appears in.
+// selection off the response schema and the arguments off the body schema). Handed to the
+// facade by the module's definition (module.ts). A field is declared here once per schema it appears in.
 import { bodyArgs, queryArg } from '../../rest-facade/graphql-mapping';
 import {
   EXPECTED_VERSION,
@@ -54,6 +54,7 @@ export const ExampleItemBody: JsonSchema = {
 export const ExampleItemPageBody = pageSchema(ExampleItemBody);
 
 const PATH = '/examples/example-items';
+// Declare the tag, with a description, in module.ts's routes: the document's lint test requires it.
 const TAG = 'ExampleItem';
 const location = (r: Record<string, any>) => `/api/v1${PATH}/${r.id}`;
 
@@ -65,6 +66,7 @@ export const examplesRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Your example items, oldest first, a page at a time',
+    description: 'Pass `next_cursor` back as `cursor` for the next page; it is null on the last.',
     query: PAGE_QUERY,
     graphql: { kind: 'query', field: 'exampleItems', args: PAGE_ARGS },
     status: 200,
@@ -93,6 +95,7 @@ export const examplesRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Create an example item (version 1)',
+    description: 'Answers 202 with the new id and its Location; GET it for the item as stored.',
     body: CreateExampleItemRequest,
     graphql: {
       kind: 'mutation',

@@ -1,5 +1,5 @@
 // Login rate limits on a real server, with the default limits (5 failures per username and
-// address, 20 per username from any address, 100 attempts per address, 15 minutes), on both
+// address, 20 per username from any address, 100 failed attempts per address, 15 minutes), on both
 // rate-limit stores. Every test comes from an address of its own (X-Forwarded-For, trusted from
 // loopback here: TRUST_PROXY=loopback) and uses names of its own, so no test depends on counts
 // another left behind.
@@ -114,7 +114,18 @@ describe.each(['database', 'memory'])('login rate limits (RATE_LIMIT_STORE=%s, d
     expect(verifiedWith(wrong)).toBe(5);
   });
 
-  it('allows 100 attempts per client address, whatever the usernames, and refuses the 101st with Retry-After', async () => {
+  it('counts only failures per client address: 101 good logins from one address all succeed (issue 41)', async () => {
+    const user = await createUserAndLogin(server.url, adminToken, `regular-${store}`);
+    const from = freshAddress();
+    for (let i = 0; i < 101; i++) {
+      const res = await attempt(from, user.username, user.password);
+      expect({ i, status: res.status }).toEqual({ i, status: 202 });
+    }
+    // Failures from that address are still counted from zero: the next wrong password is a 401.
+    expect((await attempt(from, `someone-else-${store}`, 'a wrong password here')).status).toBe(401);
+  });
+
+  it('allows 100 failed attempts per client address, whatever the usernames, and refuses the 101st with Retry-After', async () => {
     const from = freshAddress();
     const wrong = `wrong password ${store} address`;
     const answers = await Promise.all(

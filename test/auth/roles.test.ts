@@ -193,6 +193,36 @@ describe('custom roles', () => {
     expect(ghost.status).toBe(400);
   });
 
+  it("takes Object.prototype's names for unknown roles, never for built-in ones (issue 41, finding 9)", async () => {
+    const someone = await createUserAndLogin(server.url, admin.access_token, 'prototype roles');
+    for (const name of ['constructor', '__proto__']) {
+      const read = await http.get(`/api/v1/admin/roles/${name}`, { token: admin.access_token });
+      expect({ name, status: read.status, error: read.body.error }).toEqual({ name, status: 404, error: 'not_found' });
+      const set = await setRoles(someone.id, [name]);
+      expect({ name, status: set.status, error: set.body.error }).toEqual({
+        name,
+        status: 400,
+        error: 'validation_error',
+      });
+      const made = await http.post(
+        '/api/v1/admin/users',
+        { username: `proto-${name}`, password: 'correct horse battery staple', roles: [name] },
+        { token: admin.access_token },
+      );
+      expect({ name, status: made.status, error: made.body.error }).toEqual({
+        name,
+        status: 400,
+        error: 'validation_error',
+      });
+      const gql = await http.graphql(
+        'query($name: String!) { role(name: $name) { name } }',
+        { name },
+        admin.access_token,
+      );
+      expect({ name, code: gql.body.errors?.[0]?.extensions?.code }).toEqual({ name, code: 'not_found' });
+    }
+  });
+
   it('is GraphQL too', async () => {
     const made = await http.graphql(
       'mutation { createRole(name: "gql-role", scopes: ["notes:read"]) { name version scopes builtIn } }',

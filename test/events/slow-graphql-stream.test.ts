@@ -53,6 +53,7 @@ it('cuts off a /graphql/stream reader that stops reading, without piling results
   const log = {
     sessionRevoked: async () => false,
     scopesOf: async (_u: string, _i: number, own: ReadonlySet<string>) => own,
+    knownScopeChangeAt: () => undefined,
   } as unknown as EventLog;
   const service = await createEventsService({
     config,

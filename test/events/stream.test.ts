@@ -186,6 +186,104 @@ describe('GET /api/v1/events', () => {
   });
 });
 
+describe('streams end when the caller loses events:read or its account (issue 41 finding 6)', () => {
+  const QUERY = 'subscription { events { type data } }';
+  /** A /graphql/stream subscription: its raw text, and when it ends. */
+  async function graphqlStream(token: string) {
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: QUERY }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    let text = '';
+    const decoder = new TextDecoder();
+    const ended = (async () => {
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+          text += decoder.decode(chunk, { stream: true });
+      } catch {
+        /* aborted */
+      }
+    })();
+    streams.push({ close: () => abort.abort() } as OpenStream);
+    return { text: () => text, ended };
+  }
+  const within = async <T>(promise: Promise<T>, what: string, ms = 5000) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        promise,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const setRoles = async (id: string, roles: string[]) => {
+    const version = (await http.get(`/api/v1/admin/users/${id}`, { token: admin.access_token })).body.version;
+    const res = await fetch(`${server.url}/api/v1/admin/users/${id}/roles?version=${version}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.access_token}` },
+      body: JSON.stringify({ roles }),
+    });
+    expect(res.status).toBeLessThan(300);
+  };
+  const keyOf = async (token: string) =>
+    (await http.post('/api/v1/auth/api-keys', { name: 'streams', scopes: ['events:read', 'tts:write'] }, { token }))
+      .body.key as string;
+
+  it('a role change that takes events:read away ends REST (token and key) and GraphQL streams, with forbidden', async () => {
+    const role = 'voices-without-events';
+    const made = await http.post(
+      '/api/v1/admin/roles',
+      { name: role, scopes: ['tts:read', 'tts:write', 'account:write'] },
+      { token: admin.access_token },
+    );
+    expect(made.status).toBeLessThan(300);
+    const user = await createUserAndLogin(server.url, admin.access_token, 'loses-events');
+    const key = await keyOf(user.token);
+    const [byToken, byKey] = [await stream(user.token), await stream(key)];
+    const graphql = await graphqlStream(user.token);
+    await http.post('/api/v1/tts/voices', { name: 'before', base_voice: 'f1' }, { token: user.token });
+    for (const s of [byToken, byKey]) await s.waitFor((f) => f.data.name === 'before');
+
+    await setRoles(user.id, [role]);
+    for (const [s, name] of [
+      [byToken, 'the token stream'],
+      [byKey, 'the key stream'],
+    ] as const) {
+      await within(s.ended, name);
+      expect(s.frames.at(-1)).toMatchObject({ event: 'error', data: { error: 'forbidden' } });
+    }
+    await within(graphql.ended, 'the GraphQL stream');
+    expect(graphql.text()).toMatch(/"code":"forbidden"/);
+    // Nothing after the change reached any of them.
+    await http.post('/api/v1/tts/voices', { name: 'after', base_voice: 'f1' }, { token: user.token });
+    expect([...byToken.frames, ...byKey.frames].some((f) => f.data?.name === 'after')).toBe(false);
+    expect(graphql.text()).not.toContain('"after"');
+    // And it cannot open one again.
+    expect((await openStream(`${server.url}/api/v1/events`, { token: user.token })).status).toBe(403);
+  });
+
+  it("disabling the owner ends a key's stream, whose session is the key", async () => {
+    const user = await createUserAndLogin(server.url, admin.access_token, 'disabled-key-holder');
+    const key = await keyOf(user.token);
+    const s = await stream(key);
+    expect(s.status).toBe(200);
+    const disabled = await http.post(`/api/v1/admin/users/${user.id}/disable`, undefined, {
+      token: admin.access_token,
+    });
+    expect(disabled.status).toBe(202);
+    await within(s.ended, 'the key stream');
+    expect(s.frames.at(-1)).toMatchObject({ event: 'error', data: { error: 'unauthorized' } });
+  });
+});
+
 describe('subscription over GraphQL-over-SSE at /graphql/stream', () => {
   it('streams events(after, types) results and refuses a request without a token', async () => {
     const user = await createUserAndLogin(server.url, admin.access_token, 'gqlstreamer');

@@ -6,9 +6,12 @@
 import http from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { routes } from '../../rest-facade/routes';
+import { routeTable } from '../../rest-facade/route-table';
+import { facadeRoutes } from '../../subgraphs';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+
+const { routes } = routeTable(facadeRoutes);
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);

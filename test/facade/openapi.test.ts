@@ -13,14 +13,17 @@ import { graphqlOperation } from '../../rest-facade/graphql-mapping';
 import { OpenApiDocument, openApiDocument } from '../../rest-facade/openapi';
 import { openAiSpeechOpenApi } from '../../rest-facade/openai';
 import type { RouteSpec } from '../../rest-facade/route-spec';
-import { MAX_PAGE_SIZE, PAGE_QUERY, routes } from '../../rest-facade/routes';
+import { MAX_PAGE_SIZE, PAGE_QUERY } from '../../rest-facade/route-parts';
+import { routeTable } from '../../rest-facade/route-table';
 import { JsonSchema, pageSchema } from '../../rest-facade/schemas';
 import { compileValidator } from '../../rest-facade/validation';
+import { facadeRoutes } from '../../subgraphs';
 import { api } from '../helpers/http';
 import { startTestServer, TestServer } from '../helpers/server';
 
-const documentWith = (env: Record<string, string> = {}) =>
-  openApiDocument(routes, loadConfig(env), openAiSpeechOpenApi);
+const table = routeTable(facadeRoutes);
+const { routes } = table;
+const documentWith = (env: Record<string, string> = {}) => openApiDocument(table, loadConfig(env), openAiSpeechOpenApi);
 const doc = documentWith();
 
 const operations = (d: OpenApiDocument) =>

@@ -7,6 +7,7 @@ import { loadConfig } from '../../lib/config';
 import { listen } from '../../lib/http-server';
 import { createLogger } from '../../lib/logger';
 import { createFacadeApp } from '../../rest-facade/app';
+import { facadeRoutes } from '../../subgraphs';
 import type { GraphQLResult } from '../../rest-facade/graphql-client';
 
 it('cuts off a reader that stops reading, without piling results up', async () => {
@@ -38,6 +39,7 @@ it('cuts off a reader that stops reading, without piling results up', async () =
   }
   const app = createFacadeApp({
     config,
+    routes: facadeRoutes,
     logger: createLogger(config),
     graphql: { execute: async () => ({}), checks: async () => ({}), subscribe: async () => results() },
   });
@@ -98,6 +100,7 @@ describe('speech answers to a reader that stops reading', () => {
     };
     const app = createFacadeApp({
       config,
+      routes: facadeRoutes,
       logger: createLogger(config),
       graphql: { execute, checks: async () => ({}), subscribe: async () => ({}) },
     });

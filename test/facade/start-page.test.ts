@@ -4,11 +4,13 @@ import { loadConfig } from '../../lib/config';
 import { listen } from '../../lib/http-server';
 import { createLogger } from '../../lib/logger';
 import { createFacadeApp } from '../../rest-facade/app';
+import { facadeRoutes } from '../../subgraphs';
 
 it('links nothing that answers 404 on a facade of its own', async () => {
   const config = loadConfig({ LOG_LEVEL: 'silent', GATEWAY_URL: 'http://127.0.0.1:9' });
   const app = createFacadeApp({
     config,
+    routes: facadeRoutes,
     logger: createLogger(config),
     graphql: { execute: async () => ({}), checks: async () => ({}), subscribe: async () => ({}) },
   });

@@ -33,7 +33,7 @@ describe('with the real gateway and the auth subgraph in-process', () => {
     const logger = createLogger(config);
     const keys = loadKeys(config);
     log = await EventLog.open(config, logger);
-    auth = await startSubgraph(selectSubgraphs(['auth'])[0], { config, logger, keys, events: log });
+    auth = await startSubgraph((await selectSubgraphs(['auth']))[0], { config, logger, keys, events: log });
     gateway = await createGateway({ config, logger, keys, subgraphs: [{ name: 'auth', local: auth }] });
   });
   afterAll(async () => {

@@ -1,10 +1,11 @@
 // `npm run new-subgraph`: the skeleton, generated into a copy of this project, builds,
-// composes with the rest, and passes its own generated test.
+// composes with the rest, and passes its own generated test (a deleted user's rows removed by the
+// kit's cascade among them).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { registerRoutes, renameTemplate, skeletonFiles, skeletonNames } from '../../bin/new-subgraph';
+import { registerModule, renameTemplate, skeletonFiles, skeletonNames } from '../../bin/new-subgraph';
 import { TEST_DB } from '../helpers/server';
 
 const ROOT = path.join(__dirname, '../..');
@@ -33,8 +34,7 @@ once('npm run new-subgraph', () => {
     const generated = run(copy, [GENERATOR, 'reviews']);
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
-    expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/reviews: reviewsSubgraph/);
-    expect(fs.readFileSync(path.join(copy, 'subgraphs/routes.ts'), 'utf8')).toMatch(/\.\.\.reviewsRoutes,/);
+    expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/\n {2}reviewsModule,\n\];/);
 
     const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
     expect(build.stdout + build.stderr).toBe('');
@@ -42,7 +42,7 @@ once('npm run new-subgraph', () => {
     expect(compose.stdout).toMatch(/auth.*reviews compose/);
 
     const test = run(copy, [require.resolve('jest/bin/jest'), 'test/reviews', '--selectProjects', 'sqlite']);
-    expect(test.stderr).toMatch(/Tests:\s+5 passed, 5 total/);
+    expect(test.stderr).toMatch(/Tests:\s+6 passed, 6 total/);
     expect(test.status).toBe(0);
 
     const again = run(copy, [GENERATOR, 'reviews']);
@@ -68,6 +68,7 @@ once('npm run new-subgraph', () => {
       'subgraphs/shop/entities/order-line.ts',
       'subgraphs/shop/index.ts',
       'subgraphs/shop/migrations/1800000000000-CreateOrderLineTables.ts',
+      'subgraphs/shop/module.ts',
       'subgraphs/shop/order-line-service.ts',
       'subgraphs/shop/resolvers/order-line-resolver.ts',
       'subgraphs/shop/routes.ts',
@@ -85,11 +86,12 @@ once('npm run new-subgraph', () => {
     expect(() => renameTemplate('an Example here', skeletonNames('shop'), 1)).toThrow(/template holds/);
   });
 
-  it("lists the module's REST routes for the facade in subgraphs/routes.ts, one import and one line", () => {
-    const registry = fs.readFileSync(path.join(ROOT, 'subgraphs/routes.ts'), 'utf8');
-    const once = registerRoutes(registry, skeletonNames('shop'));
-    expect(once).toMatch(/import \{ shopRoutes \} from '\.\/shop\/routes';\n/);
-    const twice = registerRoutes(once, skeletonNames('reviews'));
-    expect(twice).toMatch(/\.\.\.shopRoutes,\n {2}\.\.\.reviewsRoutes,\n\];/);
+  it('adds the module to the module list, subgraphs/index.ts, with one import and one line', () => {
+    const list = fs.readFileSync(path.join(ROOT, 'subgraphs/index.ts'), 'utf8');
+    const once = registerModule(list, skeletonNames('shop'));
+    expect(once).toMatch(/import \{ shopModule \} from '\.\/shop\/module';\n/);
+    const twice = registerModule(once, skeletonNames('reviews'));
+    expect(twice).toMatch(/\n {2}shopModule,\n {2}reviewsModule,\n\];/);
+    expect(twice.split('\n').length - list.split('\n').length).toBe(4);
   });
 });

@@ -34,7 +34,7 @@ describe('plans of one fetch from one subgraph: sent to it as planned, past the 
   beforeAll(async () => {
     const keys = loadKeys(config);
     log = await EventLog.open(config, logger);
-    for (const def of selectSubgraphs(['auth', 'tts']))
+    for (const def of await selectSubgraphs(['auth', 'tts']))
       subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
     // The gateway as the service builds it (gateway/apollo-adapter.ts): the supergraph without the
     // security links' `for: SECURITY`, which Apollo Gateway refuses, and the plans it reports.

@@ -59,6 +59,8 @@ export async function startTestServer(
     AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
     AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
     SUBGRAPHS: defaultSubgraphs(),
+    // A run on a shared MySQL server may ask for smaller pools (docs/testing.md).
+    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
     ...isolatedEnv(),
     ...env,
   });

@@ -216,6 +216,28 @@ describe('hubs', () => {
       ).status,
     ).toBe(404);
     expect((await addEdge(stranger, id, a, a)).status).toBe(404);
+    // A change of another user's node is 404 whatever the body: checking the body first answered
+    // 400 naming the node's type (issue 41, finding 11). Over GraphQL too, and with the
+    // stranger's own hub id, as for an id that does not exist.
+    const strangersHub = await createHub(stranger, 'mine');
+    for (const body of [{ url: 'https://a.example' }, { text: 'x' }, { ref_id: a }, { label: 'x' }]) {
+      for (const hub of [id, strangersHub]) {
+        const res = await call('PATCH', NODE, `${H}/${hub}/nodes/${a}?version=1`, stranger, body);
+        expect({ body, hub, status: res.status, error: res.body.error }).toEqual({
+          body,
+          hub,
+          status: 404,
+          error: 'not_found',
+        });
+      }
+    }
+    const gql = await http.graphql(
+      'mutation ($h: ID!, $n: ID!) { updateHubNode(hubId: $h, nodeId: $n, version: 1, url: "https://a.example") { id } }',
+      { h: id, n: a },
+      stranger,
+    );
+    expect(gql.body.errors[0].extensions.code).toBe('not_found');
+    expect((await call('GET', NODE, `${H}/${id}/nodes/${a}`, token)).body.version).toBe(1);
     expect((await call('GET', HUB, `${H}/${id}`, undefined)).status).toBe(401);
     expect((await call('GET', HUB, `${H}/not-a-uuid`, token)).status).toBe(400);
   });
@@ -355,6 +377,33 @@ describe('canvas', () => {
     expect([copy.node_count, copy.edge_count]).toEqual([7, 4]);
   });
 
+  it('keeps an empty group or edge label ("") through an import and an export', async () => {
+    const token = await newUser('hubs-canvas-labels');
+    const canvas = {
+      nodes: [
+        { id: 'g', type: 'group', label: '', x: 0, y: 0, width: 400, height: 400 },
+        { id: 'a', type: 'text', text: 'a', x: 10, y: 10, width: 50, height: 50 },
+        { id: 'b', type: 'text', text: 'b', x: 100, y: 10, width: 50, height: 50 },
+      ],
+      edges: [
+        { id: 'e1', fromNode: 'a', toNode: 'b', label: '' },
+        { id: 'e2', fromNode: 'b', toNode: 'a' },
+      ],
+    };
+    const imported = await call('POST', H + '/import', H + '/import', token, { name: 'Labels', canvas });
+    expect(imported.status).toBe(202);
+    const exported = await call('GET', `${HUB}/canvas`, `${H}/${imported.body.id}/canvas`, token);
+    expect(exported.status).toBe(200);
+    expect(validCanvas(exported.body)).toBe(true);
+    const group = exported.body.nodes.find((n: any) => n.type === 'group');
+    expect(group).toHaveProperty('label', '');
+    const byText = new Map(exported.body.nodes.map((n: any) => [n.id, n.text]));
+    const labelled = exported.body.edges.find((e: any) => byText.get(e.fromNode) === 'a');
+    const unlabelled = exported.body.edges.find((e: any) => byText.get(e.fromNode) === 'b');
+    expect(labelled).toHaveProperty('label', '');
+    expect(unlabelled).not.toHaveProperty('label');
+  });
+
   it('refuses what is not JSON Canvas 1.0, or breaks a rule of hubs, with 400 and details; a canvas over a cap with 409', async () => {
     const token = await newUser('hubs-canvas-bad');
     const node = { id: 'a', type: 'text', text: 't', x: 0, y: 0, width: 10, height: 10 };
@@ -365,11 +414,15 @@ describe('canvas', () => {
     };
     expect(await refuse({ nodes: [{ ...node, x: 1.5 }] })).toEqual(['canvas.nodes.0.x']);
     expect(await refuse({ nodes: [{ ...node, type: 'circle' }] })).toEqual(['canvas.nodes.0.type']);
-    expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0']);
+    expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0.text']);
+    // A missing field is named by its index path, at the facade's check and at the subgraph's alike.
+    const fourth = [node, { ...node, id: 'b' }, { ...node, id: 'c' }, { ...node, id: undefined }];
+    expect(await refuse({ nodes: fourth })).toEqual(['canvas.nodes.3.id']);
+    expect(await refuse({ nodes: [node], edges: [{ id: 'e', toNode: 'a' }] })).toEqual(['canvas.edges.0.fromNode']);
     expect(await refuse({ nodes: [node, node] })).toEqual(['canvas.nodes.1.id']);
     expect(await refuse({ nodes: [{ ...node, width: 0 }] })).toEqual(['canvas.nodes.0.width']);
     expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'zz' }] })).toEqual([
-      'canvas.edges.0.to_node',
+      'canvas.edges.0.toNode', // the canvas's own names, as every other path into it
     ]);
     expect(await refuse({ nodes: [node], edges: [{ id: 'e', fromNode: 'a', toNode: 'a', toEnd: 'both' }] })).toEqual([
       'canvas.edges.0.toEnd',
@@ -389,5 +442,17 @@ describe('canvas', () => {
     expect(res.status).toBe(202);
     const other = await call('POST', H, H, token, { name: 'x', padding });
     expect(other.status).toBe(413);
+  });
+
+  it('imports a canvas over LARGE_BODY_BYTES: admitted, parsed in its thread, stored whole (issue 41 finding 8)', async () => {
+    const token = await newUser('hubs-canvas-large');
+    const canvas = {
+      ...fixture,
+      padding: 'p'.repeat(3 * 1024 * 1024), // 3 MiB: a large body (LARGE_BODY_BYTES is 1 MiB)
+    };
+    const res = await call('POST', H + '/import', H + '/import', token, { name: 'large', canvas });
+    expect(res.status).toBe(202);
+    const hub = (await call('GET', HUB, `${H}/${res.body.id}`, token)).body;
+    expect([hub.name, hub.node_count, hub.edge_count]).toEqual(['large', 5, 4]);
   });
 });

@@ -12,8 +12,8 @@ import { hubsSubgraph } from '../../subgraphs/hubs';
 import { Hub } from '../../subgraphs/hubs/entities/hub';
 import { HubEdge } from '../../subgraphs/hubs/entities/hub-edge';
 import { HubNode } from '../../subgraphs/hubs/entities/hub-node';
-import { HubDeletion } from '../../subgraphs/hubs/entities/hub-ref';
-import { SWEEP_BATCH } from '../../subgraphs/hubs/hub-sweeper';
+import { KitJob } from '../../lib/kit/jobs';
+import { HUB_ROWS } from '../../subgraphs/hubs/hub-jobs';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { loggedFor, openLog } from '../helpers/event-log';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
@@ -186,6 +186,28 @@ describe('refs projection', () => {
       note: null,
     });
     expect(['pending', 'ready', 'failed']).toContain(itemContent.body.vault_item.state);
+
+    // The canvas export names them by their titles, read through federation; a voice by its name;
+    // one whose target is gone by its kind and id.
+    const voiceId = await createVoice(owner.token, 'Narrator *one*');
+    const voiceNode = await referable('voice', voiceId);
+    const gone = uuid7();
+    await inject('note.created', owner.id, gone);
+    const goneNode = await referable('note', gone);
+    await inject('note.deleted', owner.id, gone);
+    await until(
+      async () =>
+        (await request(server.url, 'GET', `${H}/${hub}/nodes/${goneNode}/content`, { token: owner.token })).body
+          .missing === true,
+      'the deleted note to show missing',
+    );
+    const exported = await request(server.url, 'GET', `${H}/${hub}/canvas`, { token: owner.token });
+    expect(exported.status).toBe(200);
+    const textOf = (nodeId: string) => exported.body.nodes.find((n: { id: string }) => n.id === nodeId).text;
+    expect(textOf(noteNode)).toBe(`**Plan**\n\n[Note](/api/v1/notes/${note.body.id})`);
+    expect(textOf(itemNode)).toBe(`**Saved**\n\n[Vault item](/api/v1/vault/items/${item.body.id})`);
+    expect(textOf(voiceNode)).toBe(`**Narrator \\*one\\***\n\n[Voice](/api/v1/tts/voices/${voiceId})`);
+    expect(textOf(goneNode)).toBe(`**Note ${gone}**\n\n[Note](/api/v1/notes/${gone})\n\n(deleted)`);
   });
 
   it("tts's Voice reference resolver answers null for another user's voice through _entities", async () => {
@@ -376,7 +398,7 @@ describe('user.deleted', () => {
     await until(async () => (await loggedFor(log, hub, 'hub.deleted')).length > 0, 'hub.deleted of the deleted user');
     const [event] = await loggedFor(log, hub, 'hub.deleted');
     expect(JSON.parse(event.payload)).toMatchObject({ hub_id: hub, reason: 'user_deleted' });
-    // Its rows go in the background (hub-sweeper.ts): read the hubs database itself.
+    // Its rows go in the background (hub-jobs.ts): read the hubs database itself.
     const db = await openDatabase(server.config, hubsSubgraph);
     try {
       await until(
@@ -384,7 +406,7 @@ describe('user.deleted', () => {
           !(await db.manager.countBy(HubNode, { hubId: hub })) && !(await db.manager.countBy(HubEdge, { hubId: hub })),
         'the nodes and edges to go',
       );
-      expect(await db.manager.countBy(HubDeletion, { hubId: hub })).toBe(0);
+      await until(async () => !(await db.manager.countBy(KitJob, { ownerId: doomed.id })), 'the jobs to end');
       expect(await db.manager.countBy(Hub, { ownerId: doomed.id })).toBe(0);
     } finally {
       await db.destroy();
@@ -420,12 +442,12 @@ describe('user.deleted', () => {
         async () =>
           !(await db.manager.countBy(HubNode, { hubId: hub })) &&
           !(await db.manager.countBy(HubEdge, { hubId: hub })) &&
-          !(await db.manager.countBy(HubDeletion, { hubId: hub })),
+          !(await db.manager.countBy(KitJob, { kind: HUB_ROWS, ownerId: owner.id })),
         'the rows of the deleted hub to go',
       );
     } finally {
       await db.destroy();
     }
-    expect(SWEEP_BATCH).toBe(1000);
+    expect(server.config.JOBS_BATCH_ROWS).toBeLessThanOrEqual(1000);
   });
 });

@@ -6,11 +6,14 @@ import { loadConfig } from '../../lib/config';
 import { IdempotencyStore } from '../../lib/idempotency';
 import { LoggedEvent } from '../../lib/event-log';
 import { MoreThan } from 'typeorm';
-import { routes } from '../../rest-facade/routes';
+import { routeTable } from '../../rest-facade/route-table';
+import { facadeRoutes } from '../../subgraphs';
 import { EventLog, loggedFor, openLog, untilLogged } from '../helpers/event-log';
-import { api, ApiResponse, createUserAndLogin, login } from '../helpers/http';
+import { api, ApiResponse, createUserAndLogin, login, request } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
+
+const { routes } = routeTable(facadeRoutes);
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -62,6 +65,11 @@ interface Sample {
   token: string;
   /** Waits until the first request's effects, background work included, are in the event log. */
   settle?: (first: ApiResponse) => Promise<unknown>;
+  /**
+   * The first request ends the caller's session (a logout): the repeat is refused as any request
+   * with that token is (401), still with no second effect.
+   */
+  endsSession?: boolean;
 }
 
 /** A fresh user's note (tagged `old`), logged as created. */
@@ -94,7 +102,7 @@ async function vaultItemOfFreshUser(body: Record<string, unknown>) {
 
 /** One request per signed-in POST route (operationId), made fresh for each run. */
 const SAMPLES: Record<string, () => Promise<Sample>> = {
-  logout: async () => ({ path: '/api/v1/auth/logout', token: (await freshUser()).access_token }),
+  logout: async () => ({ path: '/api/v1/auth/logout', token: (await freshUser()).access_token, endsSession: true }),
   createStreamTicket: async () => ({ path: '/api/v1/auth/stream-ticket', token: (await freshUser()).access_token }),
   changePassword: async () => ({
     path: '/api/v1/auth/password',
@@ -291,7 +299,8 @@ describe.each(postRoutes.map((r) => [r.operationId, r] as const))('%s', (operati
     await sample.settle?.(first);
     const before = await settled();
     const again = await send();
-    expect(answerOf(again)).toEqual(answerOf(first));
+    if (sample.endsSession) expect([again.status, again.body.error]).toEqual([401, 'unauthorized']);
+    else expect(answerOf(again)).toEqual(answerOf(first));
     const after = await settled();
     const between = await log.dataSource.manager.find(LoggedEvent, {
       where: { seq: MoreThan(before.seq) },
@@ -410,6 +419,97 @@ test('a malformed key is 400; queries and anonymous commands ignore the header',
   const b = await http.post('/api/v1/auth/login', ADMIN, { headers });
   expect([a.status, b.status]).toEqual([202, 202]);
   expect(b.body.session_id).not.toBe(a.body.session_id);
+});
+
+describe('a replay answers only a caller that a first request would answer (issue 41 finding 3)', () => {
+  const createKey = (token: string, key: string) =>
+    http.post(
+      '/api/v1/auth/api-keys',
+      { name: 'script', scopes: ['notes:write'] },
+      { token, headers: { 'idempotency-key': key } },
+    );
+  /**
+   * The first answer, then the caller loses its right, then the same request with the key: refused
+   * within the revocation bound (the gateway reads the event log as every subgraph but auth does).
+   */
+  async function replayAfter(lose: (user: Awaited<ReturnType<typeof freshUser>>) => Promise<unknown>, status: number) {
+    const user = await freshUser();
+    const key = crypto.randomUUID();
+    const first = await createKey(user.access_token, key);
+    expect(first.status).toBe(202);
+    await lose(user);
+    const again = await until(
+      async () => {
+        const res = await createKey(user.access_token, key);
+        return res.status === status && res;
+      },
+      `the replay refused with ${status}`,
+      5000,
+    );
+    // Never the first answer, whose secret is a live key.
+    expect(again.text).not.toContain(first.body.key);
+    return again;
+  }
+  const untilRefused = (token: string, status: number) =>
+    until(async () => (await http.get('/api/v1/auth/me', { token })).status === status, `/auth/me to answer ${status}`);
+
+  test('after a logout: 401', async () => {
+    const again = await replayAfter(async (user) => {
+      expect((await http.post('/api/v1/auth/logout', undefined, { token: user.access_token })).status).toBe(202);
+      await untilRefused(user.access_token, 401);
+    }, 401);
+    expect(again.body.error).toBe('unauthorized');
+  });
+
+  test('after the user is disabled: 401', async () => {
+    const again = await replayAfter(async (user) => {
+      const disabled = await http.post(`/api/v1/admin/users/${user.id}/disable`, undefined, { token: adminToken });
+      expect(disabled.status).toBeLessThan(300);
+      await untilRefused(user.access_token, 401);
+    }, 401);
+    expect(again.body.error).toBe('unauthorized');
+  });
+
+  test('after losing account:write: 403', async () => {
+    const role = `noacct${++users}`;
+    const made = await http.post('/api/v1/admin/roles', { name: role, scopes: ['notes:read'] }, { token: adminToken });
+    expect(made.status).toBeLessThan(300);
+    const again = await replayAfter(async (user) => {
+      const version = (await http.get(`/api/v1/admin/users/${user.id}`, { token: adminToken })).body.version;
+      const put = await request(server.url, 'PUT', `/api/v1/admin/users/${user.id}/roles?version=${version}`, {
+        body: { roles: [role] },
+        token: adminToken,
+      });
+      expect(put.status).toBeLessThan(300);
+      // notes:read is left, account:write is gone.
+      await until(async () => {
+        const me = await http.get('/api/v1/auth/me', { token: user.access_token });
+        return me.status === 200 && !me.body.scopes.includes('account:write');
+      }, 'the scope change to apply');
+    }, 403);
+    expect(again.body.error).toBe('forbidden');
+  });
+
+  test('at /graphql too: after a logout the replay is unauthorized', async () => {
+    const user = await freshUser();
+    const key = crypto.randomUUID();
+    const CREATE = 'mutation { createVoice(name: "gone", baseVoice: "f3") { id name } }';
+    const send = () =>
+      http.post('/graphql', { query: CREATE }, { token: user.access_token, headers: { 'idempotency-key': key } });
+    const first = await send();
+    expect(first.body.data.createVoice.name).toBe('gone');
+    await http.post('/api/v1/auth/logout', undefined, { token: user.access_token });
+    await untilRefused(user.access_token, 401);
+    const again = await until(
+      async () => {
+        const res = await send();
+        return res.body.errors?.[0]?.extensions?.code === 'unauthorized' && res;
+      },
+      'the replay refused',
+      5000,
+    );
+    expect(again.body.data ?? null).toBeNull();
+  });
 });
 
 describe('GraphQL mutations at /graphql', () => {

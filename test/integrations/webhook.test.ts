@@ -115,6 +115,46 @@ test('create answers the secret once; the webhook reads back without it; bad inp
   expect((await http.get(`${PATH}/${res.body.id}`, { token: other.token })).status).toBe(404);
 });
 
+test('REST and GraphQL refuse the same URLs: IPv6 and numeric shorthand literals (issue 41, finding 10)', async () => {
+  const user = await freshUser();
+  const create = 'mutation ($url: String!) { createWebhook(url: $url, eventTypes: ["*"]) { id } }';
+  const refused = [
+    'http://[::1]/',
+    'http://[::7f00:1]:8080/',
+    'http://2130706434/',
+    'http://0x7f.2/',
+    'http://127.2/',
+    'http://0177.0.0.1/',
+    'http://127.1:8080/x',
+    'http://u:p@x.example/',
+    'ftp://x.example/',
+  ];
+  for (const url of refused) {
+    const rest = documented('post', PATH, await http.post(PATH, { url, event_types: ['*'] }, { token: user.token }));
+    expect({ url, status: rest.status }).toEqual({ url, status: 400 });
+    const gql = await http.graphql(create, { url }, user.token);
+    expect({ url, code: gql.body.errors?.[0]?.extensions?.code }).toEqual({ url, code: 'validation_error' });
+  }
+  const made = await http.graphql(create, { url: `${receiver.url}/gql` }, user.token);
+  expect(made.body.errors).toBeUndefined();
+  const id = made.body.data.createWebhook.id;
+  const change = await http.graphql(
+    'mutation ($id: ID!, $url: String) { updateWebhook(id: $id, version: 1, url: $url) { id } }',
+    { id, url: 'http://0x7f.2/' },
+    user.token,
+  );
+  expect(change.body.errors?.[0]?.extensions?.code).toBe('validation_error');
+  const patched = documented(
+    'patch',
+    `${PATH}/{webhookId}`,
+    await request(server.url, 'PATCH', `${PATH}/${id}?version=1`, {
+      token: user.token,
+      body: { url: 'http://127.2/' },
+    }),
+  );
+  expect(patched.status).toBe(400);
+});
+
 test("delivers the owner's matching events, signed per Standard Webhooks, the body as the stream shows it", async () => {
   const user = await freshUser();
   const other = await freshUser();
@@ -240,7 +280,9 @@ test('an endpoint at a blocked address gets nothing; redirects are not followed;
   for (const h of [blocked, redirect, slow, big])
     await http.post(`${PATH}/${h.id}/test`, undefined, { token: user.token });
   const firstOf = (id: string) => until(async () => (await attemptsOf(user.token, id)).at(-1), `an attempt of ${id}`);
-  expect(await firstOf(blocked.id)).toMatchObject({ outcome: 'blocked_address', status: null });
+  const refused = await firstOf(blocked.id);
+  expect(refused).toMatchObject({ outcome: 'blocked_address', status: null });
+  expect(refused.error).toContain('WEBHOOK_ALLOW_HOSTS'); // the setting that allows an internal host
   expect(receiver.at('/blocked')).toHaveLength(0);
   expect(await firstOf(redirect.id)).toMatchObject({
     outcome: 'failed',
@@ -253,6 +295,26 @@ test('an endpoint at a blocked address gets nothing; redirects are not followed;
   expect(timedOut.duration_ms).toBeLessThan(2500);
   // 10 MiB answered: delivered after reading at most WEBHOOK_MAX_RESPONSE_BYTES.
   expect(await firstOf(big.id)).toMatchObject({ outcome: 'delivered', status: 200 });
+});
+
+test('a receiver answering 410 Gone disables the endpoint at once (reason gone), without retrying', async () => {
+  const user = await freshUser();
+  receiver.answer('/gone', () => ({ status: 410 }));
+  const hook = await createWebhook(user.token, { url: `${receiver.url}/gone`, event_types: ['voice.*'] });
+  const started = Date.now();
+  await createVoice(user.token, 'first');
+  await createVoice(user.token, 'second'); // held behind the first, kept for when it is enabled again
+  const disabled = await untilLogged(log, hook.id, 'webhook.disabled');
+  // At once: the retry period is 4 s here, and the first retry would come after 1 s.
+  expect(Date.now() - started).toBeLessThan(3000);
+  expect(JSON.parse(disabled.payload)).toMatchObject({ webhook_id: hook.id, reason: 'gone' });
+  const got = await http.get(`${PATH}/${hook.id}`, { token: user.token });
+  expect(got.body).toMatchObject({ enabled: false, disabled_reason: 'gone' });
+  const attempts = await attemptsOf(user.token, hook.id);
+  expect(attempts).toHaveLength(1);
+  expect(attempts[0]).toMatchObject({ outcome: 'failed', status: 410, next_attempt_at: null });
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // past when a retry would have come
+  expect(receiver.at('/gone')).toHaveLength(1);
 });
 
 test('deliveries failing for the retry period disable the endpoint with webhook.disabled; enabling resumes', async () => {

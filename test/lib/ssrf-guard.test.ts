@@ -4,7 +4,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { BlockedAddressError, guardedAgent, isBlockedAddress, isPublicAddress } from '../../lib/ssrf-guard';
+import {
+  BlockedAddressError,
+  guardedAgent,
+  isBlockedAddress,
+  isPublicAddress,
+  parseAllowedHost,
+} from '../../lib/ssrf-guard';
 
 describe('the SSRF guard', () => {
   let server: http.Server;
@@ -56,6 +62,17 @@ describe('the SSRF guard', () => {
     ['::ffff:8.8.8.8', false],
     ['64:ff9b::7f00:1', false], // NAT64 of 127.0.0.1
     ['2002:7f00:1::', false], // 6to4 of 127.0.0.1
+    // IPv4-compatible IPv6 (::/96) as URLs write it: [::127.0.0.1] becomes [::7f00:1] (issue 41, finding 10).
+    ['::7f00:1', false],
+    ['::a9fe:a9fe', false], // 169.254.169.254
+    ['::a00:1', false], // 10.0.0.1
+    ['::808:808', false], // even 8.8.8.8: ::/8 is reserved, nothing in it is public
+    ['::ffff:0:7f00:1', false], // IPv4-translated
+    ['64:ff9b::a9fe:a9fe', false], // NAT64 of the metadata address
+    ['64:ff9b:1::a00:1', false], // local-use NAT64 of 10.0.0.1
+    ['2002:a9fe:a9fe::1', false], // 6to4 of the metadata address
+    ['2002:c0a8:101::', false], // 6to4 of 192.168.1.1
+    ['2001::1', false], // Teredo
     ['not an address', false],
     ['8.8.8.8', true],
     ['2001:4860:4860::8888', true],
@@ -73,6 +90,34 @@ describe('the SSRF guard', () => {
 
   it('refuses an IPv4-mapped IPv6 literal of loopback', async () => {
     expect(isBlockedAddress(await get(`http://[::ffff:127.0.0.1]:${port}/`))).toBe(true);
+  });
+
+  it('refuses IPv4-compatible IPv6 literals of loopback, whatever the URL writes (issue 41, finding 10)', async () => {
+    const before = hits;
+    for (const host of ['[::127.0.0.1]', '[::7f00:1]', '[0:0:0:0:0:0:7f00:1]', '[::ffff:7f00:1]'])
+      expect({ host, blocked: isBlockedAddress(await get(`http://${host}:${port}/`)) }).toEqual({
+        host,
+        blocked: true,
+      });
+    expect(hits).toBe(before);
+  });
+
+  it("takes host:port entries: a listed port passes, the host's other ports stay refused (issue 41, finding 10)", async () => {
+    const before = hits;
+    expect(await get(`http://127.0.0.1:${port}/`, { allowHosts: [`127.0.0.1:${port}`] })).toBe(200);
+    expect(hits).toBe(before + 1);
+    const other = port === 65535 ? port - 1 : port + 1;
+    expect(isBlockedAddress(await get(`http://127.0.0.1:${port}/`, { allowHosts: [`127.0.0.1:${other}`] }))).toBe(true);
+    // The default port counts as written or not.
+    expect(isBlockedAddress(await get(`http://127.0.0.1/`, { allowHosts: [`127.0.0.1:${port}`] }))).toBe(true);
+    // A bare host still opens every port of it (documented: prefer host:port).
+    expect(await get(`http://127.0.0.1:${port}/`, { allowHosts: ['127.0.0.1'] })).toBe(200);
+    expect(parseAllowedHost('127.0.0.1:8080')).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(parseAllowedHost('[::1]:8080')).toEqual({ host: '::1', port: 8080 });
+    expect(parseAllowedHost('[::1]')).toEqual({ host: '::1', port: null });
+    expect(parseAllowedHost('::1')).toEqual({ host: '::1', port: null });
+    expect(parseAllowedHost('Receiver.Internal')).toEqual({ host: 'receiver.internal', port: null });
+    for (const bad of ['', 'a:b:c', 'host:0', 'host:65536', 'host:x']) expect(parseAllowedHost(bad)).toBeNull();
   });
 
   it('lets a listed host through, as written: its names stay refused', async () => {

@@ -10,7 +10,7 @@ import { loadConfig } from '../../lib/config';
 import { openDatabase } from '../../lib/database/open';
 import { eventLogSpec } from '../../lib/event-log';
 import { mysqlDatabaseName } from '../../lib/database/mysql-url';
-import { subgraphDefinitions } from '../../subgraphs';
+import { selectSubgraphs } from '../../subgraphs';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 
 const BIN = path.join(__dirname, '../../dist/bin');
@@ -131,7 +131,7 @@ describe('migrations', () => {
       // One line per database, naming every migration it ran, in order.
       const ran = textLines(migrated.stdout).map((l) => l.replace(/ \(\d+ ms\)$/, ''));
       // Every database of the build; a database's migrations run in the order of their timestamps.
-      const databases = [...Object.values(subgraphDefinitions), eventLogSpec];
+      const databases = [...(await selectSubgraphs([])), eventLogSpec];
       const byTimestamp = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
       expect(ran).toEqual(
         databases.map(
@@ -181,11 +181,8 @@ describe('migrations', () => {
     'takes turns under a lock when many start at once: every one opens, each migration runs once',
     async () => {
       const config = loadConfig(isolatedEnv());
-      const spec = {
-        name: 'tts',
-        entities: subgraphDefinitions.tts.entities,
-        migrations: subgraphDefinitions.tts.migrations,
-      };
+      const [tts] = await selectSubgraphs(['tts']);
+      const spec = { name: 'tts', entities: tts.entities, migrations: tts.migrations };
       try {
         const ran: string[][] = [];
         const opened = await Promise.all([

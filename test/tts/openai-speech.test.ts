@@ -3,7 +3,7 @@
 // while it renders and a client hanging up, with fetch.
 import fs from 'node:fs';
 import OpenAI from 'openai';
-import { synthesisRenderSeconds } from '../../lib/metrics';
+import { synthesisRenderSeconds } from '../../subgraphs/tts/metrics';
 import { OPENAI_VOICES } from '../../subgraphs/tts/synthesis-service';
 import { api, login } from '../helpers/http';
 import { medianPitch, parseWav, rms } from '../helpers/audio';
@@ -202,9 +202,9 @@ describe('POST /v1/audio/speech through the openai client', () => {
   describe('streaming', () => {
     // About 2,000 words: minutes of audio, rendered in seconds; the first piece goes out long before the end.
     const LONG = 'The quick brown fox jumps over the lazy dog, and then it runs far away into the forest. '.repeat(110);
-    const failedRenders = async () =>
+    const canceledRenders = async () =>
       (await synthesisRenderSeconds.get()).values.find(
-        (v) => v.metricName === 'synthesis_render_seconds_count' && v.labels.outcome === 'failed',
+        (v) => v.metricName === 'synthesis_render_seconds_count' && v.labels.outcome === 'canceled',
       )?.value ?? 0;
     const state = async (id: string) =>
       (await api(server.url).get(`/api/v1/tts/syntheses/${id}`, { token })).body.state as string;
@@ -235,11 +235,11 @@ describe('POST /v1/audio/speech through the openai client', () => {
         ).status,
       ).toBe(409);
 
-      const failedBefore = await failedRenders();
+      const canceledBefore = await canceledRenders();
       abort.abort();
-      // The facade cancels the job; the worker's engine stops (its render ends as failed, not succeeded) and leaves no file.
+      // The facade cancels the job; the worker's engine stops (its render ends as canceled, not succeeded) and leaves no file.
       await until(async () => (await state(id)) === 'canceled', 'the synthesis to be canceled');
-      await until(async () => (await failedRenders()) > failedBefore, 'the render to stop');
+      await until(async () => (await canceledRenders()) > canceledBefore, 'the render to stop');
       await until(
         () => !fs.readdirSync(server.config.audioDir).some((f) => f.startsWith(id)),
         'its audio to be removed',

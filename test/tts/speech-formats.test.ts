@@ -167,12 +167,14 @@ describe('stored syntheses in other formats', () => {
       const bytes = Buffer.from(await first.arrayBuffer());
       await expectLike(format, bytes, id);
 
+      // Past the header the stored file wrote at commit (MP3's Info frame, FLAC's STREAMINFO),
+      // which the streamed copy has without its values: the same bytes.
       const cached = await fetch(`${server.url}/api/v1/tts/syntheses/${id}/audio?format=${format}`, {
-        headers: { ...auth(), range: 'bytes=100-199' },
+        headers: { ...auth(), range: 'bytes=300-399' },
       });
       expect(cached.status).toBe(206);
-      expect(cached.headers.get('content-range')).toBe(`bytes 100-199/${bytes.length}`);
-      expect(Buffer.from(await cached.arrayBuffer()).equals(bytes.subarray(100, 200))).toBe(true);
+      expect(cached.headers.get('content-range')).toBe(`bytes 300-399/${bytes.length}`);
+      expect(Buffer.from(await cached.arrayBuffer()).equals(bytes.subarray(300, 400))).toBe(true);
     },
   );
 

@@ -12,6 +12,7 @@ import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { OutboxEvent } from '../../lib/outbox';
 import { ttsSubgraph } from '../../subgraphs/tts';
 import { DiskAudioStore } from '../../subgraphs/tts/audio/audio-store';
+import { jobQueue } from '../../lib/kit/user-cascade';
 import { userDeletionConsumer } from '../../subgraphs/tts/user-cascade';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { openStream, OpenStream } from '../helpers/sse';
@@ -146,7 +147,9 @@ describe('the user.deleted cascade in the tts subgraph', () => {
             dataSource,
             log,
             store: new DiskAudioStore(server.config.audioDir),
-            intervalMs: 60_000,
+            // Not started: the consumers only record the job; the running processes' queues do it.
+            queue: jobQueue({ config: server.config, dataSource }),
+            config: server.config,
           }),
         );
         expect((await http.delete(`/api/v1/admin/users/${user.id}?version=1`, { token: adminToken })).status).toBe(202);

@@ -47,6 +47,10 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse) {
     case '/loop':
       res.writeHead(302, { location: '/loop' });
       return res.end();
+    case '/long-type':
+      // A media type of 300 characters (RFC 6838 allows 127 per part; media_type holds 255).
+      res.writeHead(200, { 'content-type': `application/${'x'.repeat(288)}` });
+      return res.end('bytes of an odd type');
     case '/missing':
       res.writeHead(404, { 'content-type': 'text/plain' });
       return res.end('no');
@@ -131,7 +135,8 @@ beforeAll(async () => {
       ? [{ address: '127.0.0.1', family: 4 }]
       : dns.promises.lookup(host, { all: true, verbatim: true });
   server = await startTestServer({
-    VAULT_FETCH_ALLOW_HOSTS: '127.0.0.1',
+    // This server's port only (host:port): the service's own ports on 127.0.0.1 stay refused.
+    VAULT_FETCH_ALLOW_HOSTS: `127.0.0.1:${(web.address() as AddressInfo).port}`,
     VAULT_FETCH_TIMEOUT_MS: String(TIMEOUT_MS),
     VAULT_PARSE_TIMEOUT_MS: String(PARSE_MS),
     VAULT_PENDING_PER_USER: '50',
@@ -197,6 +202,8 @@ describe('vault enrichment', () => {
     const port = (web.address() as AddressInfo).port;
     const sneaky = await settled(await capture({ url: `http://sneaky.example.test:${port}/article` }));
     expect(sneaky.item).toMatchObject({ state: 'failed', error: 'blocked_address' });
+    // The message names the setting that would let an internal host through.
+    expect(sneaky.item.error_message).toContain('VAULT_FETCH_ALLOW_HOSTS');
     expect(hits.get('/article') ?? 0).toBe(before);
     const loop = await settled(await capture({ url: `${base}/loop` }));
     expect(loop.item).toMatchObject({ state: 'failed', error: 'too_many_redirects' });
@@ -218,6 +225,13 @@ describe('vault enrichment', () => {
       size_bytes: 50 * 1024 * 1024,
       text: null,
     });
+  });
+
+  it('drops a Content-Type longer than a media type may be, and is ready at the first fetch (issue 41, finding 9)', async () => {
+    const { item, ms } = await settled(await capture({ url: `${base}/long-type` }));
+    expect(item).toMatchObject({ state: 'ready', media_type: null, size_bytes: 20 });
+    expect(hits.get('/long-type')).toBe(1);
+    expect(ms).toBeLessThan(10_000);
   });
 
   it('gives up on a trickling server at the deadline, and survives a gzip bomb', async () => {

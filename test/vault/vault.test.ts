@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSubgraphServer } from '../../bin/subgraph';
@@ -14,8 +15,9 @@ import { EventConsumerPosition } from '../../lib/event-consumer';
 import { vaultSubgraph } from '../../subgraphs/vault';
 import { VaultItem } from '../../subgraphs/vault/entities/vault-item';
 import { VaultItemTag } from '../../subgraphs/vault/entities/vault-item-tag';
-import { VaultUserDeletion } from '../../subgraphs/vault/entities/vault-user-deletion';
+import { KitJob } from '../../lib/kit/jobs';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
+import { largeBodyAdmission } from '../../lib/large-bodies';
 import { OutboxEvent } from '../../lib/outbox';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -170,6 +172,51 @@ describe('capture and duplicates', () => {
     ).toBe(202);
   });
 
+  it('refuses a text whose url is already in the vault with 409, as a link (issue 41, finding 9)', async () => {
+    const user = await newUser('text-dupes');
+    const link = await capture(user, { url: `${base}/text-dup` });
+    const text = await call(user, 'POST', ITEMS, ITEMS, { text: 'a note about it', url: `${base}/text-dup` });
+    expect([text.status, text.body]).toEqual([409, expect.objectContaining({ details: { existing_id: link } })]);
+    const first = await capture(user, { text: 'first', url: `${base}/text-only` });
+    const again = await call(user, 'POST', ITEMS, ITEMS, { text: 'second', url: `${base}/text-only#x` });
+    expect([again.status, again.body]).toEqual([409, expect.objectContaining({ details: { existing_id: first } })]);
+    const asLink = await call(user, 'POST', ITEMS, ITEMS, { url: `${base}/text-only` });
+    expect([asLink.status, asLink.body.details]).toEqual([409, { existing_id: first }]);
+  });
+
+  it('refuses lone surrogates in any text with 400, in captures and changes alike (issue 41, finding 9)', async () => {
+    const user = await newUser('surrogates');
+    for (const body of [
+      { text: 'x', tags: ['a\ud800'] },
+      { text: 'x', tags: ['ok', 'b\udfff'] },
+      { text: 'lone \ud83d here' },
+      { text: 'x', category: '\udc00' },
+      { url: `${base}/x`, title: 't\ud800' },
+    ]) {
+      const res = await call(user, 'POST', ITEMS, ITEMS, body);
+      expect([res.status, res.body.error]).toEqual([400, 'validation_error']);
+      expect(res.body.message).toMatch(/surrogate/);
+    }
+    const id = await capture(user, { text: 'well formed 😀', tags: ['a😀'] });
+    const item = await settled(user, id);
+    expect(item.text).toBe('well formed 😀');
+    for (const tags of [['a\ud800'], ['a\ud801']]) {
+      const res = await call(user, 'PATCH', ONE, `${ITEMS}/${id}?version=${item.version}`, { tags });
+      expect([res.status, res.body.error, Object.keys(res.body.details)]).toEqual([
+        400,
+        'validation_error',
+        ['tags[0]'],
+      ]);
+    }
+    // GraphQL's variables are the same text.
+    const gql = await api(server.url).graphql(
+      'mutation ($tags: [String!]) { captureVaultItem(text: "x", tags: $tags) { id } }',
+      { tags: ['\ud800'] },
+      user.token,
+    );
+    expect(gql.body.errors[0].extensions.code).toBe('validation_error');
+  });
+
   it('refuses bad captures with 400, never 5xx', async () => {
     const user = await newUser('bad-input');
     for (const body of [
@@ -211,6 +258,70 @@ describe('capture and duplicates', () => {
     expect(rule.status).toBe(413);
     const item = await settled(user, ok.body.id);
     expect(item).toMatchObject({ media_type: 'application/octet-stream', size_bytes: big.length });
+  });
+});
+
+describe('large bodies (issue 41 finding 8)', () => {
+  /** A capture whose headers declare `length` bytes and whose body never comes: admitted, it waits. */
+  function heldCapture(token: string, length: number) {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let received = '';
+    const answer = new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve(''), 3000);
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n\r\n')) {
+          clearTimeout(timer);
+          resolve(received);
+        }
+      });
+      socket.on('error', () => resolve(received));
+    });
+    socket.write(
+      `POST /api/v1/vault/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${token}\r\nContent-Length: ${length}\r\n\r\n`,
+    );
+    return { socket, answer };
+  }
+  const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1]);
+  const retryAfterOf = (answer: string) => /\r\nretry-after: (\d+)/i.exec(answer)?.[1];
+  const inFlight = () => largeBodyAdmission(server.config).bytesInFlight;
+
+  it('admits two of one user at once (429 beyond) and the budget of bytes in flight (503 beyond), both with Retry-After', async () => {
+    // 14,000,000 declared bytes each: two users hold 56 MB of the 64 MiB budget without sending any.
+    const SIZE = 14_000_000;
+    const [a, b, c] = [await newUser('large-a'), await newUser('large-b'), await newUser('large-c')];
+    const held = [heldCapture(a.token, SIZE), heldCapture(a.token, SIZE)];
+    try {
+      await until(() => inFlight() === 2 * SIZE, "a's two bodies admitted");
+      const third = await heldCapture(a.token, SIZE).answer;
+      expect(statusOf(third)).toBe(429);
+      expect(Number(retryAfterOf(third))).toBeGreaterThan(0);
+      expect(third).toContain('"error":"rate_limit_exceeded"');
+      held.push(heldCapture(b.token, SIZE), heldCapture(b.token, SIZE));
+      await until(() => inFlight() === 4 * SIZE, "b's two bodies admitted");
+      const over = await heldCapture(c.token, SIZE).answer;
+      expect(statusOf(over)).toBe(503);
+      expect(Number(retryAfterOf(over))).toBeGreaterThan(0);
+      expect(over).toContain('"error":"service_unavailable"');
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+    // Released as the requests end: a large capture is admitted, parsed in its thread and stored.
+    await until(() => inFlight() === 0, 'the held bodies released');
+    const file = { name: 'large.bin', content_base64: crypto.randomBytes(9 * 1024 * 1024).toString('base64') };
+    const res = await api(server.url).post('/api/v1/vault/items', { file, title: 'large' }, { token: c.token });
+    expect([res.status, res.text.slice(0, 200)]).toEqual([202, expect.any(String)]);
+    const item = await api(server.url).get(`/api/v1/vault/items/${res.body.id}`, { token: c.token });
+    expect(item.body.title).toBe('large');
+    // Bad JSON in a large body is still 400.
+    const bad = await request(server.url, 'POST', '/api/v1/vault/items', {
+      raw: `{"text": "${'x'.repeat(2 * 1024 * 1024)}`,
+      token: c.token,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([bad.status, bad.body.error]).toEqual([400, 'validation_error']);
   });
 });
 
@@ -431,6 +542,49 @@ describe('classification', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('matches a backtracking-prone url_matches glob promptly, without stalling the process (issue 41, finding 1)', async () => {
+    const user = await newUser('glob');
+    const rule = await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+      name: 'slow for picomatch',
+      when: { url_matches: '**/*a*a*a*a*a*a*a*a*b' },
+      then: { tags: ['never'] },
+    });
+    expect(rule.status).toBe(202);
+    const id = await capture(user, { text: 'a page of a', url: `http://example.com/${'a'.repeat(48)}` });
+    expect((await settled(user, id)).state).toBe('ready');
+    // /health/live answers throughout a classify (picomatch: 4.9 s stalled).
+    let slowest = 0;
+    let running = true;
+    const probe = (async () => {
+      while (running) {
+        const started = Date.now();
+        expect((await request(server.url, 'GET', '/health/live')).status).toBe(200);
+        slowest = Math.max(slowest, Date.now() - started);
+      }
+    })();
+    const started = Date.now();
+    for (let i = 0; i < 3; i++)
+      expect((await call(user, 'POST', `${ONE}/classify`, `${ITEMS}/${id}/classify`)).status).toBe(202);
+    const took = Date.now() - started;
+    running = false;
+    await probe;
+    expect(took).toBeLessThan(1_500);
+    expect(slowest).toBeLessThan(500);
+    const item = (await call(user, 'GET', ONE, `${ITEMS}/${id}`)).body;
+    expect(item.tags.map((t: { name: string }) => t.name)).not.toContain('never');
+    // What the matcher does not take is refused with 400, naming the field.
+    for (const url_matches of ['https://x/@(a|b)', 'https://x/{1..9}', 'https://x/{a,b'])
+      expect(
+        (
+          await call(user, 'POST', '/api/v1/vault/rules', '/api/v1/vault/rules', {
+            name: 'x',
+            when: { url_matches },
+            then: {},
+          })
+        ).body,
+      ).toMatchObject({ error: 'validation_error', details: { 'when.url_matches': [expect.any(String)] } });
+  });
+
   it('learns categories set by hand and classifies new items with its confidence; adds at most 5 keyword tags', async () => {
     const user = await newUser('learner');
     const texts = {
@@ -600,10 +754,7 @@ describe('federation, the hubs saga and the cascade', () => {
     );
     try {
       await until(async () => !(await vault.manager.existsBy(VaultItem, { ownerId: user.id })), 'the items to go');
-      await until(
-        async () => !(await vault.manager.existsBy(VaultUserDeletion, { ownerId: user.id })),
-        'the deletion to finish',
-      );
+      await until(async () => !(await vault.manager.existsBy(KitJob, { ownerId: user.id })), 'the deletion to finish');
       expect(await vault.manager.countBy(VaultItemTag, { ownerId: user.id })).toBe(0);
       const position = await vault.manager.findOneByOrFail(EventConsumerPosition, { name: 'vault.user-deleted' });
       expect(position.lastSeq).toBeGreaterThan(0);

@@ -2,13 +2,14 @@ import { Args, ArgsType, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resol
 import { MaxLength, MinLength } from 'class-validator';
 import { IdArgs } from '../../../lib/arguments';
 import { AppError } from '../../../lib/errors';
-import { loginAttempts } from '../../../lib/metrics';
+import { loginAttempts } from '../metrics';
 import { Authenticated } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TrimmedLength } from '../../../lib/validators';
 import { AuthService } from '../auth-service';
 import { Session } from '../entities/session';
 import { User } from '../entities/user';
+import { seenThroughKey } from './user-scopes-resolver';
 
 @ArgsType()
 export class LoginArgs {
@@ -81,8 +82,12 @@ export class AuthResolver {
   }
 
   @Authenticated()
-  @Query(() => User, { description: 'The calling user.' })
+  @Query(() => User, {
+    description:
+      "The calling user: `roles` are the roles the user holds; `scopes` what this credential can do (with an API key, the key's scopes ∩ the user's).",
+  })
   async me(@Ctx() ctx: SubgraphContext): Promise<User> {
-    return (await this.auth.findUser(ctx.principal!.userId))!;
+    const user = (await this.auth.findUser(ctx.principal!.userId))!;
+    return ctx.principal!.apiKey ? seenThroughKey(user, ctx.scopes ?? new Set()) : user;
   }
 }

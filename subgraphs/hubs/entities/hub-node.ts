@@ -1,8 +1,9 @@
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { RequiresScopes } from '../../../lib/scopes';
+import { NODE_TYPES } from '../hub-rules';
 
-export const NODE_TYPES = ['text', 'link', 'note', 'vault_item', 'voice', 'group'] as const;
+export { NODE_TYPES };
 export type NodeType = (typeof NODE_TYPES)[number];
 /** Node types that point at another module's entity by `ref_id`. */
 export const REF_TYPES = ['note', 'vault_item', 'voice'] as const;

@@ -17,10 +17,3 @@ export class HubRef {
   @Column({ name: 'owner_id', type: 'varchar', length: 36 })
   ownerId!: string;
 }
-
-/** A deleted hub whose nodes and edges are still being removed, 1,000 rows a transaction (hub-sweeper.ts). */
-@Entity('hub_deletions')
-export class HubDeletion {
-  @PrimaryColumn({ name: 'hub_id', type: 'varchar', length: 36 })
-  hubId!: string;
-}

@@ -1,3 +1,4 @@
+import type { ExpensiveGate } from '../../../lib/kit/expensive';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
@@ -8,7 +9,7 @@ import { UserReference } from '../../../lib/user-reference';
 import { graphFromCanvas, canvasOf } from '../canvas';
 import { Hub } from '../entities/hub';
 import { HubEdge } from '../entities/hub-edge';
-import { HubNode, NodeType } from '../entities/hub-node';
+import { HubNode, isRefType, NodeType } from '../entities/hub-node';
 import { NoteReference, VaultItemReference, VoiceReference } from '../entities/references';
 import { HubService } from '../hub-service';
 import { neighborsOf } from '../neighbors';
@@ -128,6 +129,25 @@ export class HubResolver {
   }
 
   @RequiresScopes('hubs:read')
+  @FieldResolver(() => GraphQLJSONObject, {
+    description:
+      'The hub as a JSON Canvas 1.0 document (as hubCanvas). Ref nodes name what they point at by kind and id: ' +
+      'select `refNodes { … note { title } vaultItem { title } voice { name } }` beside it for their titles.',
+  })
+  async canvas(@Root() hub: Hub): Promise<Record<string, unknown>> {
+    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    return canvasOf(nodes, edges) as Record<string, unknown>;
+  }
+
+  @RequiresScopes('hubs:read')
+  @FieldResolver(() => [HubNode], {
+    description: 'The ref nodes only (note, vault_item, voice), in creation order: what the canvas export titles.',
+  })
+  async refNodes(@Root() hub: Hub): Promise<HubNode[]> {
+    return (await this.service.nodesOf(hub.id)).filter((n) => isRefType(n.type));
+  }
+
+  @RequiresScopes('hubs:read')
   @FieldResolver(() => String, { description: 'The first 300 characters of the description, for listings.' })
   excerpt(@Root() hub: Hub): string {
     return [...hub.description].slice(0, 300).join('');
@@ -142,7 +162,11 @@ export class HubResolver {
 
 @Resolver(() => HubNode)
 export class HubNodeResolver {
-  constructor(private readonly service: HubService) {}
+  constructor(
+    private readonly service: HubService,
+    /** The process's per-user gate on expensive operations: neighbours run in it. */
+    private readonly expensive: ExpensiveGate,
+  ) {}
 
   @RequiresScopes('hubs:write')
   @Mutation(() => HubNode, { description: 'Add a node (version 1).' })
@@ -202,14 +226,18 @@ export class HubNodeResolver {
     @Args() { depth, direction }: NeighborsArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<HubNeighborhood> {
-    const start = await this.service.getNode(userOf(ctx), hubId, nodeId);
-    const { nodes, edges, truncated } = await neighborsOf(
-      this.service.reads,
-      hubId,
-      start,
-      depth,
-      direction,
-      this.service.limits.neighborsMaxNodes,
+    const userId = userOf(ctx);
+    const start = await this.service.getNode(userId, hubId, nodeId);
+    const { nodes, edges, truncated } = await this.expensive.run(userId, 'neighbors', () =>
+      neighborsOf(
+        this.service.reads,
+        hubId,
+        start,
+        depth,
+        direction,
+        this.service.limits.neighborsMaxNodes,
+        this.service.limits.neighborsMaxEdges,
+      ),
     );
     return { nodes, edges, truncated };
   }

@@ -1,5 +1,5 @@
-// The rows the notes module derives from each note (tags, wiki links), its per-owner counters
-// and its background jobs. None is a GraphQL type.
+// The rows the notes module derives from each note (tags, wiki links); its caps are the kit's counters.
+// None is a GraphQL type (its background jobs are the kit's: lib/kit/jobs.ts).
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** One tag of one note: the tag filter and the tag counts read these. */
@@ -26,26 +26,4 @@ export class NoteLink {
 
   @Column({ name: 'owner_id', type: 'varchar', length: 36 })
   ownerId!: string;
-}
-
-export type NoteJobKind = 'tag_rename' | 'user_cascade';
-
-/** Work over many rows (a tag rename, a deleted user's notes), done in batches until it is done. */
-@Entity('note_jobs')
-export class NoteJob {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
-  id!: string;
-
-  @Column({ name: 'owner_id', type: 'varchar', length: 36 })
-  ownerId!: string;
-
-  @Column({ type: 'varchar', length: 20 })
-  kind!: NoteJobKind;
-
-  /** tag_rename: `{ from, to }`. */
-  @Column({ type: 'simple-json' })
-  params!: Record<string, string>;
-
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
-  createdAt!: Date;
 }

@@ -2,7 +2,6 @@ import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { columns } from '../../../lib/database/portable';
 import { createEventConsumersTable, EVENT_CONSUMERS_TABLE } from '../../../lib/event-consumer';
 import { createOutboxTable } from '../../../lib/outbox';
-import { createSearchIndex, dropSearchIndex } from '../search';
 
 // columns() keeps one migration portable between SQLite and MySQL.
 export class CreateNoteTables1795662977244 implements MigrationInterface {
@@ -95,7 +94,12 @@ export class CreateNoteTables1795662977244 implements MigrationInterface {
         ],
       }),
     );
-    await createSearchIndex(queryRunner);
+    // The first search index, over every user (replaced by OwnerSearchIndex1795900000000).
+    if (queryRunner.connection.options.type === 'better-sqlite3')
+      await queryRunner.query(
+        `CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2')`,
+      );
+    else await queryRunner.query('ALTER TABLE notes ADD FULLTEXT INDEX notes_fulltext (title, body)');
     // Events are written here, in the same transaction as the change, then relayed to the stream.
     await createOutboxTable(queryRunner);
     // Where this subgraph is in the event log (the user.deleted cascade).
@@ -105,7 +109,8 @@ export class CreateNoteTables1795662977244 implements MigrationInterface {
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
     await queryRunner.dropTable('outbox');
-    await dropSearchIndex(queryRunner);
+    // MySQL's FULLTEXT index goes with its table.
+    if (queryRunner.connection.options.type === 'better-sqlite3') await queryRunner.query('DROP TABLE notes_fts');
     for (const table of ['note_jobs', 'note_owners', 'note_folders', 'note_links', 'note_tags', 'notes'])
       await queryRunner.dropTable(table);
   }

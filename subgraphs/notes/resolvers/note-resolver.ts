@@ -20,7 +20,7 @@ import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
 import { Note, NoteSummary } from '../entities/note';
 import { MAX_TAGS } from '../markdown';
-import type { NoteJobRunner } from '../note-jobs';
+import type { NoteJobs } from '../note-jobs';
 import { ArchivedFilter, MAX_BODY_CHARACTERS, NoteService } from '../note-service';
 import { MAX_QUERY_LENGTH } from '../search';
 
@@ -142,7 +142,7 @@ class TagRenameAccepted {
 export class NoteResolver {
   constructor(
     private readonly service: NoteService,
-    private readonly jobs: NoteJobRunner,
+    private readonly jobs: NoteJobs,
   ) {}
 
   @RequiresScopes('notes:write')
@@ -186,11 +186,10 @@ export class NoteResolver {
   @RequiresScopes('notes:write')
   @Mutation(() => TagRenameAccepted, {
     description:
-      'Rename a tag and its nested tags in every note of yours, #hashtags in bodies included: in the background, each changed note gets a new version and a note.updated event.',
+      'Rename a tag and its nested tags in every note of yours, #hashtags in bodies included: in the background, each changed note gets a new version and a note.updated event. Past JOBS_PENDING_PER_USER jobs of yours waiting: rate_limit_exceeded.',
   })
   async renameNoteTag(@Args() { from, to }: RenameTagArgs, @Ctx() ctx: SubgraphContext): Promise<TagRenameAccepted> {
-    const job = await this.jobs.requestTagRename(ctx.principal!.userId, from, to);
-    return { id: job.id, from: job.params.from, to: job.params.to };
+    return this.jobs.requestTagRename(ctx.principal!.userId, from, to);
   }
 
   @RequiresScopes('notes:read')

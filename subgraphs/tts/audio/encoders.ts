@@ -80,17 +80,129 @@ export function createAudioEncoder(
 
   if (format === 'mp3') {
     if (!lame) throw new Error('an mp3 encoder needs a LAME instance');
-    lame.configure({ channels: 1, sampleRate, bitrate: 64 });
+    const BITRATE = 64;
+    lame.configure({ channels: 1, sampleRate, bitrate: BITRATE });
     let input = new Float32Array(4096);
+    // The Info frame (Xing's header for a CBR stream, with LAME's extension): the first frame of
+    // the file, no audio, that tells players the frame count, the byte count, a seek table and
+    // the encoder's delay and padding, so that they know the duration exactly and seek where
+    // they should. It is sent first as a frame without fields (what LAME writes where it cannot
+    // go back; players skip it), and written whole over it once the file is known (patch()).
+    // The rest of the stream is read as it passes: each frame's offset, and the CRC of it all.
+    const ENCODER_DELAY = 576; // LAME's own (ENCDELAY); decoders add their 529 themselves
+    const CRC16 = new Uint16Array(256); // CRC-16/ARC, as LAME's tag uses it
+    for (let i = 0; i < 256; i++) {
+      let c = i;
+      for (let j = 0; j < 8; j++) c = c & 1 ? (c >>> 1) ^ 0xa001 : c >>> 1;
+      CRC16[i] = c;
+    }
+    const crc16 = (crc: number, bytes: Uint8Array, from = 0, to = bytes.length) => {
+      for (let i = from; i < to; i++) crc = (crc >>> 8) ^ CRC16[(crc ^ bytes[i]) & 0xff];
+      return crc;
+    };
+    let info: Uint8Array | null = null; // the Info frame as first sent
+    let sideInfo = 0;
+    let samplesPerFrame = 0;
+    let inputSamples = 0;
+    let audioBytes = 0; // after the Info frame
+    let musicCrc = 0;
+    const frameStarts: number[] = []; // audio frames' offsets from the start of the file
+    let carry = new Uint8Array(0); // the start of a frame header split between two pieces
+    let nextFrame = 0; // where the next frame header is, counted in audio bytes
+    let lost = false; // a frame header did not read: no more offsets (the TOC keeps those before)
+    /** Reads the frame headers in `bytes` (the stream's next audio bytes), noting each frame's offset. */
+    const scan = (bytes: Uint8Array) => {
+      if (lost) return;
+      const base = audioBytes - carry.length;
+      const all = carry.length ? join([carry, bytes]) : bytes;
+      while (nextFrame + 4 <= base + all.length) {
+        const at = nextFrame - base;
+        const h = (all[at] << 24) | (all[at + 1] << 16) | (all[at + 2] << 8) | all[at + 3];
+        if ((h & 0xffe00000) >>> 0 !== 0xffe00000) {
+          lost = true;
+          return;
+        }
+        const mpeg1 = ((h >>> 19) & 3) === 3;
+        const rates = mpeg1
+          ? [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+          : [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+        const kbps = rates[(h >>> 12) & 15] ?? 0;
+        if (!kbps) {
+          lost = true;
+          return;
+        }
+        frameStarts.push((info?.length ?? 0) + nextFrame);
+        nextFrame += Math.floor(((mpeg1 ? 144 : 72) * kbps * 1000) / sampleRate) + ((h >>> 9) & 1);
+      }
+      const keep = Math.max(0, Math.min(all.length, base + all.length - nextFrame));
+      carry = keep > 0 && keep < 4 ? all.slice(all.length - keep) : new Uint8Array(0);
+    };
+    /** The encoder's output as the file has it: the Info frame before the first frame. */
+    const out = (bytes: Uint8Array): Uint8Array => {
+      if (!bytes.length) return bytes;
+      let head: Uint8Array | null = null;
+      if (!info) {
+        // The first frame's header, without padding, heads the Info frame (the same bitrate: CBR).
+        const h = new Uint8Array([bytes[0], bytes[1], bytes[2] & ~2, bytes[3]]);
+        const mpeg1 = ((h[1] >>> 3) & 3) === 3;
+        const mono = h[3] >>> 6 === 3;
+        sideInfo = mpeg1 ? (mono ? 17 : 32) : mono ? 9 : 17;
+        samplesPerFrame = mpeg1 ? 1152 : 576;
+        const length = Math.floor(((mpeg1 ? 144 : 72) * BITRATE * 1000) / sampleRate);
+        info = new Uint8Array(length);
+        info.set(h);
+        info.set([0x49, 0x6e, 0x66, 0x6f], 4 + sideInfo); // "Info", no fields yet
+        head = info;
+      }
+      scan(bytes);
+      musicCrc = crc16(musicCrc, bytes);
+      audioBytes += bytes.length;
+      return head ? join([head, bytes]) : bytes;
+    };
     return {
       push: (samples) => {
         if (!samples.length) return new Uint8Array(0);
         if (input.length < samples.length) input = new Float32Array(samples.length);
         for (let i = 0; i < samples.length; i++) input[i] = samples[i] / 32768;
-        return lame.encode([input.subarray(0, samples.length)]).slice();
+        inputSamples += samples.length;
+        return out(lame.encode([input.subarray(0, samples.length)]).slice());
       },
-      finish: () => lame.finalize().slice(),
-      patch: () => null,
+      finish: () => out(lame.finalize().slice()),
+      patch: () => {
+        if (!info || info.length < 4 + sideInfo + 156) return null;
+        const frame = new Uint8Array(info.length);
+        frame.set(info.subarray(0, 4));
+        const v = new DataView(frame.buffer);
+        const frames = frameStarts.length;
+        const total = info.length + audioBytes;
+        let at = 4 + sideInfo;
+        frame.set([0x49, 0x6e, 0x66, 0x6f], at); // "Info": a constant bitrate
+        v.setUint32(at + 4, 0x0f); // frames, bytes, TOC and quality follow
+        v.setUint32(at + 8, frames);
+        v.setUint32(at + 12, total);
+        // TOC: at each percent of the duration, the byte offset of its frame, in 256ths of the file.
+        for (let i = 0; i < 100; i++) {
+          const offset = frames ? frameStarts[Math.min(frames - 1, Math.floor((i * frames) / 100))] : 0;
+          frame[at + 16 + i] = Math.min(255, Math.floor((offset * 256) / total));
+        }
+        v.setUint32(at + 116, 0); // quality: not used by CBR
+        at += 120;
+        // LAME's extension (the "LAME tag"): version, CBR, delay and padding, sizes and CRCs.
+        frame.set(
+          Array.from('LAME3.100', (c) => c.charCodeAt(0)),
+          at,
+        );
+        frame[at + 9] = 0x01; // tag revision 0, method: constant bitrate
+        frame[at + 20] = Math.min(255, BITRATE);
+        const padding = Math.max(0, Math.min(4095, frames * samplesPerFrame - ENCODER_DELAY - inputSamples));
+        frame[at + 21] = ENCODER_DELAY >>> 4;
+        frame[at + 22] = ((ENCODER_DELAY & 15) << 4) | (padding >>> 8);
+        frame[at + 23] = padding & 255;
+        v.setUint32(at + 28, total);
+        v.setUint16(at + 32, musicCrc);
+        v.setUint16(at + 34, crc16(0, frame, 0, at + 34));
+        return { offset: 0, bytes: frame };
+      },
     };
   }
 

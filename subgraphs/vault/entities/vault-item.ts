@@ -91,6 +91,14 @@ export class VaultItem {
   @Column({ type: 'text', nullable: true })
   text!: string | null;
 
+  /**
+   * What the search index takes: the owner-tagged words of title, text and url
+   * (lib/kit/owner-search.ts), written with every change of those. Never read back; on SQLite
+   * the index's trigger takes it and empties it.
+   */
+  @Column({ name: 'search_words', type: 'text', nullable: true, select: false })
+  searchWords?: string | null;
+
   @Field(() => String, { nullable: true, description: 'The first 300 characters of the text (or the description).' })
   @Column({ type: 'varchar', length: 300, nullable: true })
   excerpt!: string | null;

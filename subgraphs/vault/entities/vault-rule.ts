@@ -12,7 +12,10 @@ export class VaultRuleWhen {
   @Field(() => String, { nullable: true, description: "The URL's host, or a parent domain of it (case-insensitive)." })
   urlHost?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'A glob over the whole URL (picomatch: * within, ** across /).' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'A glob over the whole URL (* within a segment, ** across /, ?, [classes], {a,b}).',
+  })
   urlMatches?: string | null;
 
   @Field(() => [String], { nullable: true, description: 'Any of these in the title or text (case-insensitive).' })
@@ -49,7 +52,10 @@ export class VaultRuleWhenShown implements VaultRuleWhen {
   @Field(() => String, { nullable: true, description: "The URL's host, or a parent domain of it (case-insensitive)." })
   urlHost?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'A glob over the whole URL (picomatch: * within, ** across /).' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'A glob over the whole URL (* within a segment, ** across /, ?, [classes], {a,b}).',
+  })
   urlMatches?: string | null;
 
   @Field(() => [String], { nullable: true, description: 'Any of these in the title or text (case-insensitive).' })

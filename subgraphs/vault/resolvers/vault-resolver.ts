@@ -24,6 +24,7 @@ import { UserReference } from '../../../lib/user-reference';
 import { VaultClassification, VaultItem, VaultItemKind, VaultItemState } from '../entities/vault-item';
 import { VaultRule, VaultRuleThen, VaultRuleWhen } from '../entities/vault-rule';
 import { VaultService } from '../vault-service';
+import { failureMessage } from '../failure-messages';
 
 /** The most one `chunk` reads. */
 const MAX_READ_BYTES = 1024 * 1024;
@@ -339,6 +340,15 @@ export class VaultItemResolver {
   @FieldResolver(() => UserReference, { description: 'Resolved by the auth subgraph through the gateway.' })
   owner(@Root() item: VaultItem): UserReference {
     return { id: item.ownerId };
+  }
+
+  @RequiresScopes('vault:read')
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'What `error` means, in a sentence (for `blocked_address`: the setting that allows an internal host).',
+  })
+  errorMessage(@Root() item: VaultItem): string | null {
+    return failureMessage(item.error);
   }
 
   @RequiresScopes('vault:read')

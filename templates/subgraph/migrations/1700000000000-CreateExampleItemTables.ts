@@ -1,5 +1,7 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { columns } from '../../../lib/database/portable';
+import { createEventConsumersTable, EVENT_CONSUMERS_TABLE } from '../../../lib/event-consumer';
+import { createJobTables, dropJobTables } from '../../../lib/kit/jobs';
 import { createUserCapsTable } from '../../../lib/kit/user-caps';
 import { createOutboxTable } from '../../../lib/outbox';
 
@@ -26,9 +28,14 @@ export class CreateExampleItemTables1700000000000 implements MigrationInterface 
     await createOutboxTable(queryRunner);
     // The per-user caps' counters (lib/kit/user-caps.ts); nothing to count yet.
     await createUserCapsTable(queryRunner, {});
+    // A deleted user's rows go (the kit's cascade): its position in the event log, and its jobs.
+    await createEventConsumersTable(queryRunner);
+    await createJobTables(queryRunner);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await dropJobTables(queryRunner);
+    await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
     await queryRunner.dropTable('user_caps');
     await queryRunner.dropTable('outbox');
     await queryRunner.dropTable('example_items');

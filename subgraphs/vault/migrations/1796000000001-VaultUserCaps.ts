@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { createUserCapsTable } from '../../../lib/kit/user-caps';
 
 /** The vault's caps on the kit's counters (lib/kit/user-caps.ts), counted from the rows kept now. */
-export class VaultUserCaps1796000000000 implements MigrationInterface {
+export class VaultUserCaps1796000000001 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await createUserCapsTable(queryRunner, {
       VAULT_ITEMS_PER_USER: 'SELECT owner_id, COUNT(*) AS used FROM vault_items GROUP BY owner_id',

@@ -3,7 +3,7 @@ import { columns } from '../../../lib/database/portable';
 import { createUserCapsTable } from '../../../lib/kit/user-caps';
 
 /** HUBS_PER_USER moves from hub_owners to the kit's counters (lib/kit/user-caps.ts). */
-export class HubsUserCaps1796000000000 implements MigrationInterface {
+export class HubsUserCaps1796000000001 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await createUserCapsTable(queryRunner, {
       HUBS_PER_USER: 'SELECT owner_id, hub_count AS used FROM hub_owners',

@@ -3,7 +3,7 @@ import { columns } from '../../../lib/database/portable';
 import { createUserCapsTable } from '../../../lib/kit/user-caps';
 
 /** NOTES_PER_USER and NOTE_FOLDERS_PER_USER move from note_owners to the kit's counters (lib/kit/user-caps.ts). */
-export class NotesUserCaps1796000000000 implements MigrationInterface {
+export class NotesUserCaps1796000000001 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await createUserCapsTable(queryRunner, {
       NOTES_PER_USER: 'SELECT owner_id, note_count AS used FROM note_owners',

@@ -1,0 +1,83 @@
+// Expensive operations (searches, neighbours, and later imports and exports): at most
+// EXPENSIVE_PER_USER of one user's run at once in a process, the rest are refused at once with
+// 429 `rate_limit_exceeded` and `Retry-After`, so that one user at full rate holds a bounded share
+// of the database and the event loop and the others keep theirs (issue 41 finding 2). One gate per
+// process, shared by every module that runs in it: a user cannot take 2 slots per module.
+//
+// Also the register of the GraphQL fields that run one: the operation limits
+// (lib/operation-pipeline/limits.ts) allow at most GRAPHQL_MAX_EXPENSIVE_FIELDS of them per
+// operation, so that aliases cannot put 20 searches in one request.
+import { AppError } from '../errors';
+
+export type ExpensiveKind = 'search' | 'neighbors' | 'import' | 'export';
+
+export interface ExpensiveGate {
+  /** Runs `work` in one of the user's slots; none free: 429 with Retry-After, and `work` never starts. */
+  run<T>(userId: string, kind: ExpensiveKind, work: () => Promise<T>): Promise<T>;
+  /** Slots the user holds now (for tests and metrics). */
+  held(userId: string): number;
+}
+
+/** Seconds a refused caller is told to wait: one expensive operation is bounded well under it. */
+const RETRY_AFTER_SECONDS = 1;
+
+export function expensiveGate(maxPerUser: number): ExpensiveGate {
+  const running = new Map<string, number>();
+  return {
+    async run(userId, kind, work) {
+      const now = running.get(userId) ?? 0;
+      if (now >= maxPerUser)
+        throw new AppError(
+          'rate_limit_exceeded',
+          `You have ${maxPerUser} expensive operations (searches, neighbours, imports, exports) running; wait for one to end.`,
+          { limit: 'EXPENSIVE_PER_USER', max: maxPerUser, kind },
+          RETRY_AFTER_SECONDS,
+        );
+      running.set(userId, now + 1);
+      try {
+        // Back to the event loop before the work: on SQLite the work may run to its end without
+        // yielding (synchronous statements), so without this no two of a user's operations
+        // would ever overlap and the limit would refuse none; now requests that arrived
+        // meanwhile find the slot taken, and others' requests run first.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        return await work();
+      } finally {
+        const left = (running.get(userId) ?? 1) - 1;
+        if (left > 0) running.set(userId, left);
+        else running.delete(userId);
+      }
+    },
+    held: (userId) => running.get(userId) ?? 0,
+  };
+}
+
+const gates = new Map<number, ExpensiveGate>();
+
+/**
+ * The process's gate for this setting: every module of a process that reads the same
+ * EXPENSIVE_PER_USER shares one (several servers with other values, in tests, get their own).
+ */
+export function sharedExpensiveGate(config: { EXPENSIVE_PER_USER: number }): ExpensiveGate {
+  let gate = gates.get(config.EXPENSIVE_PER_USER);
+  if (!gate) gates.set(config.EXPENSIVE_PER_USER, (gate = expensiveGate(config.EXPENSIVE_PER_USER)));
+  return gate;
+}
+
+/** A root field that runs an expensive operation; with `whenArgument`, only when that argument is given. */
+export interface ExpensiveField {
+  type: 'Query' | 'Mutation';
+  field: string;
+  whenArgument?: string;
+}
+
+const fields = new Map<string, ExpensiveField>();
+
+/** A module declares its expensive fields when it is created; the process's operation limits count them. */
+export function declareExpensiveFields(list: ExpensiveField[]): void {
+  for (const f of list) fields.set(`${f.type}.${f.field}`, f);
+}
+
+/** The declared field at `Type.field`, if any. */
+export function expensiveField(type: string, field: string): ExpensiveField | undefined {
+  return fields.get(`${type}.${field}`);
+}

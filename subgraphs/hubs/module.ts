@@ -1,0 +1,20 @@
+// The hubs module (hubs (JSON Canvas boards)): what it contributes, in one place (lib/module.ts). Listed
+// in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
+import type { ModuleDefinition } from '../../lib/module';
+import { hubsRoutes } from './routes';
+
+export const hubsModule: ModuleDefinition = {
+  name: 'hubs',
+  subgraph: async () => (await import('./index')).hubsSubgraph,
+  routes: {
+    routes: hubsRoutes,
+    tags: [
+      {
+        name: 'Hubs',
+        description:
+          'Graphs of nodes and edges (JSON Canvas 1.0) that may point at your notes, vault items and voices.',
+      },
+    ],
+  },
+  scopes: ['hubs:read', 'hubs:write'],
+};

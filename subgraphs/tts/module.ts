@@ -1,0 +1,18 @@
+// The tts module (voices and speech synthesis): what it contributes, in one place (lib/module.ts). Listed
+// in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
+import type { ModuleDefinition } from '../../lib/module';
+import { synthesisRenderSeconds } from './metrics';
+import { ttsRoutes, ttsSchemas } from './routes';
+
+export const ttsModule: ModuleDefinition = {
+  name: 'tts',
+  subgraph: async () => (await import('./index')).ttsSubgraph,
+  routes: {
+    routes: ttsRoutes,
+    schemas: ttsSchemas,
+    tags: [{ name: 'TTS', description: 'Voices, speech syntheses, their audio and word timings.' }],
+  },
+  metrics: [synthesisRenderSeconds],
+  scopes: ['tts:read', 'tts:write', 'tts:synthesize'],
+  publicFields: ['Query.baseVoices', 'BaseVoice'],
+};

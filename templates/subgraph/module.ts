@@ -1,0 +1,14 @@
+// The examples module: what it contributes, in one place (lib/module.ts). Listed in
+// subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
+import type { ModuleDefinition } from '../../lib/module';
+import { examplesRoutes } from './routes';
+
+export const examplesModule: ModuleDefinition = {
+  name: 'examples',
+  subgraph: async () => (await import('./index')).examplesSubgraph,
+  routes: {
+    routes: examplesRoutes,
+    tags: [{ name: 'ExampleItem', description: 'Your example items.' }],
+  },
+  scopes: ['examples:read', 'examples:write'],
+};

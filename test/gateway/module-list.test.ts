@@ -1,0 +1,77 @@
+// The module list (subgraphs/index.ts) and what its definitions declare: each module's subgraph
+// loads under its own name, what it states about scopes and public fields agrees with the lists
+// roles are checked against (lib/scopes.ts), and the facade's route table takes every module's
+// routes once, refusing a name declared twice. No database: one pass is enough.
+import { selectModules } from '../../lib/module';
+import { isScope, PUBLIC_FIELDS } from '../../lib/scopes';
+import { routeTable } from '../../rest-facade/route-table';
+import type { ModuleRoutes, RouteSpec } from '../../rest-facade/route-spec';
+import { facadeRoutes, modules, selectSubgraphs } from '../../subgraphs';
+import { TEST_DB } from '../helpers/server';
+
+const once = TEST_DB === 'sqlite' ? describe : describe.skip;
+
+once('the module list', () => {
+  it("loads each module's subgraph under the module's name, in the list's order", async () => {
+    const names = modules.map((m) => m.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect((await selectSubgraphs([])).map((s) => s.name)).toEqual(names);
+    expect((await selectSubgraphs(['tts', 'auth'])).map((s) => s.name)).toEqual(['tts', 'auth']);
+    expect(() => selectModules(modules, ['nope'])).toThrow(/Unknown subgraph "nope"; known: auth, tts/);
+  });
+
+  it('states only scopes roles may grant, and public fields of the one public list', () => {
+    const stated = modules.flatMap((m) => (m.scopes ?? []).map((scope) => ({ module: m.name, scope })));
+    expect(stated.length).toBeGreaterThan(10);
+    expect(stated.filter(({ scope }) => !isScope(scope))).toEqual([]);
+    const fields = modules.flatMap((m) => m.publicFields ?? []);
+    expect(fields.filter((f) => !PUBLIC_FIELDS.has(f))).toEqual([]);
+  });
+
+  it("hands the facade every module's routes and the event stream's, each once", () => {
+    const table = routeTable(facadeRoutes);
+    const declared = modules.flatMap((m) => m.routes?.routes ?? []);
+    expect(table.routes.length).toBe(declared.length + 1); // + GET /events
+    expect(table.routes.map((r) => r.operationId)).toEqual(
+      expect.arrayContaining(['login', 'createVoice', 'streamEvents']),
+    );
+    expect(Object.keys(table.schemas).slice(0, 3)).toEqual(['ErrorObject', 'CommandAck', 'Health']);
+    expect(table.tags.map((t) => t.name)).toEqual([
+      'Auth',
+      'Admin',
+      'TTS',
+      'Hubs',
+      'Webhooks',
+      'Note',
+      'Note folder',
+      'Vault',
+      'Events',
+    ]);
+    expect(table.tags.every((t) => t.description)).toBe(true);
+  });
+});
+
+describe('the route table', () => {
+  const route = (operationId: string, path: string): RouteSpec => ({
+    operationId,
+    method: 'get',
+    path,
+    tag: 'T',
+    summary: 's',
+    auth: true,
+    graphql: { kind: 'query', field: 'f', select: '{ id }' },
+    status: 200,
+    response: { type: 'object' },
+    errors: [],
+  });
+  const a: ModuleRoutes = { routes: [route('getA', '/a')], schemas: { A: { type: 'object' } }, tags: [{ name: 'A' }] };
+
+  it('refuses a name declared twice across modules: an operationId, a method and path, a schema, a tag', () => {
+    expect(() => routeTable([a, { routes: [route('getA', '/b')] }])).toThrow(/operationId getA twice/);
+    expect(() => routeTable([a, { routes: [route('getB', '/a')] }])).toThrow(/GET \/a twice/);
+    expect(() => routeTable([a, { routes: [], schemas: { A: {} } }])).toThrow(/schema A twice/);
+    expect(() => routeTable([a, { routes: [], schemas: { CommandAck: {} } }])).toThrow(/schema CommandAck twice/);
+    expect(() => routeTable([a, { routes: [], tags: [{ name: 'A' }] }])).toThrow(/tag A twice/);
+    expect(routeTable([a, { routes: [route('getB', '/b')] }]).routes.map((r) => r.path)).toEqual(['/a', '/b']);
+  });
+});
