@@ -6,7 +6,7 @@ import { In } from 'typeorm';
 import type { EntityManager } from 'typeorm';
 import type { JobQueue } from '../../lib/kit/jobs';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
-import { UserCaps } from '../../lib/kit/user-caps';
+import { UserCap, UserCaps } from '../../lib/kit/user-caps';
 import { WebhookAttempt } from './entities/webhook-attempt';
 import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
@@ -28,8 +28,9 @@ const deleteBatch: UserCascadeBatch = async (ctx) => {
   // At most WEBHOOKS_PER_USER of them.
   const hooks = await manager.find(Webhook, { select: { id: true }, where: { ownerId: ctx.job.ownerId } });
   if (!hooks.length) {
-    // Nothing left: the user's cap counters go (a webhook never made still left its row).
-    await ctx.transaction((m) => new UserCaps(m.connection).forget(m, ctx.job.ownerId));
+    // No webhook left: the user's cap counters go, if any outlived them (a webhook deleted earlier).
+    if (await manager.existsBy(UserCap, { ownerId: ctx.job.ownerId }))
+      await ctx.transaction((m) => new UserCaps(m.connection).forget(m, ctx.job.ownerId));
     return false;
   }
   const webhookId = In(hooks.map((h) => h.id));

@@ -7,7 +7,7 @@ import { In, type DataSource } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
-import { Cap, UserCaps } from '../../lib/kit/user-caps';
+import { Cap, UserCap, UserCaps } from '../../lib/kit/user-caps';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { lostAtVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
@@ -127,7 +127,8 @@ export class ExampleItemService {
     });
     if (!ids.length) {
       // The last batch: the user's cap counters go, once their example items are gone.
-      await ctx.transaction((m) => this.caps.forget(m, ownerId));
+      if (await this.dataSource.manager.existsBy(UserCap, { ownerId }))
+        await ctx.transaction((m) => this.caps.forget(m, ownerId));
       return false;
     }
     await ctx.transaction(async (m, removed) => {
