@@ -14,7 +14,9 @@ import { inTransaction } from '../../lib/database/transactions';
 import { AppError, ERROR_STATUS } from '../../lib/errors';
 import { TokenVerifier } from '../../lib/tokens';
 import { Note } from '../../subgraphs/notes/entities/note';
-import { NoteLink, NoteOwner, NoteTag } from '../../subgraphs/notes/entities/note-rows';
+import { NoteLink, NoteTag } from '../../subgraphs/notes/entities/note-rows';
+import { ensureOwnerRow, NOTES_CAP } from '../../subgraphs/notes/owner-row';
+import { UserCap } from '../../lib/kit/user-caps';
 import { excerptOf, titleFromBody, titleKey, wikiLinks } from '../../subgraphs/notes/markdown';
 import { NoteFilter, NoteService, tagUnion } from '../../subgraphs/notes/note-service';
 import { searchIndexBytes } from '../../subgraphs/notes/search';
@@ -191,14 +193,8 @@ export function mountNotesBaseline(app: Express, { subgraphs, keys, log }: Serve
           for (let k = 0; k < links.length; k += 1000) await m.insert(NoteLink, links.slice(k, k + 1000));
         });
       }
-      await dataSource
-        .createQueryBuilder()
-        .insert()
-        .into(NoteOwner)
-        .values({ ownerId: owner, noteCount: 0, folderCount: 0 })
-        .orIgnore()
-        .execute();
-      await dataSource.manager.increment(NoteOwner, { ownerId: owner }, 'noteCount', count);
+      await ensureOwnerRow(dataSource, owner);
+      await dataSource.manager.increment(UserCap, { ownerId: owner, cap: NOTES_CAP }, 'used', count);
       res.json({ seeded: count });
     } catch (err) {
       fail(res, err);

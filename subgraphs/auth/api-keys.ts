@@ -4,6 +4,7 @@
 // HMAC-SHA256 under API_KEY_HASH_SECRET (without it, a key derived from the token signing key), so
 // a copy of the database gives no key. Lookup is by that hash's unique index: an unknown key and
 // a wrong one are the same query and the same answer.
+import { UserCaps } from '../../lib/kit/user-caps';
 import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { IsNull, type DataSource } from 'typeorm';
@@ -39,8 +40,12 @@ export interface CreatedApiKey {
   key: string;
 }
 
+/** The counter of API_KEYS_PER_USER (lib/kit/user-caps.ts): keys not revoked. */
+export const API_KEYS_CAP = 'API_KEYS_PER_USER';
+
 export class ApiKeys {
   private readonly hashKey: Buffer;
+  private readonly caps: UserCaps;
 
   constructor(
     private readonly config: Pick<Config, 'API_KEY_HASH_SECRET' | 'API_KEY_TOKEN_TTL_SECONDS' | 'API_KEYS_PER_USER'>,
@@ -52,6 +57,7 @@ export class ApiKeys {
     /** The owner's scopes from their roles (subgraphs/auth/roles.ts); custom roles included. */
     private readonly scopesOfRoles?: (roles: string[]) => Promise<string[]>,
   ) {
+    this.caps = new UserCaps(dataSource);
     this.hashKey = config.API_KEY_HASH_SECRET
       ? Buffer.from(config.API_KEY_HASH_SECRET, 'utf8')
       : Buffer.from(crypto.hkdfSync('sha256', signingKey, 'api-keys', 'api key hash', 32));
@@ -80,6 +86,12 @@ export class ApiKeys {
       lastUsedAt: null,
       revokedAt: null,
     });
+    const cap = {
+      limit: API_KEYS_CAP,
+      max: this.config.API_KEYS_PER_USER,
+      what: 'You hold the most API keys one may keep.',
+    };
+    await this.caps.prepare(principal.userId, [cap.limit]);
     await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       const owner = await m.findOneBy(User, { id: principal.userId });
       if (!owner) throw new AppError('unauthorized');
@@ -91,11 +103,8 @@ export class ApiKeys {
         throw new AppError('forbidden', `You cannot give a key scopes you do not hold: ${missing.join(', ')}.`, {
           scopes: missing,
         });
-      const held = await m.countBy(ApiKey, { userId: principal.userId, revokedAt: IsNull() });
-      if (held >= this.config.API_KEYS_PER_USER)
-        throw new AppError('conflict', `You have ${this.config.API_KEYS_PER_USER} API keys, the most one may keep.`, {
-          limit: this.config.API_KEYS_PER_USER,
-        });
+      // Keys not revoked count (expired ones too, until revoked).
+      await this.caps.take(m, principal.userId, { cap });
       await m.insert(ApiKey, apiKey);
       await audit({
         type: 'api_key.created',
@@ -127,6 +136,7 @@ export class ApiKeys {
       const now = new Date();
       if (affectedRows(await m.update(ApiKey, { id, revokedAt: IsNull() }, { revokedAt: now })) !== 1)
         throw new AppError('not_found', 'No such API key.');
+      await this.caps.release(m, apiKey.userId, API_KEYS_CAP);
       const owner = await m.findOneBy(User, { id: apiKey.userId });
       const username = owner?.username ?? '';
       const data = { api_key_id: id, name: apiKey.name, prefix: apiKey.prefix, revoked_by: principal.userId };

@@ -14,6 +14,8 @@ import { CreateAuthTables1732000000000 } from './migrations/1732000000000-Create
 import { AccountAdministration1735000000000 } from './migrations/1735000000000-AccountAdministration';
 import { RateLimitsTable1738100000000 } from './migrations/1738100000000-RateLimitsTable';
 import { Roles1739000000000 } from './migrations/1739000000000-Roles';
+import { AuthUserCaps1796000000000 } from './migrations/1796000000000-AuthUserCaps';
+import { UserCap } from '../../lib/kit/user-caps';
 import { Role } from './entities/role';
 import { RoleAdministration } from './roles';
 import { UserScopesResolver } from './resolvers/user-scopes-resolver';
@@ -26,13 +28,14 @@ import { UserAdministration } from './user-admin';
 
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
-  entities: [User, Session, ApiKey, Role, OutboxEvent],
+  entities: [User, Session, ApiKey, Role, OutboxEvent, UserCap],
   migrations: [
     CreateAuthTables1732000000000,
     AccountAdministration1735000000000,
     RateLimitsTable1738100000000,
     ApiKeys1764100000000,
     Roles1739000000000,
+    AuthUserCaps1796000000000,
   ],
   async create({ config, dataSource, keys, logger }) {
     const throttle = await LoginThrottle.create(config, dataSource);

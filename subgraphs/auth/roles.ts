@@ -2,6 +2,8 @@
 // A user's scopes are the union of their roles'. Every change that alters someone's scopes writes
 // `user.scopes_changed` with their new full set, in the same transaction: each process applies
 // it to that user's next request (lib/revocations.ts), without a new login.
+import { staleVersion } from '../../lib/kit/versioned';
+import { EVERYONE, UserCaps } from '../../lib/kit/user-caps';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
@@ -69,7 +71,11 @@ export class RoleAdministration {
     private readonly config: Pick<Config, 'ROLES_MAX'>,
     private readonly dataSource: DataSource,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.caps = new UserCaps(dataSource);
+  }
+
+  private readonly caps: UserCaps;
 
   /** Every role: the built-in ones first, then the custom ones by name. */
   async list(): Promise<Role[]> {
@@ -112,13 +118,15 @@ export class RoleAdministration {
     mayGrant(actor, list);
     const now = new Date();
     try {
+      const cap = {
+        limit: 'ROLES_MAX',
+        max: this.config.ROLES_MAX,
+        what: `At most ${this.config.ROLES_MAX} custom roles.`,
+      };
+      await this.caps.prepare(EVERYONE, [cap.limit]);
       return await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
-        const count = await m.count(Role);
-        if (count >= this.config.ROLES_MAX) {
-          throw new AppError('conflict', `At most ${this.config.ROLES_MAX} custom roles (ROLES_MAX).`, {
-            limit: this.config.ROLES_MAX,
-          });
-        }
+        // Counted for everyone: one counter row, taken by the guarded update (lib/kit/user-caps.ts).
+        await this.caps.take(m, EVERYONE, { cap });
         const role = m.create(Role, {
           name,
           description: description ?? null,
@@ -151,7 +159,7 @@ export class RoleAdministration {
       if (changes.description !== undefined) set.description = changes.description;
       if (list) set.scopeList = list.join(',');
       const result = await m.update(Role, { name, version }, set);
-      if (affectedRows(result) !== 1) throw this.stale(await this.get(name, m));
+      if (affectedRows(result) !== 1) throw staleVersion('role', (await this.get(name, m)).version, version);
       const updated = await this.get(name, m);
       await this.auditRole(audit, actor, 'role.updated', updated, {
         changed: Object.keys(changes).filter((k) => changes[k as keyof RoleChanges] !== undefined),
@@ -176,7 +184,8 @@ export class RoleAdministration {
         });
       }
       const result = await m.delete(Role, { name, version });
-      if (affectedRows(result) !== 1) throw this.stale(await this.get(name, m));
+      if (affectedRows(result) !== 1) throw staleVersion('role', (await this.get(name, m)).version, version);
+      await this.caps.release(m, EVERYONE, 'ROLES_MAX');
       await this.auditRole(audit, actor, 'role.deleted', role);
       return role;
     });
@@ -204,11 +213,7 @@ export class RoleAdministration {
     return this.inRolesLock(async (m, audit) => {
       const user = await m.findOneBy(User, { id: userId });
       if (!user) throw new AppError('not_found', 'No such user.');
-      if (user.version !== version) {
-        throw new AppError('conflict', `The user is at version ${user.version}, not ${version}.`, {
-          currentVersion: user.version,
-        });
-      }
+      if (user.version !== version) throw staleVersion('user', user.version, version);
       for (const name of wanted) {
         if (!BUILT_IN_ROLES.has(name) && !(await m.existsBy(Role, { name })))
           throw validationError({ roles: [`no role named "${name}"`] });
@@ -274,12 +279,8 @@ export class RoleAdministration {
 
   private async atVersion(m: EntityManager, name: string, version: number): Promise<Role> {
     const role = await this.get(name, m);
-    if (role.version !== version) throw this.stale(role);
+    if (role.version !== version) throw staleVersion('role', role.version, version);
     return role;
-  }
-
-  private stale(role: Role): AppError {
-    return new AppError('conflict', `The role is at version ${role.version}.`, { currentVersion: role.version });
   }
 
   private auditRole(audit: Audit, actor: Actor, type: string, role: Role, extra: Record<string, unknown> = {}) {

@@ -1,6 +1,8 @@
 // Administering users: list, read, create, disable, enable, unlock, set a password, delete.
 // Used by the admin GraphQL operations and by `npm run users`; `actor` is the administrator's
 // user id, or null for the command line (which has no account of its own).
+import { staleVersion } from '../../lib/kit/versioned';
+import { UserCap } from '../../lib/kit/user-caps';
 import { IsNull, type DataSource, type EntityManager } from 'typeorm';
 import { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
@@ -151,11 +153,7 @@ export class UserAdministration {
     if (actor === id) throw new AppError('forbidden', 'You cannot delete your own account.');
     return this.inAdminLock(async (m, audit) => {
       const user = await this.current(m, id);
-      if (user.version !== version) {
-        throw new AppError('conflict', `The user is at version ${user.version}, not ${version}.`, {
-          currentVersion: user.version,
-        });
-      }
+      if (user.version !== version) throw staleVersion('user', user.version, version);
       await this.keepAnAdmin(m, user, 'delete');
       await revokeUserSessions(m, audit, user, 'user_deleted');
       await audit({
@@ -177,6 +175,7 @@ export class UserAdministration {
           data: { session_id: key.id, reason: 'user_deleted' },
         });
       await m.delete(ApiKey, { userId: id });
+      await m.delete(UserCap, { ownerId: id });
       const result = await m.delete(User, { id, version });
       if (affectedRows(result) !== 1) throw new AppError('conflict', 'The user changed meanwhile; read it again.');
       return user;

@@ -3,7 +3,7 @@
 // - `hubs.hub_rows`: a deleted hub's edges and nodes (the hub's row went with the request, which
 //   recorded this job in its transaction: durable, resumed after a crash);
 // - `hubs.user_deleted`: a deleted user's hubs (each with its hub.deleted event, and its rows as a
-//   job of their own), then the refs that say what of theirs a node may point at, then their counter.
+//   job of their own), then the refs that say what of theirs a node may point at, then their cap counters.
 import { In } from 'typeorm';
 import type { EntityManager } from 'typeorm';
 import type { JobQueue } from '../../lib/kit/jobs';
@@ -12,7 +12,9 @@ import { recordEvent } from '../../lib/outbox';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
-import { HubOwner, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
+import { UserCaps } from '../../lib/kit/user-caps';
+import { HUB_CAPS } from './hub-rules';
 
 export const HUB_ROWS = 'hubs.hub_rows';
 export const HUBS_USER_DELETED = 'hubs.user_deleted';
@@ -20,12 +22,7 @@ export const HUBS_USER_DELETED = 'hubs.user_deleted';
 /** Inside a transaction that deleted `hubIds` of `ownerId`: counts them out and asks for their rows to go. */
 export async function forgetHubs(m: EntityManager, queue: JobQueue, ownerId: string, hubIds: string[]): Promise<void> {
   if (!hubIds.length) return;
-  await m
-    .createQueryBuilder()
-    .update(HubOwner)
-    .set({ hubCount: () => 'hub_count - :n' })
-    .where('owner_id = :ownerId', { ownerId, n: hubIds.length })
-    .execute();
+  await new UserCaps(m.connection).release(m, ownerId, HUB_CAPS.hubs.limit, hubIds.length);
   // Not counted against the owner's pending jobs: the hub is gone already, this is its cleanup.
   for (const hubId of hubIds) await queue.add(m, { kind: HUB_ROWS, ownerId, params: { hubId }, counted: false });
 }
@@ -90,7 +87,8 @@ function userBatch(queue: JobQueue): UserCascadeBatch {
       await ctx.transaction((m) => m.delete(HubRef, { id: In(refs.map((r) => r.id)) }));
       return true;
     }
-    await ctx.transaction((m) => m.delete(HubOwner, { ownerId: userId }));
+    // The user's cap counters go last, once their hubs are gone.
+    await ctx.transaction((m) => new UserCaps(m.connection).forget(m, userId));
     return false;
   };
 }

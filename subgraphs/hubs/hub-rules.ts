@@ -1,5 +1,6 @@
 // The value rules of hubs, nodes and edges (contract "Hubs", JSON Canvas 1.0), shared by the
 // GraphQL arguments, the services and the canvas import, so that each rule is written once.
+import { Cap, capReached as kitCapReached } from '../../lib/kit/user-caps';
 import { AppError } from '../../lib/errors';
 
 /** The kinds of node a hub holds (the entity's `type`; REST and GraphQL take these). */
@@ -41,12 +42,20 @@ export const isHttpUrl = (value: string): boolean => {
 /** UTF-8 bytes of a node text, as HUB_MAX_TEXT_BYTES counts them. */
 export const textBytes = (text: string | null | undefined) => (text ? Buffer.byteLength(text, 'utf8') : 0);
 
-export function capReached(what: 'hubs' | 'nodes' | 'edges' | 'text_bytes', limit: number, current: number): AppError {
-  const message = {
-    hubs: `You have ${current} hubs, the most allowed (${limit}); delete some to make more.`,
-    nodes: `The hub would have more than ${limit} nodes (it has ${current}).`,
-    edges: `The hub would have more than ${limit} edges (it has ${current}).`,
-    text_bytes: `The hub's texts would take more than ${limit} bytes (they take ${current}).`,
-  }[what];
-  return new AppError('conflict', message, { limit, [what]: current });
+/** The hubs' caps, each named by its setting. HUBS_PER_USER counts on the kit's user_caps; the
+ * others on the hub's own row (node_count, edge_count, text_bytes), by the same guarded update. */
+export const HUB_CAPS = {
+  hubs: { limit: 'HUBS_PER_USER', what: 'You have the most hubs allowed; delete some to make more.' },
+  nodes: { limit: 'HUB_MAX_NODES', what: 'The hub would have more nodes than allowed.' },
+  edges: { limit: 'HUB_MAX_EDGES', what: 'The hub would have more edges than allowed.' },
+  text_bytes: { limit: 'HUB_MAX_TEXT_BYTES', what: "The hub's texts would take more bytes than allowed." },
+} as const;
+
+export function hubCap(what: keyof typeof HUB_CAPS, max: number): Cap {
+  return { ...HUB_CAPS[what], max };
+}
+
+/** The kit's one refusal (409, `details: { limit, max, count }`). */
+export function capReached(what: keyof typeof HUB_CAPS, max: number, current: number): AppError {
+  return kitCapReached(hubCap(what, max), current);
 }

@@ -3,9 +3,11 @@
 // counts, under the caps (`… WHERE node_count + n <= max`): that one statement enforces the caps
 // and serialises the writes of one hub (the row stays locked until the commit), so an edge never
 // joins a node being removed and two adds never both take the last place.
+import { UserCaps } from '../../lib/kit/user-caps';
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
+import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
@@ -15,10 +17,10 @@ import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
-import { HubOwner, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
 import { GraphReads } from './graph-reads';
 import { forgetHubs } from './hub-jobs';
-import { capReached, charCount, HubLimits, isHttpUrl, textBytes } from './hub-rules';
+import { capReached, charCount, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<Hub> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -109,7 +111,10 @@ export class HubService {
     private readonly jobs: JobQueue,
   ) {
     this.reads = new GraphReads(dataSource);
+    this.caps = new UserCaps(dataSource);
   }
+
+  private readonly caps: UserCaps;
 
   // ---- hubs ---------------------------------------------------------------------------------
 
@@ -131,32 +136,15 @@ export class HubService {
     if (hub.nodeCount > this.limits.maxNodes) throw capReached('nodes', this.limits.maxNodes, 0);
     if (hub.edgeCount > this.limits.maxEdges) throw capReached('edges', this.limits.maxEdges, 0);
     if (hub.textBytes > this.limits.maxTextBytes) throw capReached('text_bytes', this.limits.maxTextBytes, 0);
-    await this.ensureOwner(ownerId);
+    const cap = hubCap('hubs', this.limits.hubsPerUser);
+    await this.caps.prepare(ownerId, [cap.limit]);
     return inTransaction(this.dataSource, async (m) => {
-      const counted = await m
-        .createQueryBuilder()
-        .update(HubOwner)
-        .set({ hubCount: () => 'hub_count + 1' })
-        .where('owner_id = :ownerId AND hub_count < :max', { ownerId, max: this.limits.hubsPerUser })
-        .execute();
-      if (affectedRows(counted) !== 1) {
-        const owner = await m.findOneByOrFail(HubOwner, { ownerId });
-        throw capReached('hubs', this.limits.hubsPerUser, owner.hubCount);
-      }
+      await this.caps.take(m, ownerId, { cap });
       await m.insert(Hub, hub);
       if (graph) await this.insertGraph(m, hub, graph, now);
       await recordEvent(m, { type: 'hub.created', userId: ownerId, resourceId: hub.id, data: hubEventData(hub) });
       return hub;
     });
-  }
-
-  private async ensureOwner(ownerId: string): Promise<void> {
-    if (await this.dataSource.manager.existsBy(HubOwner, { ownerId })) return;
-    try {
-      await this.dataSource.manager.insert(HubOwner, { ownerId, hubCount: 0 });
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err; // made at the same time by another request
-    }
   }
 
   /**
@@ -281,7 +269,7 @@ export class HubService {
       });
       return hub;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('hub', version, () => this.get(ownerId, id));
   }
 
   /**
@@ -298,16 +286,8 @@ export class HubService {
         await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
         return true;
       }));
-    if (!won) return this.lost(ownerId, id, version);
+    if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
     return hub;
-  }
-
-  /** A write at `expected` changed nothing: the hub is gone, or at another version. */
-  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
-    const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The hub is at version ${current.version}, not ${expected}.`, {
-      currentVersion: current.version,
-    });
   }
 
   /**
@@ -452,9 +432,7 @@ export class HubService {
         { ...values, ...missing, version: version + 1, updatedAt: new Date() },
       );
       if (affectedRows(result) !== 1)
-        throw new AppError('conflict', `The node is at version ${current.version}, not ${version}.`, {
-          currentVersion: current.version,
-        });
+        await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       const node = await m.findOneByOrFail(HubNode, { id: nodeId });
       await recordEvent(m, {
         type: 'hub.node.updated',
@@ -471,10 +449,7 @@ export class HubService {
     return inTransaction(this.dataSource, async (m) => {
       await this.get(ownerId, hubId, m);
       const node = await this.nodeIn(m, hubId, nodeId);
-      if (node.version !== version)
-        throw new AppError('conflict', `The node is at version ${node.version}, not ${version}.`, {
-          currentVersion: node.version,
-        });
+      if (node.version !== version) throw staleVersion('node', node.version, version);
       const edges = await m.find(HubEdge, {
         select: { id: true },
         where: [
@@ -484,7 +459,7 @@ export class HubService {
       });
       await this.reserve(m, ownerId, hubId, { nodes: -1, edges: -edges.length, textBytes: -textBytes(node.text) });
       if (affectedRows(await m.delete(HubNode, { id: nodeId, hubId, version })) !== 1)
-        throw new AppError('conflict', 'The node changed meanwhile.', { currentVersion: node.version + 1 });
+        await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       for (let i = 0; i < edges.length; i += INSERT_CHUNK)
         await m.delete(HubEdge, { id: In(edges.slice(i, i + INSERT_CHUNK).map((e) => e.id)) });
       await recordEvent(m, {

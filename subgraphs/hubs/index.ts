@@ -12,7 +12,9 @@ import { UserReference } from '../../lib/user-reference';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
-import { HubOwner, HubRef } from './entities/hub-ref';
+import { HubRef } from './entities/hub-ref';
+import { UserCap } from '../../lib/kit/user-caps';
+import { HubsUserCaps1796000000001 } from './migrations/1796000000001-HubsUserCaps';
 import { NoteReference, VaultItemReference, VoiceReference } from './entities/references';
 import { HubService } from './hub-service';
 import { registerHubJobs } from './hub-jobs';
@@ -23,8 +25,8 @@ import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-r
 
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
-  entities: [Hub, HubNode, HubEdge, HubRef, HubOwner, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876, KitJobs1796000000000],
+  entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001],
   create({ config, dataSource, events, logger }) {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });

@@ -368,7 +368,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Create an empty hub (version 1)',
-    description: `At most ${configured('HUBS_PER_USER')} per user (then 409 with \`details.limit\`).`,
+    description: `At most ${configured('HUBS_PER_USER')} per user (then 409 \`conflict\` with \`details: { limit, max, count }\`).`,
     body: CreateHubRequest,
     graphql: { kind: 'mutation', field: 'createHub', args: bodyArgs(CreateHubRequest), select: '{ id }' },
     status: 202,
@@ -502,7 +502,7 @@ export const hubsRoutes: RouteSpec[] = [
     description:
       'A text node needs `text`, a link node `url`, a note, vault_item or voice node `ref_id` naming one of yours ' +
       '(else 400; a just-created one becomes referable within 2 s). Caps: ' +
-      `${configured('HUB_MAX_NODES')} nodes and ${configured('HUB_MAX_TEXT_BYTES', 'bytes')} of text per hub (409 with \`details.limit\`).`,
+      `${configured('HUB_MAX_NODES')} nodes and ${configured('HUB_MAX_TEXT_BYTES', 'bytes')} of text per hub (409 \`conflict\` with \`details: { limit, max, count }\`).`,
     params: { hubId: uuidParam },
     body: AddNodeRequest,
     graphql: {
@@ -631,7 +631,7 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'Add an edge between two nodes of the hub',
-    description: `Both ends must be nodes of this hub (else 400). At most ${configured('HUB_MAX_EDGES')} edges per hub.`,
+    description: `Both ends must be nodes of this hub (else 400). At most ${configured('HUB_MAX_EDGES')} edges per hub (409 \`conflict\` with \`details: { limit, max, count }\`).`,
     params: { hubId: uuidParam },
     body: AddEdgeRequest,
     graphql: {

@@ -13,6 +13,8 @@ import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { CreateWebhookTables1795663900748 } from './migrations/1795663900748-CreateWebhookTables';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { IntegrationsUserCaps1796000000001 } from './migrations/1796000000001-IntegrationsUserCaps';
+import { UserCap } from '../../lib/kit/user-caps';
 import { WebhookResolver } from './resolvers/webhook-resolver';
 import { webhookFanOut } from './webhook-fanout';
 import { registerUserCascade } from './user-cascade';
@@ -47,8 +49,8 @@ function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
 
 export const integrationsSubgraph: SubgraphDefinition = {
   name: 'integrations',
-  entities: [Webhook, WebhookDelivery, WebhookAttempt, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateWebhookTables1795663900748, KitJobs1796000000000],
+  entities: [Webhook, WebhookDelivery, WebhookAttempt, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [CreateWebhookTables1795663900748, KitJobs1796000000000, IntegrationsUserCaps1796000000001],
   create(deps) {
     const { config, dataSource, events } = deps;
     const service = new WebhookService(dataSource, events, config);

@@ -193,7 +193,7 @@ export const integrationsRoutes: RouteSpec[] = [
       'event as the event stream shows it. 2xx within ' +
       `${configured('WEBHOOK_TIMEOUT_SECONDS', 'seconds')} counts as delivered; others are retried with back-off for ` +
       `${configured('WEBHOOK_RETRY_SECONDS', 'seconds')}, then the webhook is disabled (\`webhook.disabled\`). At most ` +
-      `${configured('WEBHOOKS_PER_USER', 'count')} webhooks per user (409 beyond).`,
+      `${configured('WEBHOOKS_PER_USER', 'count')} webhooks per user (409 \`conflict\` beyond, with \`details: { limit, max, count }\`).`,
     body: CreateWebhookRequest,
     graphql: { kind: 'mutation', field: 'createWebhook', args: bodyArgs(CreateWebhookRequest) },
     status: 202,

@@ -6,6 +6,7 @@ import { In } from 'typeorm';
 import type { EntityManager } from 'typeorm';
 import type { JobQueue } from '../../lib/kit/jobs';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
+import { UserCap, UserCaps } from '../../lib/kit/user-caps';
 import { WebhookAttempt } from './entities/webhook-attempt';
 import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
@@ -26,7 +27,12 @@ const deleteBatch: UserCascadeBatch = async (ctx) => {
   const { manager } = ctx.dataSource;
   // At most WEBHOOKS_PER_USER of them.
   const hooks = await manager.find(Webhook, { select: { id: true }, where: { ownerId: ctx.job.ownerId } });
-  if (!hooks.length) return false;
+  if (!hooks.length) {
+    // No webhook left: the user's cap counters go, if any outlived them (a webhook deleted earlier).
+    if (await manager.existsBy(UserCap, { ownerId: ctx.job.ownerId }))
+      await ctx.transaction((m) => new UserCaps(m.connection).forget(m, ctx.job.ownerId));
+    return false;
+  }
   const webhookId = In(hooks.map((h) => h.id));
   for (const [entity, resource] of [
     [WebhookAttempt, 'webhook_attempts'],
@@ -42,6 +48,8 @@ const deleteBatch: UserCascadeBatch = async (ctx) => {
   }
   await ctx.transaction(async (m, removed) => {
     removed('webhooks', (await m.delete(Webhook, { id: webhookId })).affected ?? 0);
+    // The last batch: the user's cap counters go with their webhooks.
+    await new UserCaps(m.connection).forget(m, ctx.job.ownerId);
   });
   return false;
 };

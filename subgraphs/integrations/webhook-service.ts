@@ -8,6 +8,8 @@ import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import { UserCaps } from '../../lib/kit/user-caps';
+import { lostAtVersion } from '../../lib/kit/versioned';
 import type { EventLog } from '../../lib/event-log';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
@@ -91,7 +93,11 @@ export class WebhookService {
     private readonly dataSource: DataSource,
     private readonly log: EventLog,
     private readonly config: Pick<Config, 'WEBHOOKS_PER_USER' | 'WEBHOOK_SECRET_OVERLAP_SECONDS'>,
-  ) {}
+  ) {
+    this.caps = new UserCaps(dataSource);
+  }
+
+  private readonly caps: UserCaps;
 
   async create(principal: Principal, fields: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
     checkUrl(fields.url);
@@ -120,11 +126,14 @@ export class WebhookService {
       leaseOwner: null,
       leaseUntil: NO_LEASE,
     });
+    const cap = {
+      limit: 'WEBHOOKS_PER_USER',
+      max: this.config.WEBHOOKS_PER_USER,
+      what: `You have the most webhooks one may keep.`,
+    };
+    await this.caps.prepare(ownerId, [cap.limit]);
     return inTransaction(this.dataSource, async (m) => {
-      if ((await m.countBy(Webhook, { ownerId })) >= this.config.WEBHOOKS_PER_USER)
-        throw new AppError('conflict', `You have ${this.config.WEBHOOKS_PER_USER} webhooks, the most one may keep.`, {
-          limit: this.config.WEBHOOKS_PER_USER,
-        });
+      await this.caps.take(m, ownerId, { cap });
       await m.insert(Webhook, webhook);
       await recordEvent(m, {
         type: 'webhook.created',
@@ -171,7 +180,7 @@ export class WebhookService {
       await recordEvent(m, { type: 'webhook.updated', userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('webhook', version, () => this.get(ownerId, id));
   }
 
   /** Like update: of concurrent deletes at the right version exactly one affects the row. Its deliveries and log go with it. */
@@ -181,12 +190,13 @@ export class WebhookService {
       item.version === version &&
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(Webhook, { id, ownerId, version })) !== 1) return false;
+        await this.caps.release(m, ownerId, 'WEBHOOKS_PER_USER');
         await m.delete(WebhookDelivery, { webhookId: id });
         await m.delete(WebhookAttempt, { webhookId: id });
         await recordEvent(m, { type: 'webhook.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
-    return won ? item : this.lost(ownerId, id, version);
+    return won ? item : lostAtVersion('webhook', version, () => this.get(ownerId, id));
   }
 
   /** A new secret; the old one signs alongside it for WEBHOOK_SECRET_OVERLAP_SECONDS (receivers switch meanwhile). */
@@ -282,14 +292,6 @@ export class WebhookService {
       );
       await dueNow(m, webhook.id);
       return { ...delivery, state: DeliveryState.PENDING, nextAttemptAt: now, createdAt: now };
-    });
-  }
-
-  /** A write at `expected` changed nothing: the webhook is gone, or at another version. */
-  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
-    const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The webhook is at version ${current.version}, not ${expected}.`, {
-      currentVersion: current.version,
     });
   }
 }

@@ -1,6 +1,7 @@
 // Folders: a tree per owner, at most 10 deep, names unique among siblings. Every change locks the
 // owner's row first (owner-row.ts) and then reads the whole tree (at most 1,000 folders), so a
 // cycle or a depth past the limit cannot be made by two changes racing.
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
@@ -9,7 +10,7 @@ import { AppError, validationError } from '../../lib/errors';
 import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { ensureOwnerRow, lockOwner, releaseSlots, takeSlots } from './owner-row';
+import { ensureOwnerRow, FOLDERS_CAP, lockOwner, releaseSlots, takeSlots } from './owner-row';
 
 export const MAX_FOLDER_DEPTH = 10;
 export const MAX_FOLDER_NAME = 100;
@@ -131,9 +132,8 @@ export class FolderService {
     const parentId = input.parentId ?? null;
     await ensureOwnerRow(this.dataSource, ownerId);
     return this.write(async (m) => {
-      const cap = this.limits.foldersPerUser;
-      if (!(await takeSlots(m, ownerId, 'folders', 1, cap)))
-        throw new AppError('conflict', `You have ${cap} folders, the most allowed.`, { limit: cap, folders: cap });
+      const max = this.limits.foldersPerUser;
+      await takeSlots(m, ownerId, { limit: FOLDERS_CAP, max, what: 'You have the most folders allowed.' }, 1);
       const tree = await this.tree(m, ownerId);
       this.checkPlace(tree, null, parentId, name);
       const now = new Date();
@@ -173,10 +173,7 @@ export class FolderService {
       const tree = await this.tree(m, ownerId);
       const before = tree.byId.get(id);
       if (!before) throw new AppError('not_found', 'No such folder.');
-      if (before.version !== version)
-        throw new AppError('conflict', `The folder is at version ${before.version}, not ${version}.`, {
-          currentVersion: before.version,
-        });
+      if (before.version !== version) throw staleVersion('folder', before.version, version);
       const parentId = changes.parentId === undefined ? before.parentId : changes.parentId;
       if (parentId && tree.within(parentId, id))
         throw new AppError('conflict', 'A folder cannot move into itself or a folder below it.', { reason: 'cycle' });
@@ -197,7 +194,7 @@ export class FolderService {
       };
       const { id: _id, ownerId: _o, path: _p, noteCount: _n, ...columns } = after;
       if (affectedRows(await m.update(NoteFolder, { id, ownerId, version }, columns)) !== 1)
-        throw new AppError('conflict', 'The folder changed meanwhile.', { currentVersion: version + 1 });
+        await lostAtVersion('folder', version, () => m.findOneBy(NoteFolder, { id, ownerId }));
       tree.byId.set(id, after);
       const moved = new Tree([...tree.byId.values()]);
       after.path = moved.path(id);
@@ -219,10 +216,7 @@ export class FolderService {
       const tree = await this.tree(m, ownerId);
       const folder = tree.byId.get(id);
       if (!folder) throw new AppError('not_found', 'No such folder.');
-      if (folder.version !== version)
-        throw new AppError('conflict', `The folder is at version ${folder.version}, not ${version}.`, {
-          currentVersion: folder.version,
-        });
+      if (folder.version !== version) throw staleVersion('folder', folder.version, version);
       const noteCount = await m.countBy(Note, { ownerId, folderId: id });
       const folderCount = tree.folders.filter((f) => f.parentId === id).length;
       if (noteCount || folderCount)
@@ -234,7 +228,7 @@ export class FolderService {
       folder.path = tree.path(id);
       folder.noteCount = 0;
       await m.delete(NoteFolder, { id, ownerId, version });
-      await releaseSlots(m, ownerId, 'folders', 1);
+      await releaseSlots(m, ownerId, FOLDERS_CAP, 1);
       await recordEvent(m, { type: 'note_folder.deleted', userId: ownerId, resourceId: id, data: eventData(folder) });
       return folder;
     });

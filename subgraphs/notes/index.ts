@@ -12,7 +12,9 @@ import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
+import { NoteLink, NoteTag } from './entities/note-rows';
+import { UserCap } from '../../lib/kit/user-caps';
+import { NotesUserCaps1796000000001 } from './migrations/1796000000001-NotesUserCaps';
 import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
 import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
@@ -24,8 +26,13 @@ import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
 
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
-  entities: [Note, NoteFolder, NoteTag, NoteLink, NoteOwner, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateNoteTables1795662977244, OwnerSearchIndex1795900000000, KitJobs1796000000000],
+  entities: [Note, NoteFolder, NoteTag, NoteLink, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
+  migrations: [
+    CreateNoteTables1795662977244,
+    OwnerSearchIndex1795900000000,
+    KitJobs1796000000000,
+    NotesUserCaps1796000000001,
+  ],
   create({ config, dataSource, events, logger }) {
     const notes = new NoteService(dataSource, {
       notesPerUser: config.NOTES_PER_USER,

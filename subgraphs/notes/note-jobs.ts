@@ -14,7 +14,8 @@ import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
-import { NoteLink, NoteOwner, NoteTag } from './entities/note-rows';
+import { NoteLink, NoteTag } from './entities/note-rows';
+import { forgetOwner } from './owner-row';
 import { validationError } from '../../lib/errors';
 import { excerptOf, isTagWithin, MAX_TAG_LENGTH, renamedTag, renameHashtags, TAG_PATTERN } from './markdown';
 import { TAG_RANGE, tagRange, tagUnion, writeTags } from './note-service';
@@ -201,7 +202,8 @@ export class NoteJobs {
       });
       return true;
     }
-    await ctx.transaction((m) => m.delete(NoteOwner, { ownerId }));
+    // The owner's cap counters go last, once their notes and folders are gone.
+    await ctx.transaction((m) => forgetOwner(m, ownerId));
     return false;
   };
 

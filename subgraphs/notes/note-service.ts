@@ -1,6 +1,7 @@
 // The notes module's rules for notes. Every change, its derived rows (tags, wiki links, the
 // search index on SQLite) and its event are written in one transaction (the outbox,
 // lib/outbox.ts); updates, archives and deletes name the version they expect (optimistic locking).
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
@@ -28,7 +29,7 @@ import {
   titleLinkKey,
   wikiLinks,
 } from './markdown';
-import { ensureOwnerRow, lockOwner, releaseSlots, takeSlots } from './owner-row';
+import { ensureOwnerRow, lockOwner, NOTES_CAP, releaseSlots, takeSlots } from './owner-row';
 import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
 
 export const MAX_BODY_CHARACTERS = 100_000;
@@ -220,12 +221,13 @@ export class NoteService {
     });
     await ensureOwnerRow(this.dataSource, ownerId);
     return this.write(async (m) => {
-      const cap = this.limits.notesPerUser;
-      if (!(await takeSlots(m, ownerId, 'notes', 1, cap)))
-        throw new AppError('conflict', `You have ${cap} notes, the most allowed; delete some to write more.`, {
-          limit: cap,
-          notes: cap,
-        });
+      const max = this.limits.notesPerUser;
+      await takeSlots(
+        m,
+        ownerId,
+        { limit: NOTES_CAP, max, what: 'You have the most notes allowed; delete some to write more.' },
+        1,
+      );
       if (note.folderId) await this.checkFolder(m, ownerId, note.folderId);
       // SQLite: its FTS row first (the note keeps its rowid); MySQL: its words once the row is there.
       if (isSqlite(this.dataSource)) note.searchId = await indexNote(m, note);
@@ -263,7 +265,7 @@ export class NoteService {
     const given = changes.tags === undefined || changes.tags === null ? undefined : checkGivenTags(changes.tags);
     return this.write(async (m) => {
       const before = await this.lockedNote(m, ownerId, id);
-      if (before.version !== version) throw this.conflict(before.version, version);
+      if (before.version !== version) throw staleVersion('note', before.version, version);
       const after: Note = { ...before, version: version + 1, updatedAt: new Date() };
       const changed: string[] = [];
       if (body !== undefined && body !== before.body) {
@@ -295,7 +297,7 @@ export class NoteService {
       // The statement checks the version too: of concurrent updates at one version, one wins.
       const { id: _id, ownerId: _owner, ...columns } = after;
       if (affectedRows(await m.update(Note, { id, ownerId, version }, columns)) !== 1) {
-        throw await this.lostConflict(m, ownerId, id, version);
+        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       }
       if (changed.includes('body') || changed.includes('title'))
         await indexNote(m, { ...after, searchId: before.searchId });
@@ -315,7 +317,7 @@ export class NoteService {
   async setArchived(ownerId: string, id: string, version: number, archived: boolean): Promise<Note> {
     return this.write(async (m) => {
       const before = await this.lockedNote(m, ownerId, id);
-      if (before.version !== version) throw this.conflict(before.version, version);
+      if (before.version !== version) throw staleVersion('note', before.version, version);
       const now = new Date();
       const after: Note = {
         ...before,
@@ -329,7 +331,7 @@ export class NoteService {
         { id, ownerId, version },
         { archived, archivedAt: after.archivedAt, version: after.version, updatedAt: now },
       );
-      if (affectedRows(result) !== 1) throw await this.lostConflict(m, ownerId, id, version);
+      if (affectedRows(result) !== 1) await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       await recordEvent(m, {
         type: archived ? 'note.archived' : 'note.unarchived',
         userId: ownerId,
@@ -344,13 +346,13 @@ export class NoteService {
   async delete(ownerId: string, id: string, version: number): Promise<Note> {
     return this.write(async (m) => {
       const note = await this.lockedNote(m, ownerId, id);
-      if (note.version !== version) throw this.conflict(note.version, version);
+      if (note.version !== version) throw staleVersion('note', note.version, version);
       if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
-        throw await this.lostConflict(m, ownerId, id, version);
+        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
       await m.delete(NoteTag, { noteId: id });
       await m.delete(NoteLink, { sourceId: id });
       await unindexNotes(m, [note.searchId]);
-      await releaseSlots(m, ownerId, 'notes', 1);
+      await releaseSlots(m, ownerId, NOTES_CAP, 1);
       await recordEvent(m, { type: 'note.deleted', userId: ownerId, resourceId: id, data: eventData(note) });
       return note;
     });
@@ -372,18 +374,6 @@ export class NoteService {
     });
     if (!note) throw new AppError('not_found', 'No such note.');
     return note;
-  }
-
-  private conflict(current: number, expected: number): AppError {
-    return new AppError('conflict', `The note is at version ${current}, not ${expected}.`, {
-      currentVersion: current,
-    });
-  }
-
-  /** A write at `expected` changed nothing: the note is gone, or at another version. */
-  private async lostConflict(m: EntityManager, ownerId: string, id: string, expected: number): Promise<AppError> {
-    const current = await m.findOne(Note, { select: { id: true, version: true }, where: { id, ownerId } });
-    return current ? this.conflict(current.version, expected) : new AppError('not_found', 'No such note.');
   }
 
   /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */

@@ -1,67 +1,45 @@
-// The per-owner row (note_owners): the caps count on it, and writing it first in a transaction
-// serialises that owner's cap and folder-tree changes (a row lock on MySQL, the database's one
-// writer on SQLite), so a count or a tree read after it cannot be raced.
+// The notes module's caps on the kit's counters (lib/kit/user-caps.ts). The owner's
+// NOTES_PER_USER row also serialises that owner's folder-tree changes: writing it first in a
+// transaction (a row lock on MySQL, the database's one writer on SQLite) means a count or a tree
+// read after it cannot be raced. Every transaction takes that row before the folders' row, so
+// two of them never wait on each other in a circle.
 import type { DataSource, EntityManager } from 'typeorm';
-import { affectedRows } from '../../lib/database/portable';
-import { NoteOwner } from './entities/note-rows';
+import { Cap, UserCaps } from '../../lib/kit/user-caps';
 
-const ensured = new WeakMap<DataSource, Set<string>>();
+export const NOTES_CAP = 'NOTES_PER_USER';
+export const FOLDERS_CAP = 'NOTE_FOLDERS_PER_USER';
 
-/**
- * Makes the owner's row, outside any transaction: an INSERT IGNORE inside one would take a shared
- * lock that the UPDATE after it must upgrade, and two such transactions deadlock (MySQL). Only a
- * deleted user's cascade removes the row, and such a user writes nothing more.
- */
-export async function ensureOwnerRow(dataSource: DataSource, ownerId: string): Promise<void> {
-  let known = ensured.get(dataSource);
-  if (!known) ensured.set(dataSource, (known = new Set()));
-  if (known.has(ownerId)) return;
-  await dataSource.manager
-    .createQueryBuilder()
-    .insert()
-    .into(NoteOwner)
-    .values({ ownerId, noteCount: 0, folderCount: 0 })
-    .orIgnore()
-    .execute();
-  if (known.size > 100_000) known.clear();
-  known.add(ownerId);
+const kits = new WeakMap<DataSource, UserCaps>();
+const capsOf = (dataSource: DataSource): UserCaps => {
+  let caps = kits.get(dataSource);
+  if (!caps) kits.set(dataSource, (caps = new UserCaps(dataSource)));
+  return caps;
+};
+const capsIn = (m: EntityManager) => capsOf(m.connection);
+
+/** Makes the owner's counter rows, outside any transaction (see UserCaps.prepare). */
+export function ensureOwnerRow(dataSource: DataSource, ownerId: string): Promise<void> {
+  return capsOf(dataSource).prepare(ownerId, [NOTES_CAP, FOLDERS_CAP]);
 }
 
 /** Locks the owner's row (made by ensureOwnerRow) until the transaction ends. */
-export async function lockOwner(m: EntityManager, ownerId: string): Promise<void> {
-  await m
-    .createQueryBuilder()
-    .update(NoteOwner)
-    .set({ noteCount: () => 'note_count' })
-    .where('owner_id = :ownerId', { ownerId })
-    .execute();
+export function lockOwner(m: EntityManager, ownerId: string): Promise<void> {
+  return capsIn(m).lock(m, ownerId, NOTES_CAP);
 }
 
-/** Counts `n` more of `what` if that stays within `cap` (locking the row); false when it would not. */
-export async function takeSlots(
-  m: EntityManager,
-  ownerId: string,
-  what: 'notes' | 'folders',
-  n: number,
-  cap: number,
-): Promise<boolean> {
-  const column = what === 'notes' ? 'note_count' : 'folder_count';
-  const result = await m
-    .createQueryBuilder()
-    .update(NoteOwner)
-    .set(what === 'notes' ? { noteCount: () => `${column} + ${n}` } : { folderCount: () => `${column} + ${n}` })
-    .where(`owner_id = :ownerId AND ${column} + :n <= :cap`, { ownerId, n, cap })
-    .execute();
-  return affectedRows(result) === 1;
+/** Counts `n` more of `cap` within its maximum (the owner's row locked first), or refuses (409). */
+export async function takeSlots(m: EntityManager, ownerId: string, cap: Cap, n: number): Promise<void> {
+  if (cap.limit !== NOTES_CAP) await lockOwner(m, ownerId);
+  await capsIn(m).take(m, ownerId, { cap, n });
 }
 
-/** Counts `n` fewer of `what` (a delete). */
-export async function releaseSlots(m: EntityManager, ownerId: string, what: 'notes' | 'folders', n: number) {
-  const column = what === 'notes' ? 'note_count' : 'folder_count';
-  await m
-    .createQueryBuilder()
-    .update(NoteOwner)
-    .set(what === 'notes' ? { noteCount: () => `${column} - ${n}` } : { folderCount: () => `${column} - ${n}` })
-    .where('owner_id = :ownerId', { ownerId })
-    .execute();
+/** Counts `n` fewer of `limit` (a delete). */
+export async function releaseSlots(m: EntityManager, ownerId: string, limit: string, n: number): Promise<void> {
+  if (limit !== NOTES_CAP) await lockOwner(m, ownerId);
+  await capsIn(m).release(m, ownerId, limit, n);
+}
+
+/** A deleted user's counters, once their notes and folders are gone. */
+export function forgetOwner(m: EntityManager, ownerId: string): Promise<void> {
+  return capsIn(m).forget(m, ownerId);
 }

@@ -27,6 +27,8 @@ import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
 import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-CreateSynthesisOwners';
+import { TtsUserCaps1796000000001 } from './migrations/1796000000001-TtsUserCaps';
+import { UserCap } from '../../lib/kit/user-caps';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
 import { SynthesisService } from './synthesis-service';
@@ -93,6 +95,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     Synthesis,
     SynthesisOwner,
     SynthesisWorkerBeat,
+    UserCap,
     ...JOB_ENTITIES,
     OutboxEvent,
     EventConsumerPosition,
@@ -107,6 +110,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     AddSynthesisSampleRate1737600000000,
     AddSynthesisFormatsAndTimings1737700000000,
     KitJobs1796000000000,
+    TtsUserCaps1796000000001,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;

@@ -9,6 +9,7 @@ import type { Config } from '../../lib/config';
 import type { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog } from '../../lib/event-log';
 import type { JobQueue } from '../../lib/kit/jobs';
+import { UserCap, UserCaps } from '../../lib/kit/user-caps';
 import { userCascade, UserCascadeBatch } from '../../lib/kit/user-cascade';
 import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
@@ -39,7 +40,14 @@ export function deleteUserBatch(store: AudioStore, logger?: Logger): UserCascade
     const room = syntheses.slice(0, ctx.limit - voiceIds.length);
     for (const s of room)
       for (const key of [s.audioKey ?? `${s.id}.wav`, ...synthesisEncodedKeys(s.id)]) await store.delete(key);
-    if (!voiceIds.length && !room.length) return false;
+    // The user's cap counters go in the batch that removes the last of their rows (or alone, when
+    // counters outlived every row), never before their voices.
+    const last = voiceIds.length < ctx.limit && syntheses.length < ctx.limit && room.length === syntheses.length;
+    if (!voiceIds.length && !room.length) {
+      if (await ctx.dataSource.manager.existsBy(UserCap, { ownerId: userId }))
+        await ctx.transaction((m) => new UserCaps(m.connection).forget(m, userId));
+      return false;
+    }
     const counts = await ctx.transaction(async (m, removed) => {
       // Read again inside the batch: only what this transaction deletes gets its event.
       const voices = voiceIds.length ? await m.find(Voice, { where: { id: In(voiceIds.map((v) => v.id)) } }) : [];
@@ -54,6 +62,7 @@ export function deleteUserBatch(store: AudioStore, logger?: Logger): UserCascade
       if (room.length) await m.delete(Synthesis, { id: In(room.map((s) => s.id)) });
       removed('voices', voices.length);
       removed('syntheses', room.length);
+      if (last) await new UserCaps(m.connection).forget(m, userId);
       return { voices: voices.length, syntheses: room.length };
     });
     logger?.info({ userId, ...counts }, "deleted a batch of a deleted user's voices and syntheses");

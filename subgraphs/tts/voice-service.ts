@@ -1,15 +1,16 @@
 // The TTS module's voice rules: a voice belongs to its owner, is checked against the speech
 // engine's catalog, and is deleted only at the version the caller names.
 import { v7 as uuidv7 } from 'uuid';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import { UserCaps } from '../../lib/kit/user-caps';
+import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { SpeechEngine } from './engine/speech-engine';
-import { ensureSynthesisOwner, SynthesisOwner } from './entities/synthesis-owner';
 import { Voice } from './entities/voice';
 import { checkVoiceSettings, VoiceSettingsInput } from './voice-settings';
 
@@ -50,22 +51,11 @@ export const voiceEventData = (v: Voice) =>
     version: v.version,
   });
 
+/** The counter of VOICES_PER_USER (lib/kit/user-caps.ts). */
+export const VOICES_CAP = 'VOICES_PER_USER';
+
 /** Voices oldest first: their ids are UUIDv7, in creation order. */
 const VOICE_ORDER: PageOrder<Voice> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
-
-/**
- * Holds the owner's row of synthesis_owners until the transaction ends, so that what is counted
- * against a per-user quota cannot be raced by the owner's other requests (SQLite: inTransaction
- * runs one transaction at a time already).
- */
-export async function lockOwner(dataSource: DataSource, m: EntityManager, ownerId: string): Promise<void> {
-  if (dataSource.options.type === 'better-sqlite3') return;
-  await m
-    .createQueryBuilder(SynthesisOwner, 'o')
-    .setLock('pessimistic_write')
-    .where('o.ownerId = :ownerId', { ownerId })
-    .getOne();
-}
 
 export class VoiceService {
   constructor(
@@ -73,7 +63,11 @@ export class VoiceService {
     private readonly engine: SpeechEngine,
     /** VOICES_PER_USER: the voices one owner may keep. */
     private readonly options: { voicesPerUser?: number } = {},
-  ) {}
+  ) {
+    this.caps = new UserCaps(dataSource);
+  }
+
+  private readonly caps: UserCaps;
 
   async create(ownerId: string, input: NewVoice): Promise<Voice> {
     const settings = await checkVoiceSettings(this.engine, input);
@@ -90,19 +84,15 @@ export class VoiceService {
       createdAt: now,
       updatedAt: now,
     });
-    // The owner's row, to lock below.
-    await ensureSynthesisOwner(this.dataSource, ownerId);
+    const cap = {
+      limit: VOICES_CAP,
+      max: this.options.voicesPerUser ?? Number.MAX_SAFE_INTEGER,
+      what: 'You have the most voices allowed; delete some to make more.',
+    };
+    await this.caps.prepare(ownerId, [cap.limit]);
     try {
       return await inTransaction(this.dataSource, async (m) => {
-        await lockOwner(this.dataSource, m, ownerId);
-        const limit = this.options.voicesPerUser ?? Infinity;
-        const count = await m.countBy(Voice, { ownerId });
-        if (count >= limit)
-          throw new AppError(
-            'conflict',
-            `You have ${count} voices, the most allowed (${limit}); delete some to make more.`,
-            { limit, voices: count },
-          );
+        await this.caps.take(m, ownerId, { cap });
         await m.insert(Voice, voice);
         await recordEvent(m, {
           type: 'voice.created',
@@ -153,7 +143,7 @@ export class VoiceService {
     if (Object.keys(problems).length) throw validationError(problems);
 
     const voice = await this.get(ownerId, id);
-    if (voice.version !== version) throw this.stale(voice.version, version);
+    if (voice.version !== version) throw staleVersion('voice', voice.version, version);
     const settings = await checkVoiceSettings(this.engine, {
       baseVoice: changes.baseVoice ?? voice.baseVoice,
       voiceBlend: changes.voiceBlend !== undefined ? changes.voiceBlend : voice.voiceBlend,
@@ -199,15 +189,7 @@ export class VoiceService {
       throw err;
     }
     if (won) return updated;
-    const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
-    if (!current) throw new AppError('not_found', 'No such voice.');
-    throw this.stale(current.version, version);
-  }
-
-  private stale(current: number, expected: number): AppError {
-    return new AppError('conflict', `The voice is at version ${current}, not ${expected}.`, {
-      currentVersion: current,
-    });
+    return lostAtVersion('voice', version, () => this.dataSource.manager.findOneBy(Voice, { id, ownerId }));
   }
 
   /**
@@ -221,13 +203,12 @@ export class VoiceService {
       (await inTransaction(this.dataSource, async (m) => {
         const result = await m.delete(Voice, { id, ownerId, version });
         if (affectedRows(result) !== 1) return false;
+        await this.caps.release(m, ownerId, VOICES_CAP);
         await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: voiceEventData(voice) });
         return true;
       }));
     if (won) return voice;
     // Lost: either the version was stale, or another delete got there first.
-    const current = await this.dataSource.manager.findOneBy(Voice, { id, ownerId });
-    if (!current) throw new AppError('not_found', 'No such voice.');
-    throw this.stale(current.version, version);
+    return lostAtVersion('voice', version, () => this.dataSource.manager.findOneBy(Voice, { id, ownerId }));
   }
 }

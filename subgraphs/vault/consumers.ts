@@ -11,6 +11,7 @@ import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 import type { JobQueue } from '../../lib/kit/jobs';
 import { userCascade, UserCascadeBatch } from '../../lib/kit/user-cascade';
+import { UserCaps } from '../../lib/kit/user-caps';
 import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItem } from './entities/vault-item';
 import { VaultItemTag } from './entities/vault-item-tag';
@@ -59,6 +60,8 @@ function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
       } else {
         removed('vault_rules', (await m.delete(VaultRule, { ownerId })).affected ?? 0);
         await m.delete(VaultClassifier, { ownerId });
+        // The last batch: the user's cap counters go, once their items and rules are gone.
+        await new UserCaps(m.connection).forget(m, ownerId);
       }
     });
     if (!batch.length) logger?.info({ ownerId }, "deleted user's vault removed");

@@ -171,6 +171,7 @@ export class VaultWorker {
       );
       if (affectedRows(result) !== 1) return;
       const item = await m.findOneByOrFail(VaultItem, { id: row.id });
+      await this.options.service.caps.release(m, item.ownerId, this.options.service.cap.pending.limit);
       await recordEvent(m, {
         type: 'vault.item.failed',
         userId: item.ownerId,
@@ -282,6 +283,8 @@ export class VaultWorker {
         });
         if (affectedRows(result) !== 1) return false;
         const item = await m.findOneByOrFail(VaultItem, { id: job.id });
+        // No longer waiting: a slot of the pending cap is free.
+        await service.caps.release(m, item.ownerId, service.cap.pending.limit);
         await syncTags(m, item);
         await recordEvent(m, {
           type: item.state === VaultItemState.READY ? 'vault.item.ready' : 'vault.item.failed',

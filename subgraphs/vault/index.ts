@@ -8,6 +8,7 @@ import { DiskBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { UserCap } from '../../lib/kit/user-caps';
 import { jobQueue } from '../../lib/kit/user-cascade';
 import { addVaultItemsSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
@@ -23,6 +24,7 @@ import { VaultRule } from './entities/vault-rule';
 import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
 import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { VaultUserCaps1796000000001 } from './migrations/1796000000001-VaultUserCaps';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -78,8 +80,22 @@ export const vaultResolver: { resolve?: (hostname: string) => Promise<LookupAddr
 
 export const vaultSubgraph: SubgraphDefinition = {
   name: 'vault',
-  entities: [VaultItem, VaultItemTag, VaultRule, VaultClassifier, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateVaultTables1795663134211, OwnerSearchIndex1795900000001, KitJobs1796000000000],
+  entities: [
+    VaultItem,
+    VaultItemTag,
+    VaultRule,
+    VaultClassifier,
+    UserCap,
+    ...JOB_ENTITIES,
+    OutboxEvent,
+    EventConsumerPosition,
+  ],
+  migrations: [
+    CreateVaultTables1795663134211,
+    OwnerSearchIndex1795900000001,
+    KitJobs1796000000000,
+    VaultUserCaps1796000000001,
+  ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);

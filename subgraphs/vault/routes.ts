@@ -300,8 +300,8 @@ export const vaultRoutes: RouteSpec[] = [
       `\`vault.item.failed\`. A file holds at most ${configured('VAULT_MAX_FILE_BYTES', 'bytes')} (VAULT_MAX_FILE_BYTES) decoded, and this route takes ` +
       `bodies up to ${configured('VAULT_CAPTURE_BODY_LIMIT_BYTES', 'bytes')}. The same normalised URL (scheme and host in lower case, no default port, ` +
       'fragment or tracking parameters) or the same file bytes already in your vault: 409 `conflict` with `details.existing_id`. ' +
-      `Caps: ${configured('VAULT_ITEMS_PER_USER')} items and ${configured('VAULT_FILE_BYTES_PER_USER', 'bytes')} of files (409 with \`details.limit\`); ` +
-      `${configured('VAULT_PENDING_PER_USER')} items pending at once (429 with Retry-After).`,
+      `Caps: ${configured('VAULT_ITEMS_PER_USER')} items and ${configured('VAULT_FILE_BYTES_PER_USER', 'bytes')} of files (409 \`conflict\`); ` +
+      `${configured('VAULT_PENDING_PER_USER')} items pending at once (429 with Retry-After). Each refusal has \`details: { limit, max, count }\`.`,
     body: CaptureVaultItemRequest,
     bodyLimit: (config) => config.VAULT_CAPTURE_BODY_LIMIT_BYTES,
     graphql: {
@@ -509,7 +509,7 @@ export const vaultRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'A classification rule',
-    description: `Rules run in priority order (lower first). The first matching rule that sets a category wins it; every matching rule adds its tags (source \`rule\`). At most ${configured('VAULT_RULES_PER_USER')} rules (409 with \`details.limit\`).`,
+    description: `Rules run in priority order (lower first). The first matching rule that sets a category wins it; every matching rule adds its tags (source \`rule\`). At most ${configured('VAULT_RULES_PER_USER')} rules (409 \`conflict\` with \`details: { limit, max, count }\`).`,
     body: CreateVaultRuleRequest,
     graphql: { kind: 'mutation', field: 'createVaultRule', args: ruleArgs(CreateVaultRuleRequest), select: '{ id }' },
     status: 202,

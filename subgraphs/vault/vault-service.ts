@@ -12,6 +12,8 @@ import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
 import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } from '../../lib/kit/owner-search';
+import { Cap, UserCaps } from '../../lib/kit/user-caps';
+import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { recordEvent } from '../../lib/outbox';
 import { decodeCursor, encodeCursor, Page, pageOf, PageOrder } from '../../lib/paging';
 import { classify, Predictor, StoredModel } from './classifier';
@@ -141,13 +143,28 @@ export const itemEventData = (item: VaultItem, extra: Record<string, unknown> = 
   ...extra,
 });
 
-/** A user's items (in a state): COUNT(*) over the owner's index entries (TypeORM's count() counts DISTINCT ids). */
-async function countOf(m: EntityManager, ownerId: string, state?: VaultItemState): Promise<number> {
-  const rows: { n: string | number }[] = await m.query(
-    `SELECT COUNT(*) AS n FROM vault_items WHERE owner_id = ?${state ? ' AND state = ?' : ''}`,
-    state ? [ownerId, state] : [ownerId],
-  );
-  return Number(rows[0]?.n ?? 0);
+/** The vault's caps (lib/kit/user-caps.ts): counted in user_caps, taken in the write's transaction. */
+export function vaultCaps(limits: VaultLimits) {
+  return {
+    items: {
+      limit: 'VAULT_ITEMS_PER_USER',
+      max: limits.itemsPerUser,
+      what: `A vault holds at most ${limits.itemsPerUser} items.`,
+    },
+    fileBytes: {
+      limit: 'VAULT_FILE_BYTES_PER_USER',
+      max: limits.fileBytesPerUser,
+      what: `A vault holds at most ${limits.fileBytesPerUser} bytes of files.`,
+    },
+    // What waits for enrichment is a rate, not storage: 429 with Retry-After, as syntheses.
+    pending: {
+      limit: 'VAULT_PENDING_PER_USER',
+      max: limits.pendingPerUser,
+      retryAfterSeconds: 5,
+      what: `At most ${limits.pendingPerUser} items wait for enrichment at once; try again when some are done.`,
+    },
+    rules: { limit: 'VAULT_RULES_PER_USER', max: limits.rulesPerUser, what: `At most ${limits.rulesPerUser} rules.` },
+  } satisfies Record<string, Cap>;
 }
 
 export function normaliseTags(tags: string[], field = 'tags'): string[] {
@@ -181,12 +198,17 @@ export async function syncTags(m: EntityManager, item: Pick<VaultItem, 'id' | 'o
 
 export class VaultService {
   private readonly predictors = new Map<string, { version: number; predictor: Predictor }>();
+  readonly caps: UserCaps;
+  readonly cap: ReturnType<typeof vaultCaps>;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly store: BlobStore,
     private readonly limits: VaultLimits,
-  ) {}
+  ) {
+    this.caps = new UserCaps(dataSource);
+    this.cap = vaultCaps(limits);
+  }
 
   private get mysql() {
     return this.dataSource.options.type === 'mysql';
@@ -316,36 +338,28 @@ export class VaultService {
     return new AppError('conflict', 'That is already in your vault.', { existingId: id });
   }
 
-  /** The caps a new item must pass (the pending one is a rate: 429). */
-  private async checkCaps(m: EntityManager, item: VaultItem, pendingCap = true): Promise<void> {
-    const count = await countOf(m, item.ownerId);
-    if (count >= this.limits.itemsPerUser)
-      throw new AppError('conflict', `A vault holds at most ${this.limits.itemsPerUser} items.`, {
-        limit: 'VAULT_ITEMS_PER_USER',
-        max: this.limits.itemsPerUser,
-      });
-    if (pendingCap) {
-      const pending = await countOf(m, item.ownerId, VaultItemState.PENDING);
-      if (pending >= this.limits.pendingPerUser)
-        throw new AppError(
-          'rate_limit_exceeded',
-          `At most ${this.limits.pendingPerUser} items wait for enrichment at once; try again when some are done.`,
-          { limit: 'VAULT_PENDING_PER_USER', max: this.limits.pendingPerUser },
-          5,
-        );
-    }
-    if (item.kind === VaultItemKind.FILE) {
-      const row: { total: string | number | null } | undefined = await m
-        .createQueryBuilder(VaultItem, 'i')
-        .select('SUM(i.sizeBytes)', 'total')
-        .where('i.ownerId = :owner AND i.kind = :kind', { owner: item.ownerId, kind: VaultItemKind.FILE })
-        .getRawOne();
-      if (Number(row?.total ?? 0) + (item.sizeBytes ?? 0) > this.limits.fileBytesPerUser)
-        throw new AppError('conflict', `A vault holds at most ${this.limits.fileBytesPerUser} bytes of files.`, {
-          limit: 'VAULT_FILE_BYTES_PER_USER',
-          max: this.limits.fileBytesPerUser,
-        });
-    }
+  /** Counts a new item against the caps (the pending one is a rate: 429), in its transaction. */
+  private async takeCaps(m: EntityManager, item: VaultItem): Promise<void> {
+    await this.caps.take(
+      m,
+      item.ownerId,
+      { cap: this.cap.items },
+      { cap: this.cap.pending },
+      { cap: this.cap.fileBytes, n: item.kind === VaultItemKind.FILE ? (item.sizeBytes ?? 0) : 0 },
+    );
+  }
+
+  /** Counts out a deleted item: it was `state` when it went. */
+  private async releaseCaps(m: EntityManager, item: VaultItem): Promise<void> {
+    const { items, fileBytes, pending } = this.cap;
+    await this.caps.release(
+      m,
+      item.ownerId,
+      fileBytes.limit,
+      item.kind === VaultItemKind.FILE ? (item.sizeBytes ?? 0) : 0,
+    );
+    await this.caps.release(m, item.ownerId, items.limit);
+    if (item.state === VaultItemState.PENDING) await this.caps.release(m, item.ownerId, pending.limit);
   }
 
   async capture(ownerId: string, input: CaptureInput): Promise<VaultItem> {
@@ -353,11 +367,15 @@ export class VaultService {
     const manager = this.dataSource.manager;
     const existing = await this.duplicateOf(manager, item);
     if (existing) throw this.duplicate(existing);
-    await this.checkCaps(manager, item);
+    const { items, pending, fileBytes } = this.cap;
+    await this.caps.prepare(ownerId, [items.limit, pending.limit, fileBytes.limit]);
     // The bytes first: a row never points at a file that is not there (a failed insert removes them).
     if (bytes) await this.store.put(item.blobKey!, bytes);
     try {
-      return await inTransaction(this.dataSource, (m) => this.insert(m, item));
+      return await inTransaction(this.dataSource, async (m) => {
+        await this.takeCaps(m, item);
+        return this.insert(m, item);
+      });
     } catch (err) {
       if (bytes) await this.store.delete(item.blobKey!).catch(() => undefined);
       if (isUniqueViolation(err)) {
@@ -410,8 +428,9 @@ export class VaultService {
       });
       return found;
     }
-    // A request accepted by the hub is not refused as a rate; only the stored cap applies.
-    await this.checkCaps(m, item, false);
+    // Quick-add waits for enrichment as any capture does: the pending cap applies too (a refusal
+    // becomes vault.capture.refused, reason rate_limit_exceeded).
+    await this.takeCaps(m, item);
     return this.insert(m, item, source);
   }
 
@@ -592,12 +611,8 @@ export class VaultService {
         set.archived = changes.archived;
         changed.push('archived');
       }
-      const result = await m.update(
-        VaultItem,
-        { id, ownerId, version },
-        { ...set, version: version + 1, updatedAt: new Date() },
-      );
-      if (affectedRows(result) !== 1) return null;
+      if (!(await updateAtVersion(m, VaultItem, { id, ownerId }, version, { ...set, updatedAt: new Date() })))
+        return null;
       const saved = await m.findOneByOrFail(VaultItem, { id, ownerId });
       if (set.tags) await syncTags(m, saved);
       await recordEvent(m, {
@@ -608,7 +623,7 @@ export class VaultService {
       });
       return saved;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('vault item', version, () => this.get(ownerId, id));
   }
 
   async delete(ownerId: string, id: string, version: number): Promise<VaultItem> {
@@ -616,7 +631,10 @@ export class VaultService {
     const won =
       item.version === version &&
       (await inTransaction(this.dataSource, async (m) => {
-        if (affectedRows(await m.delete(VaultItem, { id, ownerId, version })) !== 1) return false;
+        // At the state read, so the pending count is released exactly once (a worker's give-up
+        // changes the state without a new version).
+        if (affectedRows(await m.delete(VaultItem, { id, ownerId, version, state: item.state })) !== 1) return false;
+        await this.releaseCaps(m, item);
         await m.delete(VaultItemTag, { itemId: id });
         await recordEvent(m, {
           type: 'vault.item.deleted',
@@ -626,7 +644,7 @@ export class VaultService {
         });
         return true;
       }));
-    if (!won) return this.lost(ownerId, id, version);
+    if (!won) return lostAtVersion('vault item', version, () => this.get(ownerId, id));
     if (item.blobKey) await this.store.delete(item.blobKey);
     return item;
   }
@@ -637,15 +655,9 @@ export class VaultService {
     if (item.kind !== VaultItemKind.LINK)
       throw new AppError('conflict', 'Only links are fetched.', { kind: item.kind });
     if (item.state === VaultItemState.PENDING) return item;
+    await this.caps.prepare(ownerId, [this.cap.pending.limit]);
     return inTransaction(this.dataSource, async (m) => {
-      const pending = await countOf(m, ownerId, VaultItemState.PENDING);
-      if (pending >= this.limits.pendingPerUser)
-        throw new AppError(
-          'rate_limit_exceeded',
-          `At most ${this.limits.pendingPerUser} items wait for enrichment at once.`,
-          { limit: 'VAULT_PENDING_PER_USER', max: this.limits.pendingPerUser },
-          5,
-        );
+      await this.caps.take(m, ownerId, { cap: this.cap.pending });
       const result = await m.update(
         VaultItem,
         { id, ownerId, state: item.state },
@@ -659,7 +671,10 @@ export class VaultService {
           updatedAt: new Date(),
         },
       );
-      if (affectedRows(result) !== 1) return this.get(ownerId, id);
+      if (affectedRows(result) !== 1) {
+        await this.caps.release(m, ownerId, this.cap.pending.limit); // changed meanwhile: not made pending here
+        return this.get(ownerId, id);
+      }
       const saved = await m.findOneByOrFail(VaultItem, { id });
       await recordEvent(m, {
         type: 'vault.item.updated',
@@ -682,20 +697,11 @@ export class VaultService {
         { ...decided, version: item.version + 1, updatedAt: new Date() },
       );
       if (affectedRows(result) !== 1)
-        throw new AppError('conflict', 'The item changed while it was classified; classify it again.', {
-          currentVersion: (await m.findOneBy(VaultItem, { id }))?.version ?? null,
-        });
+        await lostAtVersion('vault item', item.version, () => m.findOneBy(VaultItem, { id, ownerId }));
       const saved = await m.findOneByOrFail(VaultItem, { id });
       await syncTags(m, saved);
       await recordEvent(m, classifiedEvent(saved));
       return saved;
-    });
-  }
-
-  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
-    const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The vault item is at version ${current.version}, not ${expected}.`, {
-      currentVersion: current.version,
     });
   }
 
@@ -776,13 +782,9 @@ export class VaultService {
     input: Required<Pick<RuleInput, 'name' | 'when' | 'then'>> & RuleInput,
   ): Promise<VaultRule> {
     this.checkRule(input, false);
+    await this.caps.prepare(ownerId, [this.cap.rules.limit]);
     return inTransaction(this.dataSource, async (m) => {
-      const count = await m.count(VaultRule, { where: { ownerId } });
-      if (count >= this.limits.rulesPerUser)
-        throw new AppError('conflict', `At most ${this.limits.rulesPerUser} rules.`, {
-          limit: 'VAULT_RULES_PER_USER',
-          max: this.limits.rulesPerUser,
-        });
+      await this.caps.take(m, ownerId, { cap: this.cap.rules });
       const now = new Date();
       const rule = m.create(VaultRule, {
         id: uuidv7(),
@@ -815,27 +817,15 @@ export class VaultService {
   async updateRule(ownerId: string, id: string, version: number, input: RuleInput): Promise<VaultRule> {
     this.checkRule(input, true);
     const rule = await this.getRule(ownerId, id);
-    if (rule.version !== version)
-      throw new AppError('conflict', `The rule is at version ${rule.version}, not ${version}.`, {
-        currentVersion: rule.version,
-      });
+    if (rule.version !== version) throw staleVersion('rule', rule.version, version);
     const set: Partial<VaultRule> = {};
     if (input.name !== undefined) set.name = input.name.trim();
     if (input.priority !== undefined) set.priority = input.priority;
     if (input.when) set.when = VaultService.clean(input.when);
     if (input.then) set.then = VaultService.clean(input.then);
     return inTransaction(this.dataSource, async (m) => {
-      const result = await m.update(
-        VaultRule,
-        { id, ownerId, version },
-        { ...set, version: version + 1, updatedAt: new Date() },
-      );
-      if (affectedRows(result) !== 1) {
-        const current = await this.getRule(ownerId, id);
-        throw new AppError('conflict', `The rule is at version ${current.version}, not ${version}.`, {
-          currentVersion: current.version,
-        });
-      }
+      if (!(await updateAtVersion(m, VaultRule, { id, ownerId }, version, { ...set, updatedAt: new Date() })))
+        await lostAtVersion('rule', version, () => this.getRule(ownerId, id));
       const saved = await m.findOneByOrFail(VaultRule, { id });
       await recordEvent(m, {
         type: 'vault.rule.updated',
@@ -850,12 +840,9 @@ export class VaultService {
   async deleteRule(ownerId: string, id: string, version: number): Promise<VaultRule> {
     const rule = await this.getRule(ownerId, id);
     return inTransaction(this.dataSource, async (m) => {
-      if (rule.version !== version || affectedRows(await m.delete(VaultRule, { id, ownerId, version })) !== 1) {
-        const current = await this.getRule(ownerId, id);
-        throw new AppError('conflict', `The rule is at version ${current.version}, not ${version}.`, {
-          currentVersion: current.version,
-        });
-      }
+      if (rule.version !== version || affectedRows(await m.delete(VaultRule, { id, ownerId, version })) !== 1)
+        await lostAtVersion('rule', version, () => this.getRule(ownerId, id));
+      await this.caps.release(m, ownerId, this.cap.rules.limit);
       await recordEvent(m, {
         type: 'vault.rule.deleted',
         userId: ownerId,

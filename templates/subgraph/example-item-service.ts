@@ -1,11 +1,15 @@
 // The examples module's rules. Every change and its event are written in one transaction (the
-// outbox, lib/outbox.ts); updates and deletes name the version they expect (optimistic locking).
+// outbox, lib/outbox.ts); updates and deletes name the version they expect (optimistic locking,
+// lib/kit/versioned.ts); a user keeps at most so many example items (the kit's guarded counter,
+// lib/kit/user-caps.ts, taken in the create's transaction and released by the delete).
 import { v7 as uuidv7 } from 'uuid';
 import { In, type DataSource } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
+import { Cap, UserCap, UserCaps } from '../../lib/kit/user-caps';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
+import { lostAtVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
@@ -28,10 +32,23 @@ const given = <T extends object>(fields: T): Partial<T> =>
 /** What example_item.* events carry: the example item without its owner (spelled as events spell them: lib/naming.ts). */
 const eventData = ({ ownerId: _owner, id, ...item }: ExampleItem) => snakeKeys<unknown>({ exampleItemId: id, ...item });
 
-export class ExampleItemService {
-  constructor(private readonly dataSource: DataSource) {}
+/** The cap's setting (and counter) name, e.g. REVIEWS_PER_USER. */
+export const PER_USER = `${'example_item'.toUpperCase()}S_PER_USER`;
 
-  create(ownerId: string, fields: ExampleItemInput): Promise<ExampleItem> {
+export class ExampleItemService {
+  private readonly caps: UserCaps;
+  private readonly cap: Cap;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    /** How many example items one user may keep; a create past it is 409 `conflict`, details { limit, max, count }. */
+    perUser = 10_000,
+  ) {
+    this.caps = new UserCaps(dataSource);
+    this.cap = { limit: PER_USER, max: perUser, what: 'You have the most example items allowed.' };
+  }
+
+  async create(ownerId: string, fields: ExampleItemInput): Promise<ExampleItem> {
     const now = new Date();
     const item = this.dataSource.manager.create(ExampleItem, {
       ...given(fields),
@@ -41,7 +58,9 @@ export class ExampleItemService {
       createdAt: now,
       updatedAt: now,
     });
+    await this.caps.prepare(ownerId, [this.cap.limit]);
     return inTransaction(this.dataSource, async (m) => {
+      await this.caps.take(m, ownerId, { cap: this.cap });
       await m.insert(ExampleItem, item);
       await recordEvent(m, {
         type: 'example_item.created',
@@ -70,17 +89,15 @@ export class ExampleItemService {
   /** The statement checks the version (`UPDATE … WHERE id AND owner AND version`): of concurrent updates at one version, one wins. */
   async update(ownerId: string, id: string, version: number, changes: Partial<ExampleItemInput>): Promise<ExampleItem> {
     const updated = await inTransaction(this.dataSource, async (m) => {
-      const result = await m.update(
-        ExampleItem,
-        { id, ownerId, version },
-        { ...given(changes), version: version + 1, updatedAt: new Date() },
-      );
-      if (affectedRows(result) !== 1) return null;
+      if (
+        !(await updateAtVersion(m, ExampleItem, { id, ownerId }, version, { ...given(changes), updatedAt: new Date() }))
+      )
+        return null;
       const item = await m.findOneByOrFail(ExampleItem, { id, ownerId });
       await recordEvent(m, { type: 'example_item.updated', userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
-    return updated ?? this.lost(ownerId, id, version);
+    return updated ?? lostAtVersion('example item', version, () => this.get(ownerId, id));
   }
 
   /** Like update: of concurrent deletes at the right version exactly one affects the row. */
@@ -90,10 +107,11 @@ export class ExampleItemService {
       item.version === version &&
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(ExampleItem, { id, ownerId, version })) !== 1) return false;
+        await this.caps.release(m, ownerId, this.cap.limit);
         await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
-    return won ? item : this.lost(ownerId, id, version);
+    return won ? item : lostAtVersion('example item', version, () => this.get(ownerId, id));
   }
 
   /**
@@ -107,7 +125,12 @@ export class ExampleItemService {
       where: { ownerId },
       take: ctx.limit,
     });
-    if (!ids.length) return false;
+    if (!ids.length) {
+      // The last batch: the user's cap counters go, once their example items are gone.
+      if (await this.dataSource.manager.existsBy(UserCap, { ownerId }))
+        await ctx.transaction((m) => this.caps.forget(m, ownerId));
+      return false;
+    }
     await ctx.transaction(async (m, removed) => {
       // Read again inside the batch: only what this transaction deletes gets its event.
       const items = await m.findBy(ExampleItem, { id: In(ids.map((i) => i.id)), ownerId });
@@ -121,15 +144,8 @@ export class ExampleItemService {
           data: { ...(eventData(item) as object), reason: 'user_deleted' },
         });
       removed('example_items', items.length);
+      await this.caps.release(m, ownerId, this.cap.limit, items.length);
     });
     return true;
   };
-
-  /** A write at `expected` changed nothing: the example item is gone, or at another version. */
-  private async lost(ownerId: string, id: string, expected: number): Promise<never> {
-    const current = await this.get(ownerId, id);
-    throw new AppError('conflict', `The example item is at version ${current.version}, not ${expected}.`, {
-      currentVersion: current.version,
-    });
-  }
 }

@@ -5,6 +5,7 @@
 // in module.ts, the entry of the module list (subgraphs/index.ts).
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
+import { UserCap } from '../../lib/kit/user-caps';
 import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
@@ -16,7 +17,7 @@ import { ExampleItemResolver } from './resolvers/example-item-resolver';
 
 export const examplesSubgraph: SubgraphDefinition = {
   name: 'examples',
-  entities: [ExampleItem, OutboxEvent, EventConsumerPosition, ...JOB_ENTITIES],
+  entities: [ExampleItem, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
   migrations: [CreateExampleItemTables1700000000000],
   create({ config, dataSource, events, logger }) {
     const service = new ExampleItemService(dataSource);

@@ -246,7 +246,11 @@ describe('hubs', () => {
     const token = await newUser('hubs-caps');
     const ids = [await createHub(token), await createHub(token), await createHub(token)];
     const fourth = await call('POST', H, H, token, { name: 'one too many' });
-    expect([fourth.status, fourth.body.error, fourth.body.details.limit]).toEqual([409, 'conflict', 3]);
+    expect([fourth.status, fourth.body.error, fourth.body.details]).toEqual([
+      409,
+      'conflict',
+      { limit: 'HUBS_PER_USER', max: 3, count: 3 },
+    ]);
     // A deleted hub frees its place.
     expect((await call('DELETE', HUB, `${H}/${ids[2]}?version=1`, token)).status).toBe(202);
     ids[2] = await createHub(token);
@@ -261,10 +265,10 @@ describe('hubs', () => {
       width: 1,
       height: 1,
     });
-    expect([node13.status, node13.body.details]).toEqual([409, { limit: 12, nodes: 12 }]);
+    expect([node13.status, node13.body.details]).toEqual([409, { limit: 'HUB_MAX_NODES', max: 12, count: 12 }]);
     for (let i = 0; i < 6; i++) expect((await addEdge(token, hub, nodes[i], nodes[i + 1])).status).toBe(202);
     const edge7 = await addEdge(token, hub, nodes[0], nodes[2]);
-    expect([edge7.status, edge7.body.details]).toEqual([409, { limit: 6, edges: 6 }]);
+    expect([edge7.status, edge7.body.details]).toEqual([409, { limit: 'HUB_MAX_EDGES', max: 6, count: 6 }]);
 
     // 1024 bytes of text per hub: 500 + 500 fit, 100 more do not; a shorter text makes room.
     const texts = ids[1];
@@ -278,7 +282,7 @@ describe('hubs', () => {
       width: 1,
       height: 1,
     });
-    expect([over.status, over.body.details]).toEqual([409, { limit: 1024, text_bytes: 1000 }]);
+    expect([over.status, over.body.details]).toEqual([409, { limit: 'HUB_MAX_TEXT_BYTES', max: 1024, count: 1000 }]);
     const shorter = await request(server.url, 'PATCH', `${H}/${texts}/nodes/${t1}?version=1`, {
       token,
       body: { text: 'short' },
@@ -425,7 +429,7 @@ describe('canvas', () => {
     ]);
     const many = { nodes: Array.from({ length: 13 }, (_, i) => ({ ...node, id: `n${i}` })) };
     const capped = await call('POST', H + '/import', H + '/import', token, { name: 'big', canvas: many });
-    expect([capped.status, capped.body.details.limit]).toEqual([409, 12]);
+    expect([capped.status, capped.body.details]).toEqual([409, { limit: 'HUB_MAX_NODES', max: 12, count: 0 }]);
   });
 
   it('takes an import body up to HUB_IMPORT_BODY_LIMIT_BYTES while other routes keep BODY_LIMIT_BYTES', async () => {

@@ -357,7 +357,10 @@ describe('notes over GraphQL', () => {
     const ok = made.filter((r) => !r.errors);
     expect(ok).toHaveLength(NOTES_CAP);
     for (const r of made.filter((x) => x.errors))
-      expect(r.errors[0].extensions).toMatchObject({ code: 'conflict', details: { limit: NOTES_CAP } });
+      expect(r.errors[0].extensions).toMatchObject({
+        code: 'conflict',
+        details: { limit: 'NOTES_PER_USER', max: NOTES_CAP, count: NOTES_CAP },
+      });
     await gql(
       'mutation ($id: ID!) { deleteNote(id: $id, version: 1) { id } }',
       { id: ok[0].data.createNote.id },
@@ -370,7 +373,11 @@ describe('notes over GraphQL', () => {
       ),
     );
     expect(folders.filter((r) => !r.errors)).toHaveLength(FOLDERS_CAP);
-    expect(folders.find((r) => r.errors).errors[0].extensions.details).toMatchObject({ limit: FOLDERS_CAP });
+    expect(folders.find((r) => r.errors).errors[0].extensions.details).toEqual({
+      limit: 'NOTE_FOLDERS_PER_USER',
+      max: FOLDERS_CAP,
+      count: FOLDERS_CAP,
+    });
   });
 
   it('lets one of concurrent updates at a version win; the rest are conflict', async () => {

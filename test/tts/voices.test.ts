@@ -321,7 +321,7 @@ describe('the voice quota (VOICES_PER_USER)', () => {
       expect(res.body).toEqual({
         error: 'conflict',
         message: expect.stringContaining('3'),
-        details: { limit: 3, voices: 3 },
+        details: { limit: 'VOICES_PER_USER', max: 3, count: 3 },
       });
     }
     const gql = await client.graphql(
@@ -329,7 +329,10 @@ describe('the voice quota (VOICES_PER_USER)', () => {
       undefined,
       user.token,
     );
-    expect(gql.body.errors?.[0]?.extensions).toMatchObject({ code: 'conflict', details: { limit: 3 } });
+    expect(gql.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'conflict',
+      details: { limit: 'VOICES_PER_USER', max: 3, count: 3 },
+    });
     // Another user has a quota of their own; a delete frees a place.
     expect(
       (await client.post('/api/v1/tts/voices', { name: 'theirs', base_voice: 'f3' }, { token: adminToken })).status,

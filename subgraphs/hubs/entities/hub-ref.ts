@@ -17,13 +17,3 @@ export class HubRef {
   @Column({ name: 'owner_id', type: 'varchar', length: 36 })
   ownerId!: string;
 }
-
-/** One row per user with hubs: locked by the conditional count update that enforces HUBS_PER_USER. */
-@Entity('hub_owners')
-export class HubOwner {
-  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 36 })
-  ownerId!: string;
-
-  @Column({ name: 'hub_count', type: 'integer' })
-  hubCount!: number;
-}

@@ -1,4 +1,4 @@
-// The rows the notes module derives from each note (tags, wiki links) and its per-owner counters.
+// The rows the notes module derives from each note (tags, wiki links); its caps are the kit's counters.
 // None is a GraphQL type (its background jobs are the kit's: lib/kit/jobs.ts).
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
@@ -26,17 +26,4 @@ export class NoteLink {
 
   @Column({ name: 'owner_id', type: 'varchar', length: 36 })
   ownerId!: string;
-}
-
-/** Per owner: what the caps count, and the row whose lock serialises an owner's folder and cap changes. */
-@Entity('note_owners')
-export class NoteOwner {
-  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 36 })
-  ownerId!: string;
-
-  @Column({ name: 'note_count', type: 'integer' })
-  noteCount!: number;
-
-  @Column({ name: 'folder_count', type: 'integer' })
-  folderCount!: number;
 }

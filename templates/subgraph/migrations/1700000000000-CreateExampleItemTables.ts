@@ -2,6 +2,7 @@ import { MigrationInterface, QueryRunner, Table } from 'typeorm';
 import { columns } from '../../../lib/database/portable';
 import { createEventConsumersTable, EVENT_CONSUMERS_TABLE } from '../../../lib/event-consumer';
 import { createJobTables, dropJobTables } from '../../../lib/kit/jobs';
+import { createUserCapsTable } from '../../../lib/kit/user-caps';
 import { createOutboxTable } from '../../../lib/outbox';
 
 // columns() keeps one migration portable between SQLite and MySQL.
@@ -25,6 +26,8 @@ export class CreateExampleItemTables1700000000000 implements MigrationInterface 
     );
     // Events are written here, in the same transaction as the change, then relayed to the stream.
     await createOutboxTable(queryRunner);
+    // The per-user caps' counters (lib/kit/user-caps.ts); nothing to count yet.
+    await createUserCapsTable(queryRunner, {});
     // A deleted user's rows go (the kit's cascade): its position in the event log, and its jobs.
     await createEventConsumersTable(queryRunner);
     await createJobTables(queryRunner);
@@ -33,6 +36,7 @@ export class CreateExampleItemTables1700000000000 implements MigrationInterface 
   async down(queryRunner: QueryRunner): Promise<void> {
     await dropJobTables(queryRunner);
     await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
+    await queryRunner.dropTable('user_caps');
     await queryRunner.dropTable('outbox');
     await queryRunner.dropTable('example_items');
   }
