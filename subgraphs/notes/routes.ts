@@ -113,8 +113,9 @@ const NOTE_FILTERS: Record<string, JsonSchema> = {
     type: 'string',
     minLength: 1,
     maxLength: 200,
-    description:
-      'Full-text search over title and body (the database\'s own index): every word must match, as a word or the start of one; "quoted words" as a phrase; accents are ignored; at most 16 words and phrases. Best match first; the cursor belongs to this query. A query without a letter or digit matches nothing. See docs/notes.md for what each database matches.',
+    // Machine-readable for clients and the conformance test; a JSON Schema cannot count terms.
+    'x-max-terms': configured('SEARCH_MAX_TERMS', 'number'),
+    description: `Full-text search over title and body (the database's own index): every word must match, as a word or the start of one; "quoted words" as a phrase; accents are ignored; at most ${configured('SEARCH_MAX_TERMS')} words and phrases (\`x-max-terms\`; more: 400 \`validation_error\`). Best match first; the cursor belongs to this query. A query without a letter or digit matches nothing. See docs/notes.md for what each database matches.`,
   },
 };
 

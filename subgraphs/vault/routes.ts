@@ -281,7 +281,8 @@ const FILTERS: Record<string, JsonSchema> = {
     type: 'string',
     minLength: 1,
     maxLength: 500,
-    description: 'Full text over title, text and url, best match first',
+    'x-max-terms': configured('SEARCH_MAX_TERMS', 'number'),
+    description: `Full text over title, text and url, best match first; "quoted words" as a phrase; at most ${configured('SEARCH_MAX_TERMS')} words and phrases (\`x-max-terms\`; more: 400 \`validation_error\`)`,
   },
 };
 

@@ -8,6 +8,7 @@ import { authSubgraph } from '../../subgraphs/auth';
 import { Session } from '../../subgraphs/auth/entities/session';
 import { User } from '../../subgraphs/auth/entities/user';
 import { Roles1739000000000 } from '../../subgraphs/auth/migrations/1739000000000-Roles';
+import { AuthUserCaps1796000000000 } from '../../subgraphs/auth/migrations/1796000000000-AuthUserCaps';
 import { createUser } from '../../subgraphs/auth/users';
 import { api, login } from '../helpers/http';
 import { isolatedEnv, startTestServer, TestServer } from '../helpers/server';
@@ -19,10 +20,12 @@ const OLD_EDITOR = { username: 'old editor', password: 'an old editor password' 
 let server: TestServer;
 
 beforeAll(async () => {
-  // The previous release: every auth migration but the roles one.
+  // The previous release: every auth migration but the roles one, and the caps one that came
+  // after it (it counts the roles table).
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const previous = authSubgraph.migrations.filter((m) => m !== Roles1739000000000);
-  expect(previous.length).toBe(authSubgraph.migrations.length - 1);
+  const later = [Roles1739000000000, AuthUserCaps1796000000000];
+  const previous = authSubgraph.migrations.filter((m) => !later.includes(m));
+  expect(previous.length).toBe(authSubgraph.migrations.length - later.length);
   const old = await openDatabase(config, {
     name: 'auth',
     entities: [User, Session, OutboxEvent],

@@ -123,6 +123,9 @@ function generate(schema: Schema): any {
       const chars = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.éß漢字😀';
       let text = Array.from({ length }, () => pick([...chars])).join('');
       if (schema.pattern === '\\S' && !/\S/.test(text)) text = `x${text.slice(1)}`;
+      // A search's words are counted (`x-max-terms`, SEARCH_MAX_TERMS): at most that many.
+      const terms = schema['x-max-terms'];
+      if (typeof terms === 'number') text = text.trim().split(/\s+/).slice(0, terms).join(' ') || 'x';
       return [...text].slice(0, max).join('');
     }
   }
