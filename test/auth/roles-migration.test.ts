@@ -23,9 +23,9 @@ beforeAll(async () => {
   // The previous release: every auth migration but the roles one, and the caps one that came
   // after it (it counts the roles table).
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const later = [Roles1739000000000, AuthUserCaps1796000000000];
-  const previous = authSubgraph.migrations.filter((m) => !later.includes(m));
-  expect(previous.length).toBe(authSubgraph.migrations.length - later.length);
+  const later = new Set<unknown>([Roles1739000000000, AuthUserCaps1796000000000]);
+  const previous = authSubgraph.migrations.filter((m) => !later.has(m));
+  expect(previous.length).toBe(authSubgraph.migrations.length - later.size);
   const old = await openDatabase(config, {
     name: 'auth',
     entities: [User, Session, OutboxEvent],
