@@ -8,7 +8,7 @@
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
 import type { DeclaredScope } from './scopes';
-import type { SubgraphDefinition, SubgraphDeps } from './subgraph';
+import type { SubgraphDefinition } from './subgraph';
 
 export interface ModuleDefinition {
   /** The subgraph's and its database's name: lower-case letters and digits. */
@@ -26,28 +26,7 @@ export interface ModuleDefinition {
   scopes?: readonly DeclaredScope[];
   /** Its fields anyone may call without a token (`Type.field`, or `Type`); lib/scopes.ts PUBLIC_FIELDS still lists them. */
   publicFields?: readonly string[];
-  /**
-   * Its per-user caps: each setting that bounds what one user keeps (e.g. NOTES_PER_USER). A slot
-   * for the kit's cap helper (lib/, issue 40 item 2), which refuses past it with one shape.
-   */
-  caps?: readonly ModuleCap[];
-  /**
-   * What it does when a user is deleted (auth's `user.deleted`): a slot for the kit's batched
-   * runner (lib/, issue 40 item 2). Until then each module wires its own consumer in create().
-   */
-  onUserDeleted?: UserDeletedHandler;
 }
-
-/** A per-user cap: the setting that bounds it names it in the refusal's `details.limit`. */
-export interface ModuleCap {
-  /** The setting, e.g. `NOTES_PER_USER`. */
-  limit: string;
-  /** What is counted, in words (`notes`). */
-  counts: string;
-}
-
-/** Deletes (or marks for batched deletion) one deleted user's rows of the module. */
-export type UserDeletedHandler = (userId: string, deps: SubgraphDeps) => Promise<void>;
 
 /** The modules named (all when none), in the list's order; an unknown name is an error naming the known ones. */
 export function selectModules(modules: readonly ModuleDefinition[], names: readonly string[]): ModuleDefinition[] {
