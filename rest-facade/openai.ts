@@ -28,6 +28,8 @@ export const OPENAI_SPEECH_PATH = '/v1/audio/speech';
 /** Our WAV header (subgraphs/tts/audio/wav.ts writes exactly this): `pcm` is the file without it. */
 const WAV_HEADER_BYTES = 44;
 const PIECE_BYTES = 512 * 1024;
+/** Audio bytes per `speech.audio.delta` event (OpenAI's own deltas are a few KiB each). */
+const SSE_DELTA_BYTES = 16 * 1024;
 
 /** What `response_format` may be, the default first (the tts subgraph's SpeechFormat, lower-case). */
 export const SPEECH_FORMATS = ['mp3', 'opus', 'flac', 'wav', 'pcm'] as const;
@@ -88,7 +90,7 @@ export const SpeechRequest: JsonSchema = {
       enum: ['audio', 'sse'],
       description:
         "audio (the default): the file itself; sse: OpenAI's Server-Sent Events, `speech.audio.delta` events with base64 " +
-        'pieces of the file in `response_format`, then one `speech.audio.done` with `usage` (there are no tokens: ' +
+        'pieces of the file (at most 16 KiB each) in `response_format`, then one `speech.audio.done` with `usage` (there are no tokens: ' +
         "`input_tokens` counts the input's characters, `output_tokens` the audio's 20 ms frames).",
     },
     stream: {
@@ -410,9 +412,15 @@ export function openAiSpeechRouter(graphql: GraphQLClient, config: Config): Rout
     /** Sends bytes of the file (as an SSE delta event with `sse`); false when the client is gone or stopped reading. */
     const send = async (data: Buffer): Promise<boolean> => {
       if (!data.length) return true;
-      const chunk = sse
-        ? `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: data.toString('base64') })}\n\n`
-        : data;
+      // Deltas of at most SSE_DELTA_BYTES of audio each, as OpenAI sends them, however much the worker had ready.
+      let chunk: Buffer | string = data;
+      if (sse) {
+        chunk = '';
+        for (let at = 0; at < data.length; at += SSE_DELTA_BYTES) {
+          const audio = data.subarray(at, at + SSE_DELTA_BYTES).toString('base64');
+          chunk += `data: ${JSON.stringify({ type: 'speech.audio.delta', audio })}\n\n`;
+        }
+      }
       // A reader that takes nothing for SPEECH_WRITE_TIMEOUT_SECONDS is cut off (hungUp cancels the render).
       if (!res.write(chunk) && !(await drained(res, closed, config.SPEECH_WRITE_TIMEOUT_SECONDS * 1000))) {
         res.destroy();
