@@ -446,6 +446,27 @@ export function configSchema() {
     API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
     /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
     API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+    /**
+     * Where the event log lives (CONTRACT.md, "Beyond one machine"): unset, the `events` database's
+     * table; `nats://host:port[,host:port…]`, a NATS JetStream stream (lib/event-backends.ts).
+     */
+    EVENT_LOG_URL: z
+      .string()
+      .trim()
+      .regex(/^nats:\/\/[^\s/,]+(,[^\s/,]+)*\/?$/i, 'must be nats://host:port[,host:port…]')
+      .optional(),
+    /** The JetStream stream of the log (EVENT_LOG_URL); its subjects are `<name>.<user>.<type>`. */
+    EVENT_LOG_STREAM: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, _ or - (a stream name and subject token)')
+      .default('EVENTS'),
+    /**
+     * JetStream's deduplication window for a new stream: an outbox relay that publishes an event
+     * again within it (it crashed before deleting its outbox rows) is dropped by Nats-Msg-Id.
+     */
+    EVENT_LOG_DEDUP_WINDOW_SECONDS: int(10, 86_400).default(600),
+    /** The replicas of a new stream (a NATS cluster: 3; one server: 1). */
+    EVENT_LOG_REPLICAS: int(1, 5).default(1),
   });
 }
 

@@ -10,6 +10,7 @@ import { Column, Entity, EntityManager, In, PrimaryColumn, QueryRunner, Raw, Tab
 import type { DataSource } from 'typeorm';
 import { columns, isUniqueViolation } from './database/portable';
 import { inTransaction } from './database/transactions';
+import type { DurableReader } from './event-backends';
 import { EventLog, LoggedEvent } from './event-log';
 import type { Logger } from './logger';
 import { Poller, startPoller } from './poller';
@@ -61,6 +62,7 @@ export interface EventConsumerOptions {
 
 export class EventConsumer {
   private poller?: Poller;
+  private reader?: DurableReader;
   /** The position last seen in this process: nothing to do while the log has nothing newer. */
   private seen = -1;
 
@@ -68,6 +70,20 @@ export class EventConsumer {
 
   async start(): Promise<void> {
     await this.ensureRow();
+    const { log, dataSource, name } = this.options;
+    if (log.backend.durableReader) {
+      // JetStream: a durable consumer of the stream delivers, woken by the server (no polling).
+      // The row keeps the last position handled, written with the handler's changes: an event
+      // delivered again (the process died between the commit and the ack) is skipped.
+      this.reader = await log.backend.durableReader({
+        name,
+        types: this.options.types,
+        logger: this.options.logger,
+        startAfter: async () => (await dataSource.manager.findOneBy(EventConsumerPosition, { name }))?.lastSeq ?? 0,
+        handle: (event) => this.handleOne(event),
+      });
+      return;
+    }
     // Woken by this process's appends to the log; polls (backing off) for other processes' appends.
     this.poller = startPoller({
       name: `event consumer ${this.options.name}`,
@@ -84,7 +100,22 @@ export class EventConsumer {
   }
 
   async stop(): Promise<void> {
+    await this.reader?.stop();
     await this.poller?.stop();
+  }
+
+  /** One event from a durable reader, in the transaction that advances the position; skipped when done. */
+  private async handleOne(event: LoggedEvent): Promise<void> {
+    const { dataSource, name, handle, handleBatch } = this.options;
+    await inTransaction(dataSource, async (m) => {
+      await m.query(`UPDATE ${EVENT_CONSUMERS_TABLE} SET last_seq = last_seq WHERE name = ?`, [name]);
+      const position = await m.findOneByOrFail(EventConsumerPosition, { name });
+      if (event.seq <= position.lastSeq) return;
+      if (handleBatch) await handleBatch(m, [event]);
+      else await handle(m, event);
+      await m.update(EventConsumerPosition, { name }, { lastSeq: event.seq });
+    });
+    this.seen = Math.max(this.seen, event.seq);
   }
 
   /** A new consumer starts at the beginning of the log: handlers must tolerate what was already done (idempotent). */
@@ -107,9 +138,23 @@ export class EventConsumer {
     });
   }
 
-  /** Handles every event of its types up to the log's current end; the number handled here. */
+  /**
+   * Handles every event of its types up to the log's current end; the number handled here. With
+   * a durable reader (JetStream), waits until this consumer's position has reached the log's end.
+   */
   async drain(): Promise<number> {
     const { dataSource, log, name, types, handle, handleBatch } = this.options;
+    if (this.reader) {
+      const { lastSeq: end } = await log.position();
+      const before = this.seen;
+      for (let i = 0; i < 600; i++) {
+        const at = (await dataSource.manager.findOneBy(EventConsumerPosition, { name }))?.lastSeq ?? 0;
+        const [next] = await log.backend.read(at, 1, types ? { types } : {});
+        if (!next || next.seq > end) break; // nothing of its types left up to the end
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return Math.max(0, this.seen - before);
+    }
     const batch = this.options.batch ?? 100;
     let handled = 0;
     for (;;) {

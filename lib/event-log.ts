@@ -6,11 +6,8 @@ import {
   Column,
   DataSource,
   Entity,
-  EntityManager,
-  Index,
   In,
   MigrationInterface,
-  MoreThan,
   PrimaryColumn,
   QueryRunner,
   Table,
@@ -20,45 +17,18 @@ import type { Config } from './config';
 import { openDatabase } from './database/open';
 import { columns, isUniqueViolation } from './database/portable';
 import { CreateIdempotencyKeys1764000000000, IdempotencyRecord } from './idempotency';
-import { anyRow, rowReader } from './database/reads';
-import { inTransaction } from './database/transactions';
+import { anyRow } from './database/reads';
 import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
-import { EventColumns, eventTableColumns, OutboxEvent } from './outbox';
+import { EventLogBackend, JetStreamBackend, LogPosition, TableBackend } from './event-backends';
+import { EventSequence, LoggedEvent } from './event-log-entities';
+import { eventTableColumns, OutboxEvent } from './outbox';
+
+export { EventSequence, LoggedEvent };
 import { Poller, startPoller } from './poller';
 import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations, USER_ENDED, USER_SCOPES_CHANGED } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
-
-/** BIGINT comes back from MySQL as a string; positions stay well inside a double's integers. */
-const bigintNumber = { to: (v: number) => v, from: (v: string | number) => Number(v) };
-
-@Entity('events')
-@Index(['userId', 'seq'])
-@Index(['resourceId'])
-@Index(['type', 'seq'])
-export class LoggedEvent extends EventColumns {
-  /** The stream position: assigned in commit order, so a reader at `seq > n` never skips one. */
-  @PrimaryColumn({ type: 'bigint', transformer: bigintNumber })
-  seq!: number;
-
-  /** The subgraph that wrote it. */
-  @Column({ type: 'varchar', length: 64 })
-  source!: string;
-}
-
-/** One row: the last sequence number handed out, and up to where old events were pruned. */
-@Entity('event_sequence')
-export class EventSequence {
-  @PrimaryColumn({ type: 'integer' })
-  id!: number;
-
-  @Column({ name: 'last_seq', type: 'bigint', transformer: bigintNumber })
-  lastSeq!: number;
-
-  @Column({ name: 'pruned_through', type: 'bigint', transformer: bigintNumber })
-  prunedThrough!: number;
-}
 
 /**
  * Stream tickets already used: a ticket opens one stream, on whichever instance it is shown.
@@ -148,56 +118,48 @@ export const eventLogSpec = {
 
 export class EventLog {
   private readonly revocations: SessionRevocations;
-  private readonly readSequence: (id: number) => Promise<EventSequence | null>;
 
   private constructor(
     readonly dataSource: DataSource,
+    /** Where the events are kept: the `events` table, or a JetStream stream (EVENT_LOG_URL). */
+    readonly backend: EventLogBackend,
     config: Pick<Config, 'EVENT_POLL_MS' | 'ACCESS_TOKEN_TTL_SECONDS' | 'STREAM_TICKET_TTL_SECONDS'>,
   ) {
     // A revocation matters while a token of its session may still be valid (lib/revocations.ts).
     const keepMs = Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.STREAM_TICKET_TTL_SECONDS) * 1000 + CLOCK_SKEW_MS;
-    this.revocations = new SessionRevocations(dataSource, { maxAgeMs: config.EVENT_POLL_MS, keepMs });
-    this.readSequence = rowReader(dataSource, EventSequence);
+    this.revocations = new SessionRevocations(backend, { maxAgeMs: config.EVENT_POLL_MS, keepMs });
   }
 
+  /**
+   * The `events` database (stream tickets, idempotency records, and the table log) and the log's
+   * backend: the table unless EVENT_LOG_URL names NATS servers.
+   */
   static async open(config: Config, logger?: Logger): Promise<EventLog> {
     const dataSource = await openDatabase(config, eventLogSpec, logger);
-    return new EventLog(dataSource, config);
+    try {
+      const backend = config.EVENT_LOG_URL
+        ? await JetStreamBackend.connect({
+            url: config.EVENT_LOG_URL,
+            stream: config.EVENT_LOG_STREAM,
+            retentionSeconds: config.EVENT_RETENTION_SECONDS,
+            dedupWindowSeconds: config.EVENT_LOG_DEDUP_WINDOW_SECONDS,
+            replicas: config.EVENT_LOG_REPLICAS,
+            logger,
+          })
+        : new TableBackend(dataSource);
+      return new EventLog(dataSource, backend, config);
+    } catch (err) {
+      await dataSource.destroy();
+      throw err;
+    }
   }
 
   /**
    * Appends events that are not in the log yet (at-least-once relays may offer one twice).
-   * The sequence row is locked by the UPDATE for the whole transaction, so appends are
-   * serialised and numbers become visible in order.
    */
   async append(source: string, events: OutboxEvent[]): Promise<number> {
     if (!events.length) return 0;
-    const appended = await inTransaction(this.dataSource, async (m: EntityManager) => {
-      await m.query('UPDATE event_sequence SET last_seq = last_seq WHERE id = 1'); // takes the lock first
-      const known = new Set(
-        (
-          await m.find(LoggedEvent, { select: { eventId: true }, where: { eventId: In(events.map((e) => e.eventId)) } })
-        ).map((e) => e.eventId),
-      );
-      const fresh = events.filter((e) => !known.has(e.eventId));
-      if (!fresh.length) return 0;
-      const { lastSeq } = await m.findOneByOrFail(EventSequence, { id: 1 });
-      await m.insert(
-        LoggedEvent,
-        fresh.map((e, i) => ({
-          seq: lastSeq + 1 + i,
-          eventId: e.eventId,
-          type: e.type,
-          userId: e.userId,
-          resourceId: e.resourceId,
-          payload: e.payload,
-          occurredAt: e.occurredAt,
-          source,
-        })),
-      );
-      await m.update(EventSequence, { id: 1 }, { lastSeq: lastSeq + fresh.length });
-      return fresh.length;
-    });
+    const appended = await this.backend.append(source, events);
     // In the log now (appended here or before): this process refuses those sessions at once.
     this.revocations.appended(events.filter((e) => e.type === SESSION_REVOKED).map((e) => e.resourceId));
     this.revocations.appendedScopeChanges(
@@ -217,11 +179,12 @@ export class EventLog {
 
   /** Events after `seq`, oldest first; only `userId`'s when given. */
   read(after: number, limit: number, userId?: string): Promise<LoggedEvent[]> {
-    return this.dataSource.manager.find(LoggedEvent, {
-      where: userId ? { seq: MoreThan(after), userId } : { seq: MoreThan(after) },
-      order: { seq: 'ASC' },
-      take: limit,
-    });
+    return this.backend.read(after, limit, userId !== undefined ? { userId } : {});
+  }
+
+  /** `listener` runs after events were appended: in this process, or in any with EVENT_LOG_URL. */
+  onAppend(listener: () => void): () => void {
+    return this.backend.onAppend(listener);
   }
 
   /**
@@ -273,35 +236,14 @@ export class EventLog {
     }
   }
 
-  /** Asked by every poll of every stream and consumer: a fixed query (rowReader), not a TypeORM find. */
-  async position(): Promise<{ lastSeq: number; prunedThrough: number }> {
-    const row = await this.readSequence(1);
-    if (!row) throw new Error('The event log has no sequence row: its migrations did not run.');
-    return { lastSeq: row.lastSeq, prunedThrough: row.prunedThrough };
+  /** The newest position, and up to where old events are no longer kept. */
+  position(): Promise<LogPosition> {
+    return this.backend.position();
   }
 
   /** Deletes events older than `before`; remembers how far, so that a resume from there can be refused. */
   prune(before: Date): Promise<number> {
-    return inTransaction(this.dataSource, async (m) => {
-      const newest = await m
-        .createQueryBuilder(LoggedEvent, 'e')
-        .select('MAX(e.seq)', 'seq')
-        .where('e.occurredAt < :before', { before })
-        .getRawOne<{ seq: string | number | null }>();
-      const through = Number(newest?.seq ?? 0);
-      if (!through) return 0;
-      const result = await m
-        .createQueryBuilder()
-        .delete()
-        .from(LoggedEvent)
-        .where('seq <= :through', { through })
-        .execute();
-      await m.query('UPDATE event_sequence SET pruned_through = ? WHERE id = 1 AND pruned_through < ?', [
-        through,
-        through,
-      ]);
-      return result.affected ?? 0;
-    });
+    return this.backend.prune(before);
   }
 
   /** Forgets used stream tickets that have expired (they are refused by their expiry now). */
@@ -315,6 +257,7 @@ export class EventLog {
   }
 
   async close(): Promise<void> {
+    await this.backend.close();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 }

@@ -76,7 +76,9 @@ export class EventStream {
       intervalMs: this.options.pollMs,
       maxIntervalMs: this.options.maxPollMs,
       work: () => this.poll(),
-      wakeOn: this.log.dataSource,
+      // This process's appends (table), or every process's (JetStream, NATS messages: no polling).
+      wakeWith: (wake) => this.log.onAppend(wake),
+      idlePoll: !this.log.backend.wakesAcrossProcesses,
       logger: this.options.logger,
     });
   }

@@ -25,6 +25,13 @@ export interface PollerOptions {
   /** Resolves true when it found something to do (the pause goes back to intervalMs). */
   work: () => Promise<boolean | void>;
   wakeOn?: DataSource;
+  /** Another source of wake-ups (e.g. NATS messages, lib/wakeups.ts): subscribes `wake`, returns the unsubscribe. */
+  wakeWith?: (wake: () => void) => () => void;
+  /**
+   * false: no timer while nothing is found; only wake-ups run the work (when every writer, in
+   * any process, sends one). Default true.
+   */
+  idlePoll?: boolean;
   logger?: Logger;
 }
 
@@ -36,6 +43,7 @@ export function startPoller(options: PollerOptions): Poller {
   let running: Promise<boolean> | undefined;
   let again = false;
   let stopped = false;
+  let followUps = 0;
 
   const run = async () => {
     clearTimeout(timer);
@@ -60,6 +68,14 @@ export function startPoller(options: PollerOptions): Poller {
       return;
     }
     if (found) pause = intervalMs;
+    else if (options.idlePoll === false) {
+      // The next wake-up runs it. A wake-up may come a moment before what it announces can be
+      // read (a NATS message beside the stream's store): look again twice after one.
+      if (followUps <= 0) return;
+      followUps--;
+      timer = setTimeout(tick, intervalMs);
+      return;
+    }
     timer = setTimeout(tick, pause);
     if (!found) pause = Math.min(pause * 2, maxIntervalMs);
   };
@@ -69,9 +85,11 @@ export function startPoller(options: PollerOptions): Poller {
   }
   const wake = () => {
     pause = intervalMs;
+    followUps = 2;
     setImmediate(tick);
   };
   const stopListening = options.wakeOn ? onCommit(options.wakeOn, wake) : undefined;
+  const stopWakeWith = options.wakeWith?.(wake);
   timer = setTimeout(tick, 0);
 
   return {
@@ -79,6 +97,7 @@ export function startPoller(options: PollerOptions): Poller {
     async stop() {
       stopped = true;
       stopListening?.();
+      stopWakeWith?.();
       clearTimeout(timer);
       await running;
     },

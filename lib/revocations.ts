@@ -13,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { selectCommitted } from './database/reads';
+import { EventLogBackend, TableBackend } from './event-backends';
 
 export const SESSION_REVOKED = 'session.revoked';
 /** A user's new full scope set (issue 30): payload `{ scopes }`, the user's id as the resource. */
@@ -53,7 +54,7 @@ export class SessionRevocations {
   private forgottenAt = Date.now();
 
   constructor(
-    private readonly log: DataSource,
+    private readonly backend: EventLogBackend,
     private readonly options: { maxAgeMs: number; keepMs: number },
   ) {}
 
@@ -151,11 +152,40 @@ export class SessionRevocations {
   }
 
   private async readLog(): Promise<void> {
+    if (this.backend instanceof TableBackend) await this.readTable(this.backend.dataSource);
+    else await this.readBackend();
+    this.forgetOld();
+  }
+
+  /** Any backend (JetStream): the head, then the events of these types after what was read (by subject). */
+  private async readBackend(): Promise<void> {
+    const { lastSeq: through } = await this.backend.position();
+    const now = Date.now();
+    const since = new Date(now - this.options.keepMs);
+    // A process starting reads no week of them: from the first event young enough to matter.
+    if (this.readThrough === 0 && this.backend.positionBefore)
+      this.readThrough = Math.min(through, await this.backend.positionBefore(since));
+    while (this.readThrough < through) {
+      const events = await this.backend.read(this.readThrough, PAGE, {
+        types: [SESSION_REVOKED, USER_SCOPES_CHANGED, ...USER_ENDED],
+      });
+      for (const e of events) {
+        if (e.seq > through) break;
+        if (e.occurredAt <= since) continue;
+        if (e.type === SESSION_REVOKED) this.revoked.set(e.resourceId, now);
+        else if (e.type !== USER_SCOPES_CHANGED) this.noteUserEnded(e.resourceId, e.occurredAt.getTime(), now);
+        else this.noteScopes(e.resourceId, payloadScopes(e.payload), e.occurredAt.getTime(), now);
+      }
+      this.readThrough = events.length < PAGE ? through : Math.min(through, events[events.length - 1].seq);
+    }
+  }
+
+  private async readTable(log: DataSource): Promise<void> {
     // The head first, committed: every event up to it is committed too (the append moves it in
     // the same transaction), so nothing at or below it can appear later; events above it are
     // left for the next reading.
     const [head] = await selectCommitted<{ last_seq: number | string }>(
-      this.log,
+      log,
       'SELECT last_seq FROM event_sequence WHERE id = 1',
       [],
     );
@@ -170,7 +200,7 @@ export class SessionRevocations {
         resource_id: string;
         payload: string;
         occurred_at: Date | string;
-      }[] = await this.log
+      }[] = await log
         .createQueryBuilder()
         .select('e.seq', 'seq')
         .addSelect('e.type', 'type')
@@ -197,7 +227,6 @@ export class SessionRevocations {
       }
       this.readThrough = rows.length < PAGE ? through : Number(rows[rows.length - 1].seq);
     }
-    this.forgetOld();
   }
 
   /** Revocations no token can outlive any more are forgotten (now and then). */
