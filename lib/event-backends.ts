@@ -484,6 +484,61 @@ export class JetStreamBackend implements EventLogBackend {
     return reader;
   }
 
+  /**
+   * Copies a table log into this stream once, keeping the events' ids and positions (the stream's
+   * sequence = the table's `seq`), so that consumer positions and SSE ids carry over: an empty
+   * stream is first moved to start where the table's kept events start; each event is published
+   * with its id as Nats-Msg-Id and checked to land at its position. Run again, it copies only what the stream lacks. A stream that already
+   * holds other events (relays ran on it first) is refused: positions could not carry over.
+   */
+  async copyFrom(
+    table: EventLogBackend,
+    progress?: (copied: number) => void,
+  ): Promise<{ copied: number; skipped: number; from: number; through: number }> {
+    const { lastSeq: tableLast, prunedThrough } = await table.position();
+    const info = await this.jsm.streams.info(this.settings.stream);
+    let streamLast = info.state.last_seq;
+    if (info.state.messages === 0 && streamLast < prunedThrough) {
+      await this.jsm.streams.purge(this.settings.stream, { seq: prunedThrough + 1 });
+      streamLast = prunedThrough;
+    }
+    if (streamLast < prunedThrough)
+      throw new Error(
+        `The stream ${this.settings.stream} ends at ${streamLast}, before the table's first kept event (${prunedThrough + 1}): it holds other events; copy into a new stream (EVENT_LOG_STREAM).`,
+      );
+    const from = streamLast;
+    let copied = 0;
+    let skipped = 0;
+    let after = streamLast;
+    for (;;) {
+      const batch = await table.read(after, 500);
+      if (!batch.length) break;
+      for (const e of batch) {
+        const wire: WireEvent = {
+          eventId: e.eventId,
+          type: e.type,
+          userId: e.userId,
+          resourceId: e.resourceId,
+          payload: e.payload,
+          occurredAt: e.occurredAt.toISOString(),
+          source: e.source,
+        };
+        const ack = await this.js.publish(this.subjectOf(e.userId, e.type), JSON.stringify(wire), {
+          msgID: e.eventId,
+        });
+        if (ack.duplicate) skipped++;
+        else if (ack.seq !== e.seq)
+          throw new Error(
+            `Event ${e.eventId} landed at position ${ack.seq} instead of ${e.seq}: something else publishes to the stream; stop the relays and copy into a new stream.`,
+          );
+        else copied++;
+        after = e.seq;
+      }
+      progress?.(copied);
+    }
+    return { copied, skipped, from, through: Math.max(after, tableLast) };
+  }
+
   /** Publishes a wake-up (new jobs…) to every process that listens for `topic`. */
   notify(topic: string): void {
     if (!this.nc.isClosed()) this.nc.publish(`${this.subject}-wake.${topic}`);

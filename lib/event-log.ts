@@ -22,6 +22,7 @@ import type { Logger } from './logger';
 import { eventRelayLag } from './metrics';
 import { EventLogBackend, JetStreamBackend, LogPosition, TableBackend } from './event-backends';
 import { EventSequence, LoggedEvent } from './event-log-entities';
+import { clearWakeTransport, setWakeTransport } from './wakeups';
 import { eventTableColumns, OutboxEvent } from './outbox';
 
 export { EventSequence, LoggedEvent };
@@ -147,6 +148,7 @@ export class EventLog {
             logger,
           })
         : new TableBackend(dataSource);
+      if (backend instanceof JetStreamBackend) setWakeTransport(backend);
       return new EventLog(dataSource, backend, config);
     } catch (err) {
       await dataSource.destroy();
@@ -257,6 +259,7 @@ export class EventLog {
   }
 
   async close(): Promise<void> {
+    if (this.backend instanceof JetStreamBackend) clearWakeTransport(this.backend);
     await this.backend.close();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
@@ -291,6 +294,9 @@ export class OutboxRelay {
       maxIntervalMs: this.maxIntervalMs,
       work: () => this.drain(),
       wakeOn: this.outbox,
+      // On NATS, every process that writes an outbox runs its relay, woken by its own commits; a
+      // process that died leaves its rows to the next relay that runs (at its start, or a commit).
+      idlePoll: !this.log.backend.wakesAcrossProcesses,
       logger: this.logger,
     });
   }

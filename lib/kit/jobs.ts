@@ -28,6 +28,7 @@ import { inTransaction, onCommit, retryOnLockConflict } from '../database/transa
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import { Poller, startPoller } from '../poller';
+import { listenAcross, notifyAcross, wakesAcrossProcesses } from '../wakeups';
 
 export const JOBS_TABLE = 'kit_jobs';
 export const JOB_OWNERS_TABLE = 'kit_job_owners';
@@ -300,19 +301,31 @@ export class JobQueue {
 
   start(): void {
     this.stopped = false;
-    // Woken after a commit that added a job here; polls for other processes' jobs and ended leases.
+    const topic = `jobs.${this.topic()}`;
+    // Woken after a commit that added a job here; with a wake transport (EVENT_LOG_URL) every
+    // process's runner is told too, and none polls while idle. Without one, runners poll for other
+    // processes' jobs and ended leases.
     this.stopWaking = onCommit(this.options.dataSource, () => {
       if (!this.added) return;
       this.added = false;
       this.poller?.wake();
+      notifyAcross(topic);
     });
     this.poller = startPoller({
       name: 'background jobs',
       intervalMs: this.options.intervalMs,
       maxIntervalMs: this.options.maxIntervalMs,
       work: () => this.drain(),
+      wakeWith: (wake) => listenAcross(topic, wake),
+      idlePoll: !wakesAcrossProcesses(),
       logger: this.options.logger,
     });
+  }
+
+  /** The queue's name across processes: its database's (one queue per module database). */
+  private topic(): string {
+    const db = String(this.options.dataSource.options.database ?? 'default');
+    return db.replace(/^.*[\\/]/, '').replace(/[^A-Za-z0-9_-]/g, '_') || 'default';
   }
 
   async stop(): Promise<void> {
