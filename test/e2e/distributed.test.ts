@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import { DistributedLayout, ServiceProcess, startDistributed } from '../helpers/processes';
 import { loadConfig } from '../../lib/config';
+import { natsServers } from '../../lib/event-backends';
 import { api, login } from '../helpers/http';
 import { ADMIN, cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 import { openStream, OpenStream } from '../helpers/sse';
@@ -13,10 +14,18 @@ import { until } from '../helpers/wait';
 // Several processes share one database only on MySQL; SQLite is the one-process default.
 const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 
-onMysql('distributed mode as separate processes', () => {
+// The event log in the `events` table, and on NATS JetStream (EVENT_LOG_URL, a stream of this run's own).
+const NATS_TEST_URL = process.env.NATS_TEST_URL ?? 'nats://127.0.0.1:4222';
+const eventLogs: [string, Record<string, string>][] = [
+  ['table', {}],
+  ['JetStream', { EVENT_LOG_URL: NATS_TEST_URL, EVENT_LOG_STREAM: `D${crypto.randomBytes(6).toString('hex')}` }],
+];
+
+onMysql.each(eventLogs)('distributed mode as separate processes (%s event log)', (_kind, eventLog) => {
   // Many logins from one address: lift the per-address limit, which has its own tests.
   const env = {
     ...isolatedEnv(),
+    ...eventLog,
     LOG_LEVEL: 'info',
     AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
     AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
@@ -33,6 +42,13 @@ onMysql('distributed mode as separate processes', () => {
     events?.close();
     await layout?.stop();
     await cleanupDatabases(loadConfig(env));
+    if (eventLog.EVENT_LOG_STREAM) {
+      const { connect } = await import('@nats-io/transport-node');
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const nc = await connect({ servers: natsServers(NATS_TEST_URL) });
+      await (await jetstreamManager(nc)).streams.delete(eventLog.EVENT_LOG_STREAM).catch(() => undefined);
+      await nc.close();
+    }
   }, 60_000);
 
   it('serves the flow through either facade, survives losing a gateway and a facade, and loses nothing acknowledged', async () => {
