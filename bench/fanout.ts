@@ -1,15 +1,17 @@
 // Issue 43's figures, table log against JetStream in one run (`npm run bench -- fanout`): for the
 // one-process server on MySQL, once with the event log in the `events` table and once with
 // EVENT_LOG_URL (NATS at BENCH_NATS_URL, default nats://127.0.0.1:4222, a stream of its own):
-// - idle MySQL queries per second: the delta of SHOW GLOBAL STATUS 'Questions' over
-//   BENCH_FANOUT_IDLE_SECONDS (default 20) after the server settled, with nothing asked of it.
-//   GLOBAL: the whole MySQL server's, so other clients of a shared server count too; run it on a
-//   quiet one (the "baseline" row is the same window with no bench server at all);
+// - idle MySQL queries per second over BENCH_FANOUT_IDLE_SECONDS (default 20) after the server
+//   settled, with nothing asked of it, counted two ways: the commands the server itself sent (its
+//   MySQL connections go through a counting proxy here: each client packet that starts a command,
+//   a query or a prepared statement's execution, counts one), and the delta of SHOW GLOBAL STATUS
+//   'Questions', which is the whole MySQL server's (other clients of a shared server count too: the
+//   "no bench server" row is the same window without one);
 // - fan-out latency p50/p99 from a voice's 202 (its commit) to its SSE frame and to its webhook
 //   delivery at a local receiver, BENCH_FANOUT_VOICES (default 50) voices, 5 a second.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import { percentile, subscribe } from './events';
 import { benchEnv, MYSQL_URL, postJson, printTable, startBenchServer } from './harness';
@@ -36,6 +38,46 @@ async function queryRate(seconds: number): Promise<number> {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const after = await questions();
   return (after - before - 1) / seconds;
+}
+
+/** A TCP proxy to MySQL that counts the commands its clients send (packets with sequence id 0). */
+async function countingProxy(target: URL) {
+  let commands = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 3306), target.hostname);
+    sockets.add(client).add(upstream);
+    // Client → server: [3-byte length][sequence id][payload]; a command starts at sequence 0.
+    let pending: Buffer = Buffer.alloc(0);
+    client.on('data', (chunk: Buffer) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      while (pending.length >= 4) {
+        const length = pending.readUIntLE(0, 3);
+        if (pending.length < 4 + length) break;
+        if (pending[3] === 0) commands++;
+        pending = pending.subarray(4 + length);
+      }
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    commands: () => commands,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 async function receiver() {
@@ -71,12 +113,21 @@ const lagStats = (lags: number[], expected: number) => {
 
 async function measure(name: string, extra: Record<string, string>): Promise<Record<string, string | number>> {
   const hook = await receiver();
-  const server = await startBenchServer(
-    benchEnv('mysql', { SYNTHESIS_CONCURRENCY: '0', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', ...extra }),
-  );
+  const env = benchEnv('mysql', { SYNTHESIS_CONCURRENCY: '0', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', ...extra });
+  const direct = new URL(env.DATABASE_URL);
+  const proxy = await countingProxy(direct);
+  const proxied = new URL(env.DATABASE_URL);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  const server = await startBenchServer({ ...env, DATABASE_URL: proxied.toString() }).catch(async (err) => {
+    await proxy.close();
+    throw err;
+  });
   try {
     await new Promise((r) => setTimeout(r, SETTLE_SECONDS * 1000));
+    const before = proxy.commands();
     const idle = await queryRate(IDLE_SECONDS);
+    const own = (proxy.commands() - before) / IDLE_SECONDS;
     const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
     const token = login.body.access_token as string;
     const hooked = await postJson(
@@ -103,7 +154,8 @@ async function measure(name: string, extra: Record<string, string>): Promise<Rec
     const w = lagStats(lags(hook.arrivals), VOICES);
     return {
       'event log': name,
-      'idle MySQL queries/s': idle.toFixed(1),
+      "idle: the server's MySQL commands/s": own.toFixed(2),
+      'idle: MySQL Questions/s (global)': idle.toFixed(1),
       'SSE frames': s.got,
       'SSE p50 ms': s.p50,
       'SSE p99 ms': s.p99,
@@ -114,15 +166,13 @@ async function measure(name: string, extra: Record<string, string>): Promise<Rec
   } finally {
     await server.stop();
     await hook.close();
+    await proxy.close();
   }
 }
 
 export async function run(): Promise<void> {
   const rows: Record<string, string | number>[] = [];
-  rows.push({
-    'event log': 'baseline (no bench server)',
-    'idle MySQL queries/s': (await queryRate(IDLE_SECONDS)).toFixed(1),
-  });
+  const baseline = (await queryRate(IDLE_SECONDS)).toFixed(1);
   rows.push(await measure('MySQL table', {}));
   const stream = `BENCH${crypto.randomBytes(4).toString('hex')}`;
   try {
@@ -134,6 +184,11 @@ export async function run(): Promise<void> {
     await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
     await nc.close();
   }
+  rows.push({
+    ...Object.fromEntries(Object.keys(rows[0]).map((k) => [k, '-'])),
+    'event log': 'no bench server',
+    'idle: MySQL Questions/s (global)': baseline,
+  });
   printTable(
     `Event fan-out, table log vs JetStream (one-process server on MySQL): idle queries over ${IDLE_SECONDS} s; ${VOICES} voices at ${PER_SECOND}/s, commit (202) → SSE frame and → webhook delivery`,
     rows,
