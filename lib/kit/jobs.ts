@@ -200,6 +200,7 @@ export class JobQueue {
   private readonly hooks: BatchHook[] = [];
   private poller?: Poller;
   private stopWaking?: () => void;
+  private leaseTimer?: NodeJS.Timeout;
   private added = false;
   private stopped = false;
   private readonly runnerId = crypto.randomUUID();
@@ -315,7 +316,7 @@ export class JobQueue {
       name: 'background jobs',
       intervalMs: this.options.intervalMs,
       maxIntervalMs: this.options.maxIntervalMs,
-      work: () => this.drain(),
+      work: () => this.drainThenWatchLeases(),
       wakeWith: (wake) => listenAcross(topic, wake),
       idlePoll: !wakesAcrossProcesses(),
       logger: this.options.logger,
@@ -328,7 +329,30 @@ export class JobQueue {
     return db.replace(/^.*[\\/]/, '').replace(/[^A-Za-z0-9_-]/g, '_') || 'default';
   }
 
+  /**
+   * drain(); then, when runners do not poll (wake-ups cross processes), a look at the jobs other
+   * runners hold: one that died holding a job is retaken once its lease ends, so the runner wakes
+   * itself then. Nothing running anywhere: no timer, and no query until the next wake-up.
+   */
+  private async drainThenWatchLeases(): Promise<boolean> {
+    const found = await this.drain();
+    if (found || this.stopped || !wakesAcrossProcesses() || !this.kinds().length) return found;
+    const held = await this.options.dataSource.manager.findOne(KitJob, {
+      select: { id: true, leaseUntil: true },
+      where: { state: 'running', kind: In(this.kinds()) },
+      order: { leaseUntil: 'ASC' },
+    });
+    clearTimeout(this.leaseTimer);
+    if (held?.leaseUntil) {
+      const inMs = Math.max(0, held.leaseUntil.getTime() - Date.now()) + 50;
+      this.leaseTimer = setTimeout(() => this.poller?.wake(), inMs);
+      this.leaseTimer.unref();
+    }
+    return found;
+  }
+
   async stop(): Promise<void> {
+    clearTimeout(this.leaseTimer);
     this.stopped = true;
     this.stopWaking?.();
     await this.poller?.stop();
