@@ -3,6 +3,7 @@
 // page), classification time per item with a model trained on 10,000 items, and listing and
 // search p95 with 100,000 items in one user's vault.
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { v7 as uuidv7 } from 'uuid';
 import { loadConfig } from '../lib/config';
@@ -54,7 +55,8 @@ async function timed(url: string, token: string, count: number): Promise<number[
   return times.sort((a, b) => a - b);
 }
 
-async function captureAndEnrich(db: 'sqlite' | 'mysql', rows: Record<string, string | number>[]) {
+async function captureAndEnrich(db: 'sqlite' | 'mysql', rows: Record<string, string | number>[], script = 'server.js') {
+  const build = script === 'server.js' ? db : `${db} (base)`;
   const web = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(ARTICLE);
@@ -67,6 +69,7 @@ async function captureAndEnrich(db: 'sqlite' | 'mysql', rows: Record<string, str
       VAULT_PENDING_PER_USER: '100000',
       VAULT_ITEMS_PER_USER: '10000000',
     }),
+    { script },
   );
   try {
     const token = await login(server.url);
@@ -79,7 +82,7 @@ async function captureAndEnrich(db: 'sqlite' | 'mysql', rows: Record<string, str
       duration: 8,
     });
     rows.push({
-      db,
+      db: build,
       figure: 'capture (POST /vault/items, text), 202/s',
       value: capture.rps,
       'p99 ms': capture.p99,
@@ -102,14 +105,14 @@ async function captureAndEnrich(db: 'sqlite' | 'mysql', rows: Record<string, str
     const failed = (await getJson(`${server.url}/api/v1/vault/items?state=failed&limit=100`, token)).items
       .length as number;
     rows.push({
-      db,
+      db: build,
       figure: `enrichment of a ${Math.round(ARTICLE.length / 1024)} KB article, pages/s (2 workers)`,
       value: (PAGES / seconds).toFixed(1),
       'p99 ms': '',
       non2xx: failed,
     });
     rows.push({
-      db,
+      db: build,
       figure: 'server CPU per page (fetch, parse thread, classify), ms',
       value: (cpu / PAGES).toFixed(0),
       'p99 ms': '',
@@ -283,11 +286,21 @@ async function listing(db: 'sqlite' | 'mysql', rows: Record<string, string | num
 
 export async function run(): Promise<void> {
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite', 'mysql']) as ('sqlite' | 'mysql')[];
+  // BENCH_VAULT_PARTS=classify,enrich,listing (default all): only those figures.
+  const parts = new Set((process.env.BENCH_VAULT_PARTS ?? 'classify,enrich,listing').split(','));
   const rows: Record<string, string | number>[] = [];
-  classification(rows);
+  if (parts.has('classify')) classification(rows);
   for (const db of dbs) {
-    await captureAndEnrich(db, rows);
-    await listing(db, rows);
+    if (parts.has('enrich')) {
+      // BENCH_BASE=<another checkout's dist/bench>: that build's enrichment first, then this one's, twice.
+      const base = process.env.BENCH_BASE;
+      const builds = base
+        ? [path.relative(__dirname, path.join(path.resolve(base), 'server.js')), 'server.js']
+        : ['server.js'];
+      for (let round = 0; round < (base ? 2 : 1); round++)
+        for (const script of builds) await captureAndEnrich(db, rows, script);
+    }
+    if (parts.has('listing')) await listing(db, rows);
   }
   printTable('vault', rows);
 }

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { percentile } from './events';
-import { benchEnv, postJson, printTable, startBenchServer } from './harness';
+import path from 'node:path';
+import { benchEnv, cpuMs, postJson, printTable, startBenchServer } from './harness';
 
 const ENDPOINTS = 100;
 const PACED_VOICES = Number(process.env.BENCH_WEBHOOK_VOICES ?? 40);
@@ -59,7 +60,7 @@ async function until(probe: () => boolean, timeoutMs: number): Promise<boolean> 
   return true;
 }
 
-async function scenario(slowCount: number): Promise<Record<string, string | number>[]> {
+async function scenario(slowCount: number, script = 'server.js'): Promise<Record<string, string | number>[]> {
   const receiver = await startReceiver();
   const server = await startBenchServer(
     benchEnv('mysql', {
@@ -68,6 +69,7 @@ async function scenario(slowCount: number): Promise<Record<string, string | numb
       WEBHOOKS_PER_USER: String(ENDPOINTS),
       VOICES_PER_USER: '100000',
     }),
+    { script },
   );
   try {
     const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
@@ -109,12 +111,15 @@ async function scenario(slowCount: number): Promise<Record<string, string | numb
 
     // Burst: as fast as the voices are acknowledged, then until every fast endpoint has them all.
     const burstStart = performance.now();
+    const burstCpu = cpuMs(server.pid);
     const burst = await Promise.all(Array.from({ length: BURST_VOICES }, (_, i) => create(`burst ${i}`)));
     const burstDone = await until(() => arrived(burst.map((v) => v.id)), 120_000);
+    const cpuPerDelivery = (cpuMs(server.pid) - burstCpu) / (burst.length * ENDPOINTS);
     const last = Math.max(...burst.flatMap((v) => fast.map((p) => receiver.arrivals.get(`${p}|${v.id}`) ?? 0)));
     const deliveries = burst.length * fast.length;
     return [
       {
+        build: script === 'server.js' ? 'this' : 'base',
         endpoints: `${fast.length} fast${slowCount ? ` + ${slowCount} answering in 10 s` : ''}`,
         'paced deliveries': paced.length * fast.length,
         'paced complete': pacedDone ? 'yes' : 'NO',
@@ -124,6 +129,8 @@ async function scenario(slowCount: number): Promise<Record<string, string | numb
         'burst deliveries': deliveries,
         'burst complete': burstDone ? 'yes' : 'NO',
         'burst deliveries/s': (deliveries / ((last - burstStart) / 1000)).toFixed(0),
+        // Server CPU over the burst (its voices' creation, fan-out and every attempt, slow ones too) per delivery.
+        'burst CPU ms/delivery': cpuPerDelivery.toFixed(2),
       },
     ];
   } finally {
@@ -133,7 +140,14 @@ async function scenario(slowCount: number): Promise<Record<string, string | numb
 }
 
 export async function run(): Promise<void> {
-  const rows = [...(await scenario(0)), ...(await scenario(10))];
+  // BENCH_BASE=<another checkout's dist/bench>: that build's server first, then this one's, for each scenario.
+  const builds = ['server.js'];
+  if (process.env.BENCH_BASE)
+    builds.unshift(path.relative(__dirname, path.join(path.resolve(process.env.BENCH_BASE), 'server.js')));
+  // BENCH_WEBHOOK_SLOW=0,10: the scenarios, by the number of endpoints answering in 10 s.
+  const slow = (process.env.BENCH_WEBHOOK_SLOW ?? '0,10').split(',').map(Number);
+  const rows: Record<string, string | number>[] = [];
+  for (const count of slow) for (const script of builds) rows.push(...(await scenario(count, script)));
   printTable(
     `Webhook deliveries, one process on MySQL, ${ENDPOINTS} endpoints on voice.created: ${PACED_VOICES} voices at ${PACED_PER_SECOND}/s (lag from the 202), then a burst of ${BURST_VOICES}`,
     rows,

@@ -374,6 +374,8 @@ export function configSchema() {
     VAULT_FETCH_MAX_REDIRECTS: int(0, 20).default(5),
     /** Longest a page or a file may take to parse in the parser thread; longer fails it (`parse_timeout`). */
     VAULT_PARSE_TIMEOUT_MS: int(100, 600_000).default(5000),
+    /** Parser threads of an enrichment worker (at most VAULT_ENRICH_CONCURRENCY), each started when first needed. */
+    VAULT_PARSE_THREADS: int(1, 64).default(2),
     /** Characters of text an item keeps. */
     VAULT_TEXT_MAX_CHARS: int(1000, 16_000_000).default(1_000_000),
     /** Items this process enriches at once; 0: none here (leave it to `npm run start:worker -- vault`). */

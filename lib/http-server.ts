@@ -7,6 +7,7 @@ import { Config, ConfigError, loadConfig } from './config';
 import { createLogger } from './logger';
 import { metricsHandler } from './metrics';
 import { HopSecret } from './hop';
+import { collectStartupGarbage } from './heap';
 import { startTracing, stopTracing } from './tracing';
 
 export interface HttpServer {
@@ -198,7 +199,8 @@ export function runService(
           .createServer((req, res) => (req.url === '/metrics' ? metricsHandler(req, res) : res.writeHead(404).end()))
           .listen(config.METRICS_PORT, config.HOST);
   start(config).then(
-    (service) =>
+    (service) => {
+      collectStartupGarbage();
       onShutdownSignal(
         async () => {
           metrics?.close();
@@ -206,7 +208,8 @@ export function runService(
           await stopTracing();
         },
         (message) => logger.info(message),
-      ),
+      );
+    },
     (err) => {
       const debug = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
       failure.fatal(debug ? { err } : {}, `failed to start: ${startupFailure(err, config.PORT)}`);

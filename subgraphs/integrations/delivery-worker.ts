@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { request, type Dispatcher } from 'undici';
-import { LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
+import { In, LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { announceCommit, inTransaction } from '../../lib/database/transactions';
@@ -49,6 +49,28 @@ interface AttemptResult {
   durationMs: number;
 }
 
+interface RecordOutcome {
+  /** Another worker has the endpoint now, or its attempt was recorded some other way: stop serving it. */
+  lost: boolean;
+  head: WebhookDelivery | null;
+}
+
+interface RecordRequest {
+  webhook: Webhook;
+  delivery: WebhookDelivery;
+  result: AttemptResult;
+  resolve(outcome: RecordOutcome): void;
+  reject(err: unknown): void;
+}
+
+/** At most this many attempts per transaction of records. */
+const RECORD_BATCH = 100;
+/** Endpoints whose next delivery one statement finds (nextWaitingOf()). */
+const HEADS_PER_QUERY = 100;
+
+/** A condition of a batch of records did not hold: it is rolled back and each is recorded alone. */
+class BatchConflict extends Error {}
+
 /** Exponential with full jitter over the upper half: seconds, then minutes, then hours. */
 export function backoffSeconds(attempt: number, base: number, max: number): number {
   const ceiling = Math.min(max, base * 2 ** Math.min(attempt - 1, 30));
@@ -76,6 +98,9 @@ export class WebhookDeliveryWorker {
   private readonly agent: Dispatcher;
   private stopped = false;
   private retention?: NodeJS.Timeout;
+  /** Attempts waiting to be recorded, and whether a transaction of records is running (record()). */
+  private readonly toRecord: RecordRequest[] = [];
+  private recording = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -114,7 +139,11 @@ export class WebhookDeliveryWorker {
     await Promise.all(this.serving.values());
   }
 
-  /** Leases endpoints with a due delivery, up to the free slots; true when it took any. */
+  /**
+   * Leases endpoints with a due delivery, up to the free slots; true when it took any. The
+   * compare-and-set is one UPDATE over all the candidates and one SELECT of those this worker won
+   * (not a round trip per endpoint: the 64th no longer waits for 63 others).
+   */
   async claimEndpoints(): Promise<boolean> {
     const free = this.config.WEBHOOK_CONCURRENCY - this.serving.size;
     if (free <= 0 || this.stopped) return false;
@@ -125,20 +154,34 @@ export class WebhookDeliveryWorker {
       order: { nextDeliveryAt: 'ASC' },
       take: free * 2,
     });
+    const candidates = due
+      .map(({ id }) => id)
+      .filter((id) => !this.serving.has(id))
+      .slice(0, free);
+    if (!candidates.length) return false;
+    const leasedAt = Date.now();
+    const won = await this.dataSource.manager.update(
+      Webhook,
+      { id: In(candidates), leaseUntil: LessThan(now) },
+      { leaseOwner: this.id, leaseUntil: this.leaseEnd() },
+    );
+    if (affectedRows(won) === 0) return false; // other workers took them all
+    // The rows this worker now holds: what serve() starts from (the others took the rest).
+    const webhooks = await this.dataSource.manager.findBy(Webhook, { id: In(candidates), leaseOwner: this.id });
+    // And their first deliveries, all at once.
+    const heads = webhooks.length
+      ? await this.nextWaitingOf(
+          webhooks.map((w) => w.id),
+          this.dataSource.manager,
+        )
+      : new Map<string, WebhookDelivery>();
     let took = false;
-    for (const { id } of due) {
-      if (this.serving.size >= this.config.WEBHOOK_CONCURRENCY) break;
+    for (const webhook of webhooks) {
+      const { id } = webhook;
       if (this.serving.has(id)) continue;
-      const leasedAt = Date.now();
-      const won = await this.dataSource.manager.update(
-        Webhook,
-        { id, leaseUntil: LessThan(now) },
-        { leaseOwner: this.id, leaseUntil: this.leaseEnd() },
-      );
-      if (affectedRows(won) !== 1) continue; // another worker took it
       this.renewedAt.set(id, leasedAt);
       took = true;
-      const serving = this.serve(id)
+      const serving = this.serve(id, webhook, heads.get(id) ?? null)
         .catch((err: unknown) => this.logger.warn({ err, webhookId: id }, 'webhook delivery failed; retrying'))
         .finally(() => {
           this.serving.delete(id);
@@ -154,17 +197,14 @@ export class WebhookDeliveryWorker {
   }
 
   /** Sends the endpoint's due deliveries in order while its lease is held, then lets it go. */
-  private async serve(webhookId: string): Promise<void> {
+  private async serve(webhookId: string, leased: Webhook, first: WebhookDelivery | null): Promise<void> {
     const { manager } = this.dataSource;
     const readWebhook = () => manager.findOneBy(Webhook, { id: webhookId, leaseOwner: this.id });
     let released = false;
     try {
-      let webhook = await readWebhook();
+      let webhook: Webhook | null = leased;
       let readAt = Date.now();
-      let head = await manager.findOne(WebhookDelivery, {
-        where: { webhookId, state: DeliveryState.PENDING },
-        order: { eventSeq: 'ASC', id: 'ASC' },
-      });
+      let head = first;
       while (!this.stopped) {
         // Its address, secret and switch as changed meanwhile (a PATCH, a rotation): read again now and then.
         if (Date.now() - readAt > WEBHOOK_REREAD_MS) {
@@ -259,14 +299,112 @@ export class WebhookDeliveryWorker {
   }
 
   /**
-   * The attempt in the log, the delivery's new state, and the endpoint's next due time, in one
-   * transaction. Past the retry period the delivery is given up and the endpoint disabled.
+   * Records an attempt. The attempts that other endpoints finish while a transaction of records
+   * is running wait for it and are then recorded together, in one transaction (recordBatch): at
+   * hundreds of deliveries a second, one commit per attempt and one pooled connection per slot
+   * were what held the deliveries back (issue 44).
    */
-  private async record(
-    webhook: Webhook,
-    delivery: WebhookDelivery,
-    result: AttemptResult,
-  ): Promise<{ lost: boolean; head: WebhookDelivery | null }> {
+  private record(webhook: Webhook, delivery: WebhookDelivery, result: AttemptResult): Promise<RecordOutcome> {
+    return new Promise<RecordOutcome>((resolve, reject) => {
+      this.toRecord.push({ webhook, delivery, result, resolve, reject });
+      if (this.recording) return;
+      this.recording = true;
+      void this.recordQueued();
+    });
+  }
+
+  private async recordQueued(): Promise<void> {
+    try {
+      while (this.toRecord.length) await this.recordBatch(this.toRecord.splice(0, RECORD_BATCH));
+    } finally {
+      this.recording = false;
+    }
+  }
+
+  /**
+   * Attempts of different endpoints (one each: one attempt in flight per endpoint) in one
+   * transaction: the leases due for renewal in one UPDATE, the delivered deliveries in one UPDATE per
+   * previous attempt count, each failure's own retry time, the attempts in one INSERT, and each
+   * endpoint's next delivery in one SELECT. Every row is changed under the same conditions as
+   * recordOne()'s; when one does not hold (a lease lost, a delivery retried by hand meanwhile) or
+   * the transaction fails, nothing of the batch is kept and each attempt is recorded on its own, as
+   * before. An attempt that gives up (and disables its endpoint) is always recorded on its own.
+   */
+  private async recordBatch(batch: RecordRequest[]): Promise<void> {
+    const plans = batch.map((request) => ({ request, ...this.plan(request.delivery, request.result) }));
+    const alone = plans.filter((p) => p.givesUp);
+    const together = plans.filter((p) => !p.givesUp);
+    if (together.length < 2) alone.push(...together);
+    else {
+      try {
+        const heads = await inTransaction(
+          this.dataSource,
+          async (m) => {
+            const renewing = together.filter((p) => p.renew).map((p) => p.request.webhook.id);
+            if (renewing.length) {
+              const renewed = await m.update(
+                Webhook,
+                { id: In(renewing.sort()), leaseOwner: this.id },
+                { leaseUntil: this.leaseEnd() },
+              );
+              if (affectedRows(renewed) !== renewing.length) throw new BatchConflict();
+            }
+            const delivered = new Map<number, string[]>();
+            for (const p of together) {
+              const { delivery } = p.request;
+              if (p.delivered) {
+                delivered.set(delivery.attempts, [...(delivered.get(delivery.attempts) ?? []), delivery.id]);
+                continue;
+              }
+              const changed = await m.update(
+                WebhookDelivery,
+                { id: delivery.id, state: DeliveryState.PENDING, attempts: delivery.attempts },
+                { attempts: p.attempt, nextAttemptAt: p.retryAt },
+              );
+              if (affectedRows(changed) !== 1) throw new BatchConflict();
+            }
+            for (const [attempts, ids] of delivered) {
+              const changed = await m.update(
+                WebhookDelivery,
+                { id: In(ids.sort()), state: DeliveryState.PENDING, attempts },
+                { state: DeliveryState.DELIVERED, attempts: attempts + 1, nextAttemptAt: null },
+              );
+              if (affectedRows(changed) !== ids.length) throw new BatchConflict();
+            }
+            await m.insert(
+              WebhookAttempt,
+              together.map((p) => this.attemptRow(p.request.webhook, p.request.delivery, p.request.result, p)),
+            );
+            return this.nextWaitingOf(
+              together.map((p) => p.request.webhook.id),
+              m,
+            );
+          },
+          { announce: false },
+        );
+        const renewedAt = Date.now();
+        for (const p of together) {
+          if (p.renew) this.renewedAt.set(p.request.webhook.id, renewedAt);
+          this.recorded(p.request.delivery, p.request.result, p.delivered);
+          p.request.resolve({ lost: false, head: heads.get(p.request.webhook.id) ?? null });
+        }
+      } catch (err) {
+        if (!(err instanceof BatchConflict))
+          this.logger.warn({ err }, 'recording webhook attempts together failed; recording them one by one');
+        alone.push(...together);
+      }
+    }
+    for (const { request } of alone) {
+      try {
+        request.resolve(await this.recordOne(request.webhook, request.delivery, request.result));
+      } catch (err) {
+        request.reject(err);
+      }
+    }
+  }
+
+  /** What an attempt's outcome means: its number, its retry time, whether it gives up, whether the lease is renewed. */
+  private plan(delivery: WebhookDelivery, result: AttemptResult) {
     const attempt = delivery.attempts + 1;
     const now = new Date();
     const delivered = result.outcome === 'delivered';
@@ -282,13 +420,57 @@ export class WebhookDeliveryWorker {
     const givesUp =
       !delivered &&
       (gone || retryAt.getTime() > delivery.createdAt.getTime() + this.config.WEBHOOK_RETRY_SECONDS * 1000);
-    const reason = gone ? 'gone' : 'failing';
     // The lease is renewed once half of it has passed, not on every attempt: until then no other
     // worker can take the endpoint, and most attempts then leave the endpoint's row alone (no lock
     // shared with the fan-out's dueNow(), one statement fewer). A process that stalled past its
     // lease renews here and finds it lost.
-    const renewedAt = this.renewedAt.get(webhook.id) ?? 0;
+    const renewedAt = this.renewedAt.get(delivery.webhookId) ?? 0;
     const renew = Date.now() - renewedAt >= (this.config.WEBHOOK_LEASE_SECONDS * 1000) / 2;
+    return { attempt, now, delivered, retryAt, gone, givesUp, renew };
+  }
+
+  /** The attempt's row in the delivery log. */
+  private attemptRow(
+    webhook: Webhook,
+    delivery: WebhookDelivery,
+    result: AttemptResult,
+    plan: { attempt: number; now: Date; delivered: boolean; givesUp: boolean; retryAt: Date },
+  ): Partial<WebhookAttempt> {
+    return {
+      id: uuidv7(),
+      webhookId: webhook.id,
+      deliveryId: delivery.id,
+      eventId: delivery.eventId,
+      eventType: delivery.eventType,
+      attempt: plan.attempt,
+      outcome: result.outcome,
+      status: result.status,
+      durationMs: result.durationMs,
+      error: result.error,
+      nextAttemptAt: plan.delivered || plan.givesUp ? null : plan.retryAt,
+      createdAt: plan.now,
+    };
+  }
+
+  /** The metrics of a recorded attempt. */
+  private recorded(delivery: WebhookDelivery, result: AttemptResult, delivered: boolean): void {
+    webhookDeliveries.inc({ outcome: result.outcome });
+    if (delivered) webhookDeliveryLag.observe(Math.max(0, (Date.now() - delivery.occurredAt.getTime()) / 1000));
+  }
+
+  /**
+   * The attempt in the log, the delivery's new state, and the endpoint's next due time, in one
+   * transaction. Past the retry period the delivery is given up and the endpoint disabled.
+   */
+  private async recordOne(
+    webhook: Webhook,
+    delivery: WebhookDelivery,
+    result: AttemptResult,
+  ): Promise<{ lost: boolean; head: WebhookDelivery | null }> {
+    const plan = this.plan(delivery, result);
+    const { attempt, delivered, retryAt, gone, givesUp, renew } = plan;
+    const now = plan.now;
+    const reason = gone ? 'gone' : 'failing';
     const next = await inTransaction(
       this.dataSource,
       async (m) => {
@@ -312,20 +494,7 @@ export class WebhookDeliveryWorker {
               : { attempts: attempt, nextAttemptAt: retryAt },
         );
         if (affectedRows(changed) !== 1) return { lost: true, head: null }; // retried by hand or taken over meanwhile: theirs now
-        await m.insert(WebhookAttempt, {
-          id: uuidv7(),
-          webhookId: webhook.id,
-          deliveryId: delivery.id,
-          eventId: delivery.eventId,
-          eventType: delivery.eventType,
-          attempt,
-          outcome: result.outcome,
-          status: result.status,
-          durationMs: result.durationMs,
-          error: result.error,
-          nextAttemptAt: delivered || givesUp ? null : retryAt,
-          createdAt: now,
-        });
+        await m.insert(WebhookAttempt, this.attemptRow(webhook, delivery, result, plan));
         if (givesUp) {
           await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: reason, updatedAt: now });
           await recordEvent(m, {
@@ -351,8 +520,7 @@ export class WebhookDeliveryWorker {
       { announce: false },
     );
     if (givesUp) announceCommit(this.dataSource);
-    webhookDeliveries.inc({ outcome: result.outcome });
-    if (delivered) webhookDeliveryLag.observe(Math.max(0, (Date.now() - delivery.occurredAt.getTime()) / 1000));
+    this.recorded(delivery, result, delivered);
     if (givesUp) {
       webhookEndpointsDisabled.inc();
       this.logger.warn(
@@ -382,6 +550,33 @@ export class WebhookDeliveryWorker {
       where: { webhookId, state: DeliveryState.PENDING },
       order: { eventSeq: 'ASC', id: 'ASC' },
     });
+  }
+
+  /**
+   * Each endpoint's oldest waiting delivery, as nextWaiting() finds it, for many endpoints in two
+   * statements: the ids (a UNION of one indexed LIMIT 1 per endpoint), then the rows.
+   */
+  private async nextWaitingOf(webhookIds: string[], m: EntityManager): Promise<Map<string, WebhookDelivery>> {
+    const q = (name: string) => m.connection.driver.escape(name);
+    const table = m.connection.getMetadata(WebhookDelivery).tablePath;
+    const branch = (i: number) =>
+      `SELECT ${q('id')} FROM (SELECT ${q('id')} FROM ${q(table)} WHERE ${q('webhook_id')} = ? AND ${q('state')} = ? ` +
+      `ORDER BY ${q('event_seq')}, ${q('id')} LIMIT 1) ${q(`h${i}`)}`;
+    const rows: { id: string }[] = [];
+    // At most HEADS_PER_QUERY endpoints a statement (SQLite allows 500 terms in a compound SELECT).
+    for (let i = 0; i < webhookIds.length; i += HEADS_PER_QUERY) {
+      const ids = webhookIds.slice(i, i + HEADS_PER_QUERY);
+      rows.push(
+        ...(await m.query<{ id: string }[]>(
+          ids.map((_, k) => branch(k)).join(' UNION ALL '),
+          ids.flatMap((id) => [id, DeliveryState.PENDING]),
+        )),
+      );
+    }
+    const heads = new Map<string, WebhookDelivery>();
+    if (!rows.length) return heads;
+    for (const d of await m.findBy(WebhookDelivery, { id: In(rows.map((r) => r.id)) })) heads.set(d.webhookId, d);
+    return heads;
   }
 
   /** The delivery log and finished deliveries older than WEBHOOK_LOG_RETENTION_SECONDS go. */

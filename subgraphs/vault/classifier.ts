@@ -2,8 +2,8 @@
 // user's learned classifier (naive Bayes, wink-naive-bayes-text-classifier, trained on the items
 // whose category the user set by hand and stored per user in the vault database), then up to N
 // keyword tags from the text (keyword-extractor's stop words). Nothing here calls out to a network.
-import keywordExtractor from 'keyword-extractor';
-import naiveBayes from 'wink-naive-bayes-text-classifier';
+import type KeywordExtractor from 'keyword-extractor';
+import type NaiveBayes from 'wink-naive-bayes-text-classifier';
 import { ClassifiedBy, TagSource, VaultItem, VaultTag } from './entities/vault-item';
 import type { VaultRule } from './entities/vault-rule';
 import { compileGlob, CompiledGlob, GlobSyntaxError } from './url-glob';
@@ -13,15 +13,24 @@ const TEXT_READ = 20_000;
 /** Distinct words a document contributes to the model. */
 const WORDS_PER_DOCUMENT = 500;
 
-const LANGUAGES = new Set(keywordExtractor.supported_language_codes);
+// Loaded on first use (a process that classifies nothing does not hold their word lists: issue 44).
+/* eslint-disable @typescript-eslint/no-require-imports */
+let extractor: typeof KeywordExtractor | undefined;
+const keywordExtractor = () => (extractor ??= require('keyword-extractor') as typeof KeywordExtractor); // CommonJS: no `default`
+const naiveBayes = (): ReturnType<typeof NaiveBayes> =>
+  (require('wink-naive-bayes-text-classifier') as typeof NaiveBayes)();
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+let LANGUAGES: Set<string> | undefined;
 const languageOf = (item: Pick<VaultItem, 'language'>) => {
   const code = (item.language ?? 'en').slice(0, 2).toLowerCase();
-  return LANGUAGES.has(code) ? code : 'en';
+  return (LANGUAGES ??= new Set(keywordExtractor().supported_language_codes)).has(code) ? code : 'en';
 };
 const stopwordSets = new Map<string, Set<string>>();
 function stopwords(language: string): Set<string> {
   let set = stopwordSets.get(language);
-  if (!set) stopwordSets.set(language, (set = new Set(keywordExtractor.getStopwords({ language: language as never }))));
+  if (!set)
+    stopwordSets.set(language, (set = new Set(keywordExtractor().getStopwords({ language: language as never }))));
   return set;
 }
 
@@ -195,7 +204,7 @@ export function keywords(
   if (count <= 0) return [];
   const text = [item.title, item.description, item.text?.slice(0, TEXT_READ)].filter(Boolean).join('\n');
   if (!text) return [];
-  const words = keywordExtractor.extract(text, {
+  const words = keywordExtractor().extract(text, {
     language: languageOf(item) as never,
     remove_digits: true,
     return_changed_case: true,

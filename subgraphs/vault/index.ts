@@ -57,7 +57,10 @@ export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurren
       resolve: (host) =>
         vaultResolver.resolve ? vaultResolver.resolve(host) : dns.promises.lookup(host, { all: true, verbatim: true }),
     }),
-    parser: new PageParser(config.VAULT_PARSE_TIMEOUT_MS),
+    parser: new PageParser(
+      config.VAULT_PARSE_TIMEOUT_MS,
+      Math.min(config.VAULT_PARSE_THREADS, Math.max(1, concurrency)),
+    ),
     logger,
     concurrency,
     leaseSeconds: config.VAULT_ENRICH_LEASE_SECONDS,

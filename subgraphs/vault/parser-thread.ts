@@ -178,6 +178,8 @@ function parserThread() {
     return { mediaType, text };
   }
 
+  // Loaded: calls may be timed from now on (loading the libraries is not a page's time).
+  parentPort.postMessage({ ready: true });
   parentPort.on('message', async (message: any) => {
     const { id, op } = message;
     try {
@@ -209,10 +211,12 @@ interface Pending {
 }
 
 /** One parser thread, replaced when a call overruns its time or the thread dies. */
-export class PageParser {
+class ParserThread {
   private worker?: Worker;
+  /** Resolves when the current thread has loaded its libraries. */
+  private ready?: Promise<void>;
   private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
+  readonly pending = new Map<number, Pending>();
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -229,14 +233,20 @@ export class PageParser {
       resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 8 },
     });
     worker.unref();
-    worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
-      const p = this.pending.get(id);
-      if (!p) return;
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      if (error !== undefined) p.reject(new ParseFailed(error));
-      else p.resolve(result);
-    });
+    let loaded!: () => void;
+    this.ready = new Promise<void>((resolve) => (loaded = resolve));
+    worker.on(
+      'message',
+      ({ id, result, error, ready }: { id: number; result?: unknown; error?: string; ready?: boolean }) => {
+        if (ready) return loaded();
+        const p = this.pending.get(id);
+        if (!p) return;
+        this.pending.delete(id);
+        clearTimeout(p.timer);
+        if (error !== undefined) p.reject(new ParseFailed(error));
+        else p.resolve(result);
+      },
+    );
     const fail = (err: Error) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
@@ -252,31 +262,64 @@ export class PageParser {
     return worker;
   }
 
-  /** Sends a call to the (current) thread with its own time limit. */
+  /**
+   * Sends a call to the (current) thread with its own time limit, counted from when the thread
+   * has loaded its libraries: on a busy machine, loading them could take most of the limit, and a
+   * thread replaced after a timeout would then time out again while loading.
+   */
   private dispatch(id: number, entry: Pending): void {
     const worker = this.thread();
-    entry.timer = setTimeout(() => {
-      this.pending.delete(id);
-      entry.reject(new ParseTimeout(`parsing took more than ${this.timeoutMs} ms`));
-      // The thread is stuck on it and cannot be interrupted otherwise: a new one takes the calls queued behind it.
-      if (this.worker === worker) this.worker = undefined;
-      void worker.terminate();
-      for (const [other, p] of this.pending) {
-        clearTimeout(p.timer);
-        this.dispatch(other, p);
-      }
-    }, this.timeoutMs);
-    // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one).
-    worker.postMessage({ ...entry.message, id, bytes: new Uint8Array(entry.message.bytes as Uint8Array) });
+    void this.ready!.then(() => {
+      // Failed or timed out meanwhile (its thread died while loading): nothing to send.
+      if (this.pending.get(id) !== entry || this.worker !== worker) return;
+      entry.timer = setTimeout(() => {
+        this.pending.delete(id);
+        entry.reject(new ParseTimeout(`parsing took more than ${this.timeoutMs} ms`));
+        // The thread is stuck on it and cannot be interrupted otherwise: a new one takes the calls queued behind it.
+        if (this.worker === worker) this.worker = undefined;
+        void worker.terminate();
+        for (const [other, p] of this.pending) {
+          clearTimeout(p.timer);
+          this.dispatch(other, p);
+        }
+      }, this.timeoutMs);
+      // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one).
+      worker.postMessage({ ...entry.message, id, bytes: new Uint8Array(entry.message.bytes as Uint8Array) });
+    });
   }
 
-  private call<T>(message: Record<string, unknown>): Promise<T> {
+  call<T>(message: Record<string, unknown>): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       const entry: Pending = { message, resolve, reject };
       this.pending.set(id, entry);
       this.dispatch(id, entry);
     });
+  }
+
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+}
+
+/**
+ * Up to `threads` parser threads (VAULT_PARSE_THREADS), each started on its first call: a call
+ * goes to the one with the fewest calls waiting, so two enrichments parse on two cores rather
+ * than one after the other (issue 44: one thread held enrichment to about one page a second).
+ */
+export class PageParser {
+  private readonly threads: ParserThread[];
+
+  constructor(timeoutMs: number, threads = 1) {
+    this.threads = Array.from({ length: Math.max(1, threads) }, () => new ParserThread(timeoutMs));
+  }
+
+  private call<T>(message: Record<string, unknown>): Promise<T> {
+    let least = this.threads[0];
+    for (const t of this.threads) if (t.pending.size < least.pending.size) least = t;
+    return least.call<T>(message);
   }
 
   html(bytes: Uint8Array, charset: string | null, url: string, maxChars: number): Promise<PageFacts> {
@@ -288,8 +331,6 @@ export class PageParser {
   }
 
   async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
+    await Promise.all(this.threads.map((t) => t.stop()));
   }
 }
