@@ -20,11 +20,11 @@ export interface ModuleDefinition {
   /** Its metrics, on lib/metrics.ts's registry (subgraphs/<name>/metrics.ts). */
   metrics?: readonly Metric[];
   /**
-   * The scopes its fields declare (`@RequiresScopes`), which roles and API keys may grant. Stated
-   * here for readers and tests; lib/scopes.ts SCOPES is still the list roles are checked against.
+   * The scopes its fields declare (`@RequiresScopes`), which roles and API keys may grant: the
+   * catalogue (lib/scopes.ts composeScopes) is composed from these, and lists no module's own.
    */
   scopes?: readonly DeclaredScope[];
-  /** Its fields anyone may call without a token (`Type.field`, or `Type`); lib/scopes.ts PUBLIC_FIELDS still lists them. */
+  /** Its fields anyone may call without a token (`Type.field`, or `Type`), joined to the catalogue's public fields. */
   publicFields?: readonly string[];
 }
 

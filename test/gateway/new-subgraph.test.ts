@@ -22,6 +22,27 @@ function copyProject(into: string) {
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(into, 'node_modules'));
 }
 
+/** The files of `copy` that differ from the project's, outside `own` (folders) and what is built or installed. */
+function changedOutside(copy: string, own: string[]): string[] {
+  const changed: string[] = [];
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(copy, rel), { withFileTypes: true })) {
+      const file = path.posix.join(rel, e.name);
+      if (['node_modules', 'dist', 'data', 'coverage'].includes(file) || own.some((o) => `${file}/`.startsWith(o)))
+        continue;
+      if (e.isSymbolicLink()) continue;
+      if (e.isDirectory()) walk(file);
+      else if (
+        !fs.existsSync(path.join(ROOT, file)) ||
+        !fs.readFileSync(path.join(ROOT, file)).equals(fs.readFileSync(path.join(copy, file)))
+      )
+        changed.push(file);
+    }
+  };
+  walk('');
+  return changed;
+}
+
 const run = (cwd: string, args: string[]) =>
   spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
 
@@ -35,6 +56,8 @@ once('npm run new-subgraph', () => {
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
     expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/\n {2}reviewsModule,\n\];/);
+    // Nothing else changes: its scopes, routes and settings are declared in its own folder.
+    expect(changedOutside(copy, ['subgraphs/reviews/', 'test/reviews/'])).toEqual(['subgraphs/index.ts']);
 
     const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
     expect(build.stdout + build.stderr).toBe('');
