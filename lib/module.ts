@@ -7,6 +7,7 @@
 // loaded when a process runs or composes it, so a facade of its own loads no module's code.
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import type { EventType } from './kit/typed-events';
 import type { DeclaredScope } from './scopes';
 import type { SubgraphDefinition } from './subgraph';
 
@@ -24,6 +25,12 @@ export interface ModuleDefinition {
    * catalogue (lib/scopes.ts composeScopes) is composed from these, and lists no module's own.
    */
   scopes?: readonly DeclaredScope[];
+  /**
+   * Its event types, each with its payload's schema (subgraphs/<name>/events.ts, lib/kit/typed-events.ts
+   * `eventType`); its services publish them with `publish`, consumers read them typed.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of types of different payloads
+  events?: readonly EventType<any>[];
   /** Its fields anyone may call without a token (`Type.field`, or `Type`), joined to the catalogue's public fields. */
   publicFields?: readonly string[];
 }

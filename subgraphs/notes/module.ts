@@ -1,6 +1,7 @@
 // The notes module (notes and folders): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { notesEvents } from './events';
 import { notesRoutes } from './routes';
 
 export const notesModule: ModuleDefinition = {
@@ -14,4 +15,5 @@ export const notesModule: ModuleDefinition = {
     ],
   },
   scopes: ['notes:read', 'notes:write'],
+  events: notesEvents,
 };

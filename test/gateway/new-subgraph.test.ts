@@ -89,6 +89,7 @@ once('npm run new-subgraph', () => {
     const files = skeletonFiles(skeletonNames('shop', 'OrderLine'), 1800000000000);
     expect(Object.keys(files).sort()).toEqual([
       'subgraphs/shop/entities/order-line.ts',
+      'subgraphs/shop/events.ts',
       'subgraphs/shop/index.ts',
       'subgraphs/shop/migrations/1800000000000-CreateOrderLineTables.ts',
       'subgraphs/shop/module.ts',
@@ -101,7 +102,7 @@ once('npm run new-subgraph', () => {
     expect(all).not.toMatch(/example/i);
     expect(all).toMatch(/export const shopSubgraph/);
     expect(all).toMatch(/class OrderLinePage extends PageOf\(OrderLine\)/);
-    expect(all).toMatch(/type: 'order_line\.updated'/);
+    expect(all).toMatch(/eventType\('order_line\.updated'/);
     expect(files['test/shop/order-line.test.ts']).toMatch(/from '\.\.\/helpers\/http'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/path = '\/shop\/order-lines'|PATH = '\/shop\/order-lines'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/export const shopRoutes/);
