@@ -7,6 +7,7 @@
 // loaded when a process runs or composes it, so a facade of its own loads no module's code.
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import type { SettingsFragment } from './config';
 import type { EventType } from './kit/typed-events';
 import type { DeclaredScope } from './scopes';
 import type { SubgraphDefinition } from './subgraph';
@@ -18,6 +19,11 @@ export interface ModuleDefinition {
   subgraph: () => Promise<SubgraphDefinition>;
   /** Its REST routes, the schemas the OpenAPI document names and its tags (subgraphs/<name>/routes.ts). */
   routes?: ModuleRoutes;
+  /**
+   * Its settings: a fragment of the configuration (subgraphs/<name>/settings.ts) that lib/config.ts
+   * merges with the host's, each described for docs/configuration.md (`npm run docs:config`).
+   */
+  settings?: SettingsFragment;
   /** Its metrics, on lib/metrics.ts's registry (subgraphs/<name>/metrics.ts). */
   metrics?: readonly Metric[];
   /**

@@ -3,6 +3,7 @@
 import type { ModuleDefinition } from '../../lib/module';
 import { notesEvents } from './events';
 import { notesRoutes } from './routes';
+import { notesSettings } from './settings';
 
 export const notesModule: ModuleDefinition = {
   name: 'notes',
@@ -15,5 +16,6 @@ export const notesModule: ModuleDefinition = {
     ],
   },
   scopes: ['notes:read', 'notes:write'],
+  settings: notesSettings,
   events: notesEvents,
 };
