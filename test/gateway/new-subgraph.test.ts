@@ -68,10 +68,26 @@ once('npm run new-subgraph', () => {
     expect(test.stderr).toMatch(/Tests:\s+6 passed, 6 total/);
     expect(test.status).toBe(0);
 
+    // The module conformance suite runs over the copy's module list, the new module included (its row built from its routes).
+    const conformance = run(copy, [
+      require.resolve('jest/bin/jest'),
+      'test/kit/module-conformance.test.ts',
+      '--selectProjects',
+      'sqlite',
+      '-t',
+      'reviews',
+    ]);
+    expect(conformance.stderr).toMatch(/✓ answers another user's resource as not_found/);
+    expect(conformance.stderr).toMatch(/✓ gives a stale version the one conflict shape/);
+    expect(conformance.stderr).toMatch(/✓ removes a deleted user's rows, in batches/);
+    expect(conformance.stderr).toMatch(/✓ emits a typed event for every change/);
+    expect(conformance.stderr).toMatch(/✓ the reviews module: every field it resolves declares its scopes/);
+    expect(conformance.status).toBe(0);
+
     const again = run(copy, [GENERATOR, 'reviews']);
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/exists already/);
-  }, 180_000);
+  }, 480_000);
 
   it('refuses names that would not make a database or a GraphQL type', () => {
     for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)])
