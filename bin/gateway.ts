@@ -5,6 +5,8 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createGateway } from '../gateway';
+// The module list installs the scope catalogue tokens and the event stream check against (lib/scopes.ts); it loads no module's code.
+import '../subgraphs';
 import { startEvents } from '../gateway/events';
 import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';

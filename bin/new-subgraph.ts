@@ -107,18 +107,6 @@ export function registerModule(indexSource: string, n: SkeletonNames): string {
   return withEntry;
 }
 
-/** Adds the module's `<name>:read` and `<name>:write` to lib/scopes.ts SCOPES (what roles may grant; `admin` holds them). */
-export function registerScopes(scopesSource: string, n: SkeletonNames): string {
-  const wanted = [`${n.name}:read`, `${n.name}:write`].filter((s) => !scopesSource.includes(`'${s}'`));
-  if (!wanted.length) return scopesSource;
-  const withScopes = scopesSource.replace(
-    /(export const SCOPES = \[[\s\S]*?)(\n {2}'account:write',)/,
-    `$1${wanted.map((s) => `\n  '${s}',`).join('')}$2`,
-  );
-  if (withScopes === scopesSource) throw new Error('could not add the scopes to lib/scopes.ts; add them by hand');
-  return withScopes;
-}
-
 function main(argv: string[], root: string): number {
   const [name, flag, entity] = argv;
   if (!name || (flag && flag !== '--entity') || (flag && !entity)) {
@@ -137,13 +125,11 @@ function main(argv: string[], root: string): number {
   }
   const index = path.join(root, 'subgraphs', 'index.ts');
   fs.writeFileSync(index, registerModule(fs.readFileSync(index, 'utf8'), names));
-  const scopes = path.join(root, 'lib', 'scopes.ts');
-  fs.writeFileSync(scopes, registerScopes(fs.readFileSync(scopes, 'utf8'), names));
   console.log(
     [
       `Created the ${name} subgraph:`,
       ...Object.keys(files).map((f) => `  ${f}`),
-      '  (listed in subgraphs/index.ts; its scopes added to lib/scopes.ts)',
+      '  (listed in subgraphs/index.ts; its scopes are declared in its module.ts)',
       '',
       'Next: npm run compose -- --check    npm test -- test/' + name,
     ].join('\n'),

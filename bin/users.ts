@@ -12,6 +12,8 @@ import { openDatabase } from '../lib/database/open';
 import { AppError } from '../lib/errors';
 import { EventLog, OutboxRelay } from '../lib/event-log';
 import { createLogger, Logger } from '../lib/logger';
+// The module list installs the scope catalogue roles are checked against (lib/scopes.ts).
+import '../subgraphs';
 import { authSubgraph, UserAdministration } from '../subgraphs/auth';
 import type { User } from '../subgraphs/auth/entities/user';
 import { LoginThrottle } from '../subgraphs/auth/login-throttle';

@@ -4,15 +4,84 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * The schema, built when configuration is loaded (once per process) rather than when this module
- * is imported: module-level code runs before a test can switch a mutant on, so mutation testing
- * could not check its bounds and defaults.
+ * The kinds of value a setting takes, shared by the host's schema and the modules' fragments. Built
+ * when configuration is loaded (once per process) rather than when this module is imported:
+ * module-level code runs before a test can switch a mutant on, so mutation testing could not
+ * check its bounds and defaults.
  */
-export function configSchema() {
+export function settingKinds() {
   const bool = z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
   const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+  const csv = z.string().transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  );
+  return { bool, int, csv };
+}
+export type SettingKinds = ReturnType<typeof settingKinds>;
+
+/**
+ * A module's settings (subgraphs/<name>/settings.ts, declared by its definition, lib/module.ts):
+ * its part of the schema, built from the shared kinds. Each setting keeps a default where it has
+ * one and says what it is with `.describe()`: its row in docs/configuration.md
+ * (`npm run docs:config` writes them; test/lib/docs-config.test.ts fails when the page is stale).
+ */
+export type SettingsFragment = (kinds: SettingKinds) => Record<string, z.ZodType>;
+
+/**
+ * The settings the modules add, by type: each module's settings.ts adds its own by declaration
+ * merging (`declare module '../../lib/config' { interface ModuleSettings extends … }`), so that
+ * `config.NOTES_PER_USER` is typed where it is read while this file names no module.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the modules' settings.ts
+export interface ModuleSettings {}
+
+/** A module's fragment, by the module's name. */
+export interface ModuleFragment {
+  module: string;
+  settings: SettingsFragment;
+}
+
+let moduleFragments: readonly ModuleFragment[] = [];
+
+/**
+ * Makes the modules' fragments part of this process's configuration. The module list
+ * (subgraphs/index.ts) does it as it is loaded, so every entry point's loadConfig() reads them.
+ */
+export function installSettings(fragments: readonly ModuleFragment[]): void {
+  moduleFragments = [...fragments];
+}
+
+/** The fragments installed (docs: bin/config-docs.ts). */
+export const installedSettings = (): readonly ModuleFragment[] => moduleFragments;
+
+/**
+ * The whole schema: the host's settings and every installed module's. A setting named twice (by
+ * two modules, or by a module and the host) is an error naming both.
+ */
+export function configSchema() {
+  const host = hostSchema();
+  const shape: Record<string, z.core.$ZodType> = {};
+  const owner = new Map<string, string>(Object.keys(host.shape).map((k) => [k, 'lib/config.ts']));
+  const kinds = settingKinds();
+  for (const { module, settings } of moduleFragments) {
+    for (const [name, type] of Object.entries(settings(kinds))) {
+      const before = owner.get(name);
+      if (before) throw new Error(`The setting ${name} is declared by ${before} and by the ${module} module`);
+      owner.set(name, `the ${module} module`);
+      shape[name] = type;
+    }
+  }
+  return host.extend(shape) as unknown as typeof host;
+}
+
+/** The host's own settings (the kit, the gateway, the facade, the processes); the modules add theirs. */
+export function hostSchema() {
+  const { bool, int, csv } = settingKinds();
   const lowerCase = z.string().transform((s) => s.trim().toLowerCase());
   const otlpProtocol = lowerCase.pipe(
     z.enum(['http/protobuf', 'http/json'], {
@@ -44,12 +113,6 @@ export function configSchema() {
       }
       return pairs;
     });
-  const csv = z.string().transform((s) =>
-    s
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean),
-  );
 
   return z.object({
     PORT: int(0, 65535).default(8080),
@@ -327,36 +390,8 @@ export function configSchema() {
     SEARCH_MAX_TERMS: int(1, 64).default(8),
     /** SQLite: a search ranks at most this many matches, the newest; more matching notes or items are left unranked. */
     SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
-    // ---- notes (subgraphs/notes, docs/notes.md) ----
-    /** Notes one user may keep; a create past it is 409 `conflict` with `details.limit`. */
-    NOTES_PER_USER: int(1, 100_000_000).default(100_000),
-    /** Note folders one user may keep; a create past it is 409 `conflict` with `details.limit`. */
-    NOTE_FOLDERS_PER_USER: int(1, 1_000_000).default(1000),
-    /** Rows per transaction of the notes module's background work (tag renames, a deleted user's notes); at most 1,000. */
-    NOTES_BATCH_ROWS: int(1, 1000).default(200),
-    /** SQLite: bytes of the notes database read through a memory map (PRAGMA mmap_size); 0: none. */
-    NOTES_SQLITE_MMAP_BYTES: int(0, 64 * 1024 ** 3).default(1024 ** 3),
-    /** The request body limit of creating and changing a note over REST (a body of 100,000 characters in any script, escaped). */
-    NOTES_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
-    // Hubs (subgraphs/hubs, docs/hubs.md). Caps past which a write is 409 `conflict` with details.limit.
-    /** Hubs one user may keep. */
-    HUBS_PER_USER: int(1, 100_000_000).default(1000),
-    /** Nodes in one hub. */
-    HUB_MAX_NODES: int(1, 1_000_000).default(5000),
-    /** Edges in one hub. */
-    HUB_MAX_EDGES: int(1, 10_000_000).default(20_000),
-    /** UTF-8 bytes of all the node texts of one hub. */
-    HUB_MAX_TEXT_BYTES: int(1024, 1024 ** 3).default(5 * 1024 * 1024),
-    /** Characters of one text node (400 beyond). */
-    HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(5000),
-    /** Nodes a neighbours answer holds at most. */
-    HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
-    /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
-    HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(1000),
-    /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
-    HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // ---- the Vault (docs/vault.md) ----
     /** Where Vault files are stored; DATA_DIR/vault when not set. Shared by every vault process. */
     VAULT_DIR: z.string().optional(),
@@ -488,17 +523,18 @@ export interface TracingSettings {
   };
 }
 
-export type Config = z.infer<ReturnType<typeof configSchema>> & {
-  /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
-  tracing: TracingSettings | null;
-  graphqlExplorer: boolean;
-  dataDir: string;
-  /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
-  introspection: boolean;
-  audioDir: string;
-  vaultDir: string;
-  subgraphUrls: Record<string, string>;
-};
+export type Config = z.infer<ReturnType<typeof hostSchema>> &
+  ModuleSettings & {
+    /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
+    tracing: TracingSettings | null;
+    graphqlExplorer: boolean;
+    dataDir: string;
+    /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
+    introspection: boolean;
+    audioDir: string;
+    vaultDir: string;
+    subgraphUrls: Record<string, string>;
+  };
 
 export class ConfigError extends Error {}
 
@@ -511,7 +547,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const cfg = parsed.data;
+  // The modules' settings are in it too (their fragments, installed: configSchema); typed by ModuleSettings.
+  const cfg = parsed.data as typeof parsed.data & ModuleSettings;
   if (!!cfg.AUTH_BOOTSTRAP_USERNAME !== !!cfg.AUTH_BOOTSTRAP_PASSWORD) {
     throw new ConfigError(
       'Invalid configuration:\n  AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together',
@@ -561,7 +598,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * specification's default endpoint, http://localhost:4318); OTEL_SDK_DISABLED=true or
  * OTEL_TRACES_EXPORTER=none turns it off whatever else is set.
  */
-function otelSettings(cfg: z.infer<ReturnType<typeof configSchema>>): TracingSettings | null {
+function otelSettings(cfg: z.infer<ReturnType<typeof hostSchema>>): TracingSettings | null {
   const fail = (message: string) => {
     throw new ConfigError(`Invalid configuration:\n  ${message}`);
   };

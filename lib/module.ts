@@ -7,6 +7,8 @@
 // loaded when a process runs or composes it, so a facade of its own loads no module's code.
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import type { SettingsFragment } from './config';
+import type { EventType } from './kit/typed-events';
 import type { DeclaredScope } from './scopes';
 import type { SubgraphDefinition } from './subgraph';
 
@@ -17,14 +19,25 @@ export interface ModuleDefinition {
   subgraph: () => Promise<SubgraphDefinition>;
   /** Its REST routes, the schemas the OpenAPI document names and its tags (subgraphs/<name>/routes.ts). */
   routes?: ModuleRoutes;
+  /**
+   * Its settings: a fragment of the configuration (subgraphs/<name>/settings.ts) that lib/config.ts
+   * merges with the host's, each described for docs/configuration.md (`npm run docs:config`).
+   */
+  settings?: SettingsFragment;
   /** Its metrics, on lib/metrics.ts's registry (subgraphs/<name>/metrics.ts). */
   metrics?: readonly Metric[];
   /**
-   * The scopes its fields declare (`@RequiresScopes`), which roles and API keys may grant. Stated
-   * here for readers and tests; lib/scopes.ts SCOPES is still the list roles are checked against.
+   * The scopes its fields declare (`@RequiresScopes`), which roles and API keys may grant: the
+   * catalogue (lib/scopes.ts composeScopes) is composed from these, and lists no module's own.
    */
   scopes?: readonly DeclaredScope[];
-  /** Its fields anyone may call without a token (`Type.field`, or `Type`); lib/scopes.ts PUBLIC_FIELDS still lists them. */
+  /**
+   * Its event types, each with its payload's schema (subgraphs/<name>/events.ts, lib/kit/typed-events.ts
+   * `eventType`); its services publish them with `publish`, consumers read them typed.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of types of different payloads
+  events?: readonly EventType<any>[];
+  /** Its fields anyone may call without a token (`Type.field`, or `Type`), joined to the catalogue's public fields. */
   publicFields?: readonly string[];
 }
 

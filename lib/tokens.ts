@@ -8,7 +8,7 @@ import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { Request } from 'express';
 import type { Config } from './config';
 import { AppError } from './errors';
-import { BUILT_IN_ROLES } from './scopes';
+import { builtInRoles } from './scopes';
 
 /** `stream`: a ticket that opens one event stream (browsers' EventSource cannot send a header). */
 export type TokenType = 'access' | 'refresh' | 'stream';
@@ -170,7 +170,7 @@ export class TokenVerifier {
             // A token of the release before scopes has none: what its roles gave then (until it is refreshed).
             scopes: Array.isArray(scopes)
               ? strings(scopes)
-              : BUILT_IN_ROLES.get(strings(roles).includes('admin') ? 'admin' : 'user')!,
+              : builtInRoles().get(strings(roles).includes('admin') ? 'admin' : 'user')!,
             issuedAt: iat,
             ...(payload.api_key === true ? { apiKey: true } : {}),
             expiresAt: new Date((typ === 'stream' ? (sxp as number) : exp) * 1000),

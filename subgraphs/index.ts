@@ -3,6 +3,8 @@
 // `npm run new-subgraph` adds a module's line.
 import { eventsRoutes } from '../gateway/events-routes';
 import { ModuleDefinition, selectModules } from '../lib/module';
+import { installSettings } from '../lib/config';
+import { composeScopes, installScopes } from '../lib/scopes';
 import type { SubgraphDefinition } from '../lib/subgraph';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
 import { authModule } from './auth/module';
@@ -20,6 +22,16 @@ export const modules: ModuleDefinition[] = [
   notesModule,
   vaultModule,
 ];
+
+/**
+ * The scope catalogue (lib/scopes.ts): every module's scopes and public fields, installed as the list
+ * is loaded (every entry point loads it) so roles, keys and the pipeline check against it. The
+ * contract lists notes', the vault's, hubs' and tts' scopes first; a module not named follows them.
+ */
+installScopes(composeScopes(modules, ['notes', 'vault', 'hubs', 'tts']));
+
+/** The modules' settings (lib/config.ts): loadConfig() merges their fragments with the host's. */
+installSettings(modules.flatMap((m) => (m.settings ? [{ module: m.name, settings: m.settings }] : [])));
 
 /** The subgraphs named (all when none), loaded. */
 export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefinition[]> {

@@ -1,8 +1,13 @@
-// Events as types: an event type is declared once with the fields of its payload, and consumers
-// get the payload checked and typed instead of parsing JSON themselves. The consumer is the
-// durable one of lib/event-consumer.ts (its position stored in the module's own database, moved in
-// the transaction of the handler's changes), keyed by the declared types.
+// Events as types: an event type is declared once, with a zod schema of its payload
+// (`eventType`), in its module's events.ts and listed in its definition (lib/module.ts `events`).
+// The producer publishes through `publish` (the payload checked against the schema, in the
+// transaction of the change: the outbox, lib/outbox.ts); consumers get the payload checked and
+// typed instead of parsing JSON themselves. The consumer is the durable one of
+// lib/event-consumer.ts (its position stored in the module's own database, moved in the
+// transaction of the handler's changes), keyed by the declared types.
 import type { EntityManager } from 'typeorm';
+import { z } from 'zod';
+import { recordEvent } from '../outbox';
 import { EventConsumer, type EventConsumerOptions } from '../event-consumer';
 import type { LoggedEvent } from '../event-log';
 
@@ -25,6 +30,62 @@ export interface EventDefinition<T> {
   type: string;
   /** The payload checked against the declaration; null when it does not match (logged, skipped). */
   parse(payload: string): T | null;
+}
+
+/** An event type with its payload's schema: what `publish` writes and what consumers read. */
+export interface EventType<T> extends EventDefinition<T> {
+  readonly schema: z.ZodType<T>;
+}
+
+/**
+ * Declares an event type (`<entity>.<past tense>`) and its payload's schema. A strict object
+ * (`z.strictObject`) makes every published field a declared one; a consumer reads any payload
+ * of the type leniently (fields it does not know are let through), so a payload may grow.
+ */
+export function eventType<S extends z.ZodType<Record<string, unknown>>>(
+  type: string,
+  schema: S,
+): EventType<z.output<S>> {
+  const lenient = schema instanceof z.ZodObject ? (schema as unknown as z.ZodObject).loose() : schema;
+  return {
+    type,
+    schema: schema as unknown as z.ZodType<z.output<S>>,
+    parse(payload) {
+      let data: unknown;
+      try {
+        data = JSON.parse(payload);
+      } catch {
+        return null;
+      }
+      const parsed = lenient.safeParse(data);
+      return parsed.success ? (parsed.data as z.output<S>) : null;
+    },
+  };
+}
+
+/** A payload that does not match its type's schema: a mistake in the producer, never written. */
+export class EventPayloadError extends Error {
+  constructor(type: string, issues: string) {
+    super(`event ${type}: the payload does not match its declaration: ${issues}`);
+  }
+}
+
+/**
+ * Records an event of a declared type in the outbox, in the transaction `m` of the change: the
+ * payload as its schema gives it back (a strict schema refuses a field it does not declare).
+ */
+export async function publish<T extends Record<string, unknown>>(
+  m: EntityManager,
+  event: EventType<T>,
+  at: { userId: string; resourceId: string; data: T },
+): Promise<void> {
+  const parsed = event.schema.safeParse(at.data);
+  if (!parsed.success)
+    throw new EventPayloadError(
+      event.type,
+      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+    );
+  await recordEvent(m, { type: event.type, userId: at.userId, resourceId: at.resourceId, data: parsed.data });
 }
 
 /** Declares an event type and the fields its payload carries (others may be there too). */

@@ -14,7 +14,7 @@ import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { API_KEY_PREFIX } from '../../lib/api-keys';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
-import { SCOPES } from '../../lib/scopes';
+import { allScopes, isScope } from '../../lib/scopes';
 import type { Principal, TokenSigner } from '../../lib/tokens';
 import { auditedTransaction } from './audit';
 import { ApiKey } from './entities/api-key';
@@ -32,7 +32,7 @@ export const NEVER_FOR_KEYS = 'account:write';
  * administrators hold every scope, others every scope but the admin ones.
  */
 export function scopesOfUser(user: Pick<User, 'roles'>): string[] {
-  return user.roles.includes('admin') ? [...SCOPES] : SCOPES.filter((s) => !s.startsWith('admin:'));
+  return user.roles.includes('admin') ? [...allScopes()] : allScopes().filter((s) => !s.startsWith('admin:'));
 }
 
 export interface CreatedApiKey {
@@ -68,7 +68,7 @@ export class ApiKeys {
   }
 
   async create(principal: Principal, name: string, scopes: string[], expiresInDays: number): Promise<CreatedApiKey> {
-    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) throw validationError({ scopes: [`unknown scopes: ${unknown.join(', ')}`] });
     if (scopes.includes(NEVER_FOR_KEYS))
       throw validationError({ scopes: [`${NEVER_FOR_KEYS} is never given to an API key`] });

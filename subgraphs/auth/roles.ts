@@ -10,7 +10,7 @@ import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { AppError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { USER_SCOPES_CHANGED } from '../../lib/revocations';
-import { BUILT_IN_ROLES, isScope, SCOPES } from '../../lib/scopes';
+import { allScopes, builtInRoles, isScope } from '../../lib/scopes';
 import { Audit, auditedTransaction } from './audit';
 import { Role } from './entities/role';
 import { User } from './entities/user';
@@ -35,7 +35,7 @@ function builtInRole(name: string): Role {
   return Object.assign(new Role(), {
     name,
     description: name === 'admin' ? 'Every scope.' : 'Every scope but admin:*.',
-    scopeList: BUILT_IN_ROLES.get(name)!.join(','),
+    scopeList: builtInRoles().get(name)!.join(','),
     builtIn: true,
     version: 1,
     createdAt: BUILT_IN_SINCE,
@@ -47,10 +47,10 @@ function builtInRole(name: string): Role {
 function checkedScopes(scopes: string[]): string[] {
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) {
-    throw validationError({ scopes: [`unknown scope(s): ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`] });
+    throw validationError({ scopes: [`unknown scope(s): ${unknown.join(', ')}; known: ${allScopes().join(', ')}`] });
   }
   const wanted = new Set(scopes);
-  return SCOPES.filter((s) => wanted.has(s));
+  return allScopes().filter((s) => wanted.has(s));
 }
 
 /** A user grants only scopes they hold (the command line excepted). */
@@ -80,11 +80,11 @@ export class RoleAdministration {
   /** Every role: the built-in ones first, then the custom ones by name. */
   async list(): Promise<Role[]> {
     const custom = await this.dataSource.manager.find(Role, { order: { name: 'ASC' } });
-    return [...Array.from(BUILT_IN_ROLES.keys(), builtInRole), ...custom];
+    return [...Array.from(builtInRoles().keys(), builtInRole), ...custom];
   }
 
   async get(name: string, m: EntityManager = this.dataSource.manager): Promise<Role> {
-    if (BUILT_IN_ROLES.has(name)) return builtInRole(name);
+    if (builtInRoles().has(name)) return builtInRole(name);
     const role = ROLE_NAME.test(name) ? await m.findOneBy(Role, { name }) : null;
     if (!role) throw new AppError('not_found', 'No such role.');
     return role;
@@ -95,7 +95,7 @@ export class RoleAdministration {
     const held = new Set<string>();
     const custom: string[] = [];
     for (const name of roles) {
-      const builtIn = BUILT_IN_ROLES.get(name);
+      const builtIn = builtInRoles().get(name);
       if (builtIn) builtIn.forEach((s) => held.add(s));
       else custom.push(name);
     }
@@ -107,12 +107,12 @@ export class RoleAdministration {
         .getMany();
       for (const row of rows) row.scopes.forEach((s) => held.add(s));
     }
-    return SCOPES.filter((s) => held.has(s));
+    return allScopes().filter((s) => held.has(s));
   }
 
   async create(actor: Actor, name: string, description: string | null | undefined, scopes: string[]): Promise<Role> {
     if (!ROLE_NAME.test(name)) throw validationError({ name: ['must match [a-z0-9_-]{1,32}'] });
-    if (BUILT_IN_ROLES.has(name))
+    if (builtInRoles().has(name))
       throw new AppError('conflict', `"${name}" is a built-in role.`, { name: ['is taken'] });
     const list = checkedScopes(scopes);
     mayGrant(actor, list);
@@ -148,7 +148,7 @@ export class RoleAdministration {
 
   /** Changes a custom role at `version`; a change of its scopes gives each holder their new set. */
   async update(actor: Actor, name: string, version: number, changes: RoleChanges): Promise<Role> {
-    if (BUILT_IN_ROLES.has(name)) throw new AppError('forbidden', `The built-in role "${name}" is read-only.`);
+    if (builtInRoles().has(name)) throw new AppError('forbidden', `The built-in role "${name}" is read-only.`);
     const list = changes.scopes === undefined ? undefined : checkedScopes(changes.scopes);
     if (list) mayGrant(actor, list);
     return this.inRolesLock(async (m, audit) => {
@@ -173,7 +173,7 @@ export class RoleAdministration {
 
   /** Deletes a custom role at `version`; refused (409, `details.users`) while anyone holds it. */
   async delete(actor: Actor, name: string, version: number): Promise<Role> {
-    if (BUILT_IN_ROLES.has(name)) throw new AppError('forbidden', `The built-in role "${name}" is read-only.`);
+    if (builtInRoles().has(name)) throw new AppError('forbidden', `The built-in role "${name}" is read-only.`);
     return this.inRolesLock(async (m, audit) => {
       const role = await this.atVersion(m, name, version);
       mayGrant(actor, role.scopes);
@@ -196,7 +196,7 @@ export class RoleAdministration {
     const bad = roles.filter((r) => !ROLE_NAME.test(r));
     if (bad.length) throw validationError({ roles: [`not role names: ${bad.join(', ')}`] });
     for (const name of roles) {
-      if (!BUILT_IN_ROLES.has(name) && !(await this.dataSource.manager.existsBy(Role, { name })))
+      if (!builtInRoles().has(name) && !(await this.dataSource.manager.existsBy(Role, { name })))
         throw validationError({ roles: [`no role named "${name}"`] });
     }
     mayGrant(actor, await this.scopesOfRoles(roles));
@@ -215,7 +215,7 @@ export class RoleAdministration {
       if (!user) throw new AppError('not_found', 'No such user.');
       if (user.version !== version) throw staleVersion('user', user.version, version);
       for (const name of wanted) {
-        if (!BUILT_IN_ROLES.has(name) && !(await m.existsBy(Role, { name })))
+        if (!builtInRoles().has(name) && !(await m.existsBy(Role, { name })))
           throw validationError({ roles: [`no role named "${name}"`] });
       }
       const before = await this.scopesOfRoles(user.roles, m);

@@ -3,7 +3,7 @@
 // GraphQL operation of this module through the gateway (rest-facade/graphql-mapping.ts reads the
 // selection off the response schema and the arguments off the body schema). Listed for the
 // facade by module.ts; `authSchemas` are the ones the OpenAPI document names.
-import { SCOPES } from '../../lib/scopes';
+import { allScopes } from '../../lib/scopes';
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, graphqlField, pathArg, queryArg } from '../../rest-facade/graphql-mapping';
 import {
@@ -284,7 +284,13 @@ const CreateApiKeyRequest: JsonSchema = {
     scopes: {
       type: 'array',
       maxItems: 50,
-      items: { type: 'string', enum: SCOPES.filter((s) => s !== 'account:write') },
+      items: {
+        type: 'string',
+        // Read when the document and the validators are built, after the module list installed the catalogue.
+        get enum() {
+          return allScopes().filter((s) => s !== 'account:write');
+        },
+      },
       description: 'What it may do (never account:write); a key never has more than its owner has at the time',
     },
     expires_in_days: {

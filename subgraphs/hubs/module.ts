@@ -2,6 +2,7 @@
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
 import { hubsRoutes } from './routes';
+import { hubsSettings } from './settings';
 
 export const hubsModule: ModuleDefinition = {
   name: 'hubs',
@@ -17,4 +18,5 @@ export const hubsModule: ModuleDefinition = {
     ],
   },
   scopes: ['hubs:read', 'hubs:write'],
+  settings: hubsSettings,
 };

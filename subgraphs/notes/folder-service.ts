@@ -7,10 +7,11 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
-import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
 import { ensureOwnerRow, FOLDERS_CAP, lockOwner, releaseSlots, takeSlots } from './owner-row';
+import { publish } from '../../lib/kit/typed-events';
+import { NoteFolderCreated, NoteFolderDeleted, NoteFolderUpdated } from './events';
 
 export const MAX_FOLDER_DEPTH = 10;
 export const MAX_FOLDER_NAME = 100;
@@ -20,7 +21,7 @@ export interface FolderLimits {
   foldersPerUser: number;
 }
 
-const eventData = (f: NoteFolder, extra: Record<string, unknown> = {}) => ({
+const eventData = (f: NoteFolder, extra: { changed?: string[] } = {}) => ({
   folder_id: f.id,
   name: f.name,
   parent_id: f.parentId,
@@ -151,8 +152,7 @@ export class FolderService {
       await m.insert(NoteFolder, folder);
       folder.path = parentId ? `${tree.path(parentId)}/${name}` : name;
       folder.noteCount = 0;
-      await recordEvent(m, {
-        type: 'note_folder.created',
+      await publish(m, NoteFolderCreated, {
         userId: ownerId,
         resourceId: folder.id,
         data: eventData(folder),
@@ -199,8 +199,7 @@ export class FolderService {
       const moved = new Tree([...tree.byId.values()]);
       after.path = moved.path(id);
       after.noteCount = await m.countBy(Note, { ownerId, folderId: id });
-      await recordEvent(m, {
-        type: 'note_folder.updated',
+      await publish(m, NoteFolderUpdated, {
         userId: ownerId,
         resourceId: id,
         data: eventData(after, { changed }),
@@ -229,7 +228,7 @@ export class FolderService {
       folder.noteCount = 0;
       await m.delete(NoteFolder, { id, ownerId, version });
       await releaseSlots(m, ownerId, FOLDERS_CAP, 1);
-      await recordEvent(m, { type: 'note_folder.deleted', userId: ownerId, resourceId: id, data: eventData(folder) });
+      await publish(m, NoteFolderDeleted, { userId: ownerId, resourceId: id, data: eventData(folder) });
       return folder;
     });
   }

@@ -1,7 +1,9 @@
 // The notes module (notes and folders): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { notesEvents } from './events';
 import { notesRoutes } from './routes';
+import { notesSettings } from './settings';
 
 export const notesModule: ModuleDefinition = {
   name: 'notes',
@@ -14,4 +16,6 @@ export const notesModule: ModuleDefinition = {
     ],
   },
   scopes: ['notes:read', 'notes:write'],
+  settings: notesSettings,
+  events: notesEvents,
 };

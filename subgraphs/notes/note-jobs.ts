@@ -10,8 +10,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import type { BatchContext, JobQueue } from '../../lib/kit/jobs';
+import { publish } from '../../lib/kit/typed-events';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
-import { recordEvent } from '../../lib/outbox';
 import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
 import { NoteLink, NoteTag } from './entities/note-rows';
@@ -20,6 +20,7 @@ import { validationError } from '../../lib/errors';
 import { excerptOf, isTagWithin, MAX_TAG_LENGTH, renamedTag, renameHashtags, TAG_PATTERN } from './markdown';
 import { TAG_RANGE, tagRange, tagUnion, writeTags } from './note-service';
 import { indexNote, unindexNotes } from './search';
+import { NoteDeleted, NoteFolderDeleted, NoteUpdated } from './events';
 
 export const TAG_RENAME = 'notes.tag_rename';
 
@@ -121,8 +122,7 @@ export class NoteJobs {
         changed++;
         await writeTags(m, { id: note.id, ownerId: note.ownerId, tags }, false);
         if (bodyChanged) await indexNote(m, { ...note, body });
-        await recordEvent(m, {
-          type: 'note.updated',
+        await publish(m, NoteUpdated, {
           userId: note.ownerId,
           resourceId: note.id,
           data: {
@@ -141,7 +141,7 @@ export class NoteJobs {
   /** One batch of a deleted user's notes, then of their folders; false when nothing is left. */
   readonly cascadeBatch: UserCascadeBatch = async (ctx) => {
     const ownerId = ctx.job.ownerId;
-    const reason = { reason: 'user_deleted' };
+    const reason = { reason: 'user_deleted' as const };
     const notes = await this.dataSource.manager.find(Note, {
       select: { id: true, title: true, version: true, folderId: true, searchId: true },
       where: { ownerId },
@@ -164,8 +164,7 @@ export class NoteJobs {
         await m.delete(Note, { id: In(goneIds) });
         removed('notes', gone.length);
         for (const n of gone)
-          await recordEvent(m, {
-            type: 'note.deleted',
+          await publish(m, NoteDeleted, {
             userId: ownerId,
             resourceId: n.id,
             data: { note_id: n.id, title: n.title, version: n.version, folder_id: n.folderId, ...reason },
@@ -193,8 +192,7 @@ export class NoteJobs {
         await m.delete(NoteFolder, { id: In(gone.map((f) => f.id)) });
         removed('note_folders', gone.length);
         for (const f of gone)
-          await recordEvent(m, {
-            type: 'note_folder.deleted',
+          await publish(m, NoteFolderDeleted, {
             userId: ownerId,
             resourceId: f.id,
             data: { folder_id: f.id, name: f.name, parent_id: f.parentId, version: f.version, ...reason },

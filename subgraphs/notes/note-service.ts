@@ -11,7 +11,6 @@ import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
-import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Note, NoteSummary } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
@@ -31,6 +30,8 @@ import {
 } from './markdown';
 import { ensureOwnerRow, lockOwner, NOTES_CAP, releaseSlots, takeSlots } from './owner-row';
 import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
+import { publish } from '../../lib/kit/typed-events';
+import { NoteArchived, NoteCreated, NoteDeleted, NoteUnarchived, NoteUpdated } from './events';
 
 export const MAX_BODY_CHARACTERS = 100_000;
 
@@ -83,7 +84,7 @@ const SUMMARY_COLUMNS = [
 const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
 /** What note.* events carry: ids, the title, the version, the names of changed fields; never the body. */
-const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: Record<string, unknown> = {}) => ({
+const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: { changed?: string[] } = {}) => ({
   note_id: n.id,
   title: n.title,
   version: n.version,
@@ -235,7 +236,7 @@ export class NoteService {
       if (!isSqlite(this.dataSource)) await indexNote(m, note);
       await writeTags(m, note, true);
       await writeLinks(m, note, true);
-      await recordEvent(m, { type: 'note.created', userId: ownerId, resourceId: note.id, data: eventData(note) });
+      await publish(m, NoteCreated, { userId: ownerId, resourceId: note.id, data: eventData(note) });
       return note;
     });
   }
@@ -303,8 +304,7 @@ export class NoteService {
         await indexNote(m, { ...after, searchId: before.searchId });
       if (changed.includes('tags')) await writeTags(m, after, false);
       if (changed.includes('body')) await writeLinks(m, after, false);
-      await recordEvent(m, {
-        type: 'note.updated',
+      await publish(m, NoteUpdated, {
         userId: ownerId,
         resourceId: id,
         data: eventData(after, { changed }),
@@ -332,8 +332,7 @@ export class NoteService {
         { archived, archivedAt: after.archivedAt, version: after.version, updatedAt: now },
       );
       if (affectedRows(result) !== 1) await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
-      await recordEvent(m, {
-        type: archived ? 'note.archived' : 'note.unarchived',
+      await publish(m, archived ? NoteArchived : NoteUnarchived, {
         userId: ownerId,
         resourceId: id,
         data: eventData(after),
@@ -353,7 +352,7 @@ export class NoteService {
       await m.delete(NoteLink, { sourceId: id });
       await unindexNotes(m, [note.searchId]);
       await releaseSlots(m, ownerId, NOTES_CAP, 1);
-      await recordEvent(m, { type: 'note.deleted', userId: ownerId, resourceId: id, data: eventData(note) });
+      await publish(m, NoteDeleted, { userId: ownerId, resourceId: id, data: eventData(note) });
       return note;
     });
   }

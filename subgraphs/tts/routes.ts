@@ -324,7 +324,7 @@ export const ttsRoutes: RouteSpec[] = [
     method: 'get',
     path: '/tts/base-voices',
     tag: 'TTS',
-    // The public catalogue (lib/scopes.ts PUBLIC_FIELDS).
+    // The public catalogue (public: the tts module definition, module.ts).
     auth: false,
     summary: 'The base voices of the speech engine',
     description: 'eSpeak NG voice variants; each speaks every language the engine has.',

@@ -7,13 +7,14 @@ import { In, type DataSource } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
+import { publish } from '../../lib/kit/typed-events';
 import { Cap, UserCap, UserCaps } from '../../lib/kit/user-caps';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { lostAtVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
-import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { ExampleItem } from './entities/example-item';
+import { ExampleItemCreated, ExampleItemDeleted, ExampleItemUpdated } from './events';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -30,7 +31,11 @@ const given = <T extends object>(fields: T): Partial<T> =>
   ) as Partial<T>;
 
 /** What example_item.* events carry: the example item without its owner (spelled as events spell them: lib/naming.ts). */
-const eventData = ({ ownerId: _owner, id, ...item }: ExampleItem) => snakeKeys<unknown>({ exampleItemId: id, ...item });
+const eventData = ({ ownerId: _owner, id, version, ...item }: ExampleItem) => ({
+  ...snakeKeys<unknown>({ exampleItemId: id, ...item }),
+  example_item_id: id,
+  version,
+});
 
 /** The cap's setting (and counter) name, e.g. REVIEWS_PER_USER. */
 export const PER_USER = `${'example_item'.toUpperCase()}S_PER_USER`;
@@ -62,8 +67,7 @@ export class ExampleItemService {
     return inTransaction(this.dataSource, async (m) => {
       await this.caps.take(m, ownerId, { cap: this.cap });
       await m.insert(ExampleItem, item);
-      await recordEvent(m, {
-        type: 'example_item.created',
+      await publish(m, ExampleItemCreated, {
         userId: ownerId,
         resourceId: item.id,
         data: eventData(item),
@@ -94,7 +98,7 @@ export class ExampleItemService {
       )
         return null;
       const item = await m.findOneByOrFail(ExampleItem, { id, ownerId });
-      await recordEvent(m, { type: 'example_item.updated', userId: ownerId, resourceId: id, data: eventData(item) });
+      await publish(m, ExampleItemUpdated, { userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
     return updated ?? lostAtVersion('example item', version, () => this.get(ownerId, id));
@@ -108,7 +112,7 @@ export class ExampleItemService {
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(ExampleItem, { id, ownerId, version })) !== 1) return false;
         await this.caps.release(m, ownerId, this.cap.limit);
-        await recordEvent(m, { type: 'example_item.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
+        await publish(m, ExampleItemDeleted, { userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
     return won ? item : lostAtVersion('example item', version, () => this.get(ownerId, id));
@@ -137,11 +141,10 @@ export class ExampleItemService {
       if (!items.length) return;
       await m.delete(ExampleItem, { id: In(items.map((i) => i.id)) });
       for (const item of items)
-        await recordEvent(m, {
-          type: 'example_item.deleted',
+        await publish(m, ExampleItemDeleted, {
           userId: ownerId,
           resourceId: item.id,
-          data: { ...(eventData(item) as object), reason: 'user_deleted' },
+          data: { ...eventData(item), reason: 'user_deleted' as const },
         });
       removed('example_items', items.length);
       await this.caps.release(m, ownerId, this.cap.limit, items.length);

@@ -1,6 +1,7 @@
 // The examples module: what it contributes, in one place (lib/module.ts). Listed in
 // subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { examplesEvents } from './events';
 import { examplesRoutes } from './routes';
 
 export const examplesModule: ModuleDefinition = {
@@ -11,4 +12,5 @@ export const examplesModule: ModuleDefinition = {
     tags: [{ name: 'ExampleItem', description: 'Your example items.' }],
   },
   scopes: ['examples:read', 'examples:write'],
+  events: examplesEvents,
 };

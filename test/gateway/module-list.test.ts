@@ -3,7 +3,7 @@
 // roles are checked against (lib/scopes.ts), and the facade's route table takes every module's
 // routes once, refusing a name declared twice. No database: one pass is enough.
 import { selectModules } from '../../lib/module';
-import { isScope, PUBLIC_FIELDS } from '../../lib/scopes';
+import { composeScopes, isScope, scopeCatalogue } from '../../lib/scopes';
 import { routeTable } from '../../rest-facade/route-table';
 import type { ModuleRoutes, RouteSpec } from '../../rest-facade/route-spec';
 import { facadeRoutes, modules, selectSubgraphs } from '../../subgraphs';
@@ -25,7 +25,39 @@ once('the module list', () => {
     expect(stated.length).toBeGreaterThan(10);
     expect(stated.filter(({ scope }) => !isScope(scope))).toEqual([]);
     const fields = modules.flatMap((m) => m.publicFields ?? []);
-    expect(fields.filter((f) => !PUBLIC_FIELDS.has(f))).toEqual([]);
+    expect(fields.filter((f) => !scopeCatalogue().publicFields.has(f))).toEqual([]);
+  });
+
+  it("composes the catalogue from the modules' declarations, in the contract's order", () => {
+    expect(scopeCatalogue().scopes).toEqual([
+      'notes:read',
+      'notes:write',
+      'vault:read',
+      'vault:write',
+      'hubs:read',
+      'hubs:write',
+      'tts:read',
+      'tts:write',
+      'tts:synthesize',
+      'events:read',
+      'account:write',
+      'admin:users',
+      'admin:roles',
+      'admin:integrations',
+    ]);
+    expect(scopeCatalogue().builtInRoles.get('user')).not.toContain('admin:users');
+    expect([...scopeCatalogue().publicFields].sort()).toEqual(
+      ['ApiKeyToken', 'BaseVoice', 'Mutation.exchangeApiKey', 'Mutation.login', 'Mutation.refreshSession']
+        .concat(['Query._entities', 'Query._service', 'Query.baseVoices', 'TokenSet', '_Service'])
+        .sort(),
+    );
+    // A module the list adds brings its scopes after the named ones, before the host's and the admin ones.
+    const added = composeScopes(
+      [...modules, { name: 'reviews', scopes: ['reviews:read', 'reviews:write'] }],
+      ['notes'],
+    );
+    expect(added.scopes.indexOf('reviews:write') + 1).toBe(added.scopes.indexOf('events:read'));
+    expect(added.builtInRoles.get('admin')).toContain('reviews:read');
   });
 
   it("hands the facade every module's routes and the event stream's, each once", () => {

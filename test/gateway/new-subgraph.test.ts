@@ -22,6 +22,27 @@ function copyProject(into: string) {
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(into, 'node_modules'));
 }
 
+/** The files of `copy` that differ from the project's, outside `own` (folders) and what is built or installed. */
+function changedOutside(copy: string, own: string[]): string[] {
+  const changed: string[] = [];
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(copy, rel), { withFileTypes: true })) {
+      const file = path.posix.join(rel, e.name);
+      if (['node_modules', 'dist', 'data', 'coverage'].includes(file) || own.some((o) => `${file}/`.startsWith(o)))
+        continue;
+      if (e.isSymbolicLink()) continue;
+      if (e.isDirectory()) walk(file);
+      else if (
+        !fs.existsSync(path.join(ROOT, file)) ||
+        !fs.readFileSync(path.join(ROOT, file)).equals(fs.readFileSync(path.join(copy, file)))
+      )
+        changed.push(file);
+    }
+  };
+  walk('');
+  return changed;
+}
+
 const run = (cwd: string, args: string[]) =>
   spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
 
@@ -35,6 +56,8 @@ once('npm run new-subgraph', () => {
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
     expect(fs.readFileSync(path.join(copy, 'subgraphs/index.ts'), 'utf8')).toMatch(/\n {2}reviewsModule,\n\];/);
+    // Nothing else changes: its scopes, routes and settings are declared in its own folder.
+    expect(changedOutside(copy, ['subgraphs/reviews/', 'test/reviews/'])).toEqual(['subgraphs/index.ts']);
 
     const build = run(copy, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
     expect(build.stdout + build.stderr).toBe('');
@@ -45,10 +68,26 @@ once('npm run new-subgraph', () => {
     expect(test.stderr).toMatch(/Tests:\s+6 passed, 6 total/);
     expect(test.status).toBe(0);
 
+    // The module conformance suite runs over the copy's module list, the new module included (its row built from its routes).
+    const conformance = run(copy, [
+      require.resolve('jest/bin/jest'),
+      'test/kit/module-conformance.test.ts',
+      '--selectProjects',
+      'sqlite',
+      '-t',
+      'reviews',
+    ]);
+    expect(conformance.stderr).toMatch(/✓ answers another user's resource as not_found/);
+    expect(conformance.stderr).toMatch(/✓ gives a stale version the one conflict shape/);
+    expect(conformance.stderr).toMatch(/✓ removes a deleted user's rows, in batches/);
+    expect(conformance.stderr).toMatch(/✓ emits a typed event for every change/);
+    expect(conformance.stderr).toMatch(/✓ the reviews module: every field it resolves declares its scopes/);
+    expect(conformance.status).toBe(0);
+
     const again = run(copy, [GENERATOR, 'reviews']);
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/exists already/);
-  }, 180_000);
+  }, 480_000);
 
   it('refuses names that would not make a database or a GraphQL type', () => {
     for (const bad of ['Reviews', 'x', '1abc', 'my-reviews', 'a'.repeat(31)])
@@ -66,6 +105,7 @@ once('npm run new-subgraph', () => {
     const files = skeletonFiles(skeletonNames('shop', 'OrderLine'), 1800000000000);
     expect(Object.keys(files).sort()).toEqual([
       'subgraphs/shop/entities/order-line.ts',
+      'subgraphs/shop/events.ts',
       'subgraphs/shop/index.ts',
       'subgraphs/shop/migrations/1800000000000-CreateOrderLineTables.ts',
       'subgraphs/shop/module.ts',
@@ -78,7 +118,7 @@ once('npm run new-subgraph', () => {
     expect(all).not.toMatch(/example/i);
     expect(all).toMatch(/export const shopSubgraph/);
     expect(all).toMatch(/class OrderLinePage extends PageOf\(OrderLine\)/);
-    expect(all).toMatch(/type: 'order_line\.updated'/);
+    expect(all).toMatch(/eventType\('order_line\.updated'/);
     expect(files['test/shop/order-line.test.ts']).toMatch(/from '\.\.\/helpers\/http'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/path = '\/shop\/order-lines'|PATH = '\/shop\/order-lines'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/export const shopRoutes/);

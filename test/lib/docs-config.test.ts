@@ -1,9 +1,12 @@
-// The configuration table in docs/configuration.md against lib/config.ts: every setting of the
-// schema has a row, every row names a setting, and a default the schema fills is the one the
-// table states. No database: the same on both jest projects.
+// The configuration tables in docs/configuration.md against lib/config.ts with every module's
+// fragment merged: every setting of the schema has a row, every row names a setting, and a default
+// the schema fills is the one the table states; the modules' part is what `npm run docs:config`
+// writes from their fragments. No database: the same on both jest projects.
 import fs from 'node:fs';
 import path from 'node:path';
-import { configSchema } from '../../lib/config';
+import { moduleSettingsDocs, withModuleSettings } from '../../bin/config-docs';
+import { configSchema, installedSettings, installSettings } from '../../lib/config';
+import { modules } from '../../subgraphs';
 
 const DOC = path.join(__dirname, '../../docs/configuration.md');
 
@@ -14,24 +17,25 @@ interface Row {
   line: number;
 }
 
-/** The rows of the first table: `VAR[, VAR…]` | default | meaning. */
+/** The rows of every table with a "variable" column: `VAR[, VAR…]` | default | meaning. */
 function tableRows(markdown: string): Row[] {
   const rows: Row[] = [];
   const lines = markdown.split('\n');
-  const start = lines.findIndex((l) => /^\|\s*variable\s*\|/.test(l));
-  if (start < 0) throw new Error(`${DOC}: no table with a "variable" column`);
-  for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
-    // Cells split on pipes not escaped as \| (the meaning column may contain `a\|b`).
-    const [name, dflt] = lines[i]
-      .split(/(?<!\\)\|/)
-      .slice(1)
-      .map((c) => c.trim());
-    rows.push({
-      names: [...name.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
-      defaults: [...dflt.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
-      line: i + 1,
-    });
-  }
+  const starts = lines.flatMap((l, i) => (/^\|\s*variable\s*\|/.test(l) ? [i] : []));
+  if (!starts.length) throw new Error(`${DOC}: no table with a "variable" column`);
+  for (const start of starts)
+    for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
+      // Cells split on pipes not escaped as \| (the meaning column may contain `a\|b`).
+      const [name, dflt] = lines[i]
+        .split(/(?<!\\)\|/)
+        .slice(1)
+        .map((c) => c.trim());
+      rows.push({
+        names: [...name.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
+        defaults: [...dflt.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
+        line: i + 1,
+      });
+    }
   return rows;
 }
 
@@ -71,5 +75,23 @@ describe('docs/configuration.md', () => {
       });
     }
     expect(problems).toEqual([]);
+  });
+
+  it("has the modules' settings as their fragments say (npm run docs:config writes them)", () => {
+    const page = fs.readFileSync(DOC, 'utf8');
+    expect(installedSettings().map((f) => f.module)).toEqual(modules.filter((m) => m.settings).map((m) => m.name));
+    // Stale: run `npm run docs:config`.
+    expect(page).toBe(withModuleSettings(page, moduleSettingsDocs()));
+  });
+
+  it('refuses a setting two fragments declare, naming both', () => {
+    const [first] = installedSettings();
+    const loaded = installedSettings();
+    try {
+      installSettings([...loaded, { module: 'twin', settings: first.settings }]);
+      expect(() => configSchema()).toThrow(new RegExp(`declared by the ${first.module} module and by the twin module`));
+    } finally {
+      installSettings(loaded);
+    }
   });
 });

@@ -46,7 +46,7 @@ describe('GET /api/v1/tts/base-voices', () => {
     expect(byName.get('m3').gender).toBe('male');
   });
 
-  it('is public: the catalogue needs no token (lib/scopes.ts PUBLIC_FIELDS)', async () => {
+  it('is public: the catalogue needs no token (public in the tts module definition)', async () => {
     const res = await http.get('/api/v1/tts/base-voices');
     expect(res.status).toBe(200);
     expect(res.body.items.map((v: { name: string }) => v.name)).toContain('f3');

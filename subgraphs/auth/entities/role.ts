@@ -2,7 +2,7 @@ import { Field, Int, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { RequiresScopes } from '../../../lib/scopes';
 
-/** A role: a named set of scopes. The built-in `admin` and `user` are not stored (lib/scopes.ts BUILT_IN_ROLES). */
+/** A role: a named set of scopes. The built-in `admin` and `user` are not stored (lib/scopes.ts ScopeCatalogue.builtInRoles). */
 @RequiresScopes('admin:roles')
 @ObjectType({ description: 'A named set of scopes that users hold (`admin` and `user` are built in and read-only).' })
 @Entity('roles')

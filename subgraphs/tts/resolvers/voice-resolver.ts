@@ -107,7 +107,7 @@ export class VoiceResolver {
     return this.service.list(ctx.principal!.userId, first, after);
   }
 
-  // Public: the catalogue (lib/scopes.ts PUBLIC_FIELDS).
+  // Public: the catalogue (public: the tts module definition, module.ts).
   @Query(() => [BaseVoice], { description: 'The base voices of the speech engine.' })
   baseVoices(): Promise<BaseVoice[]> {
     return this.engine.baseVoices();
