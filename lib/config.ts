@@ -350,7 +350,7 @@ export function configSchema() {
     /** UTF-8 bytes of all the node texts of one hub. */
     HUB_MAX_TEXT_BYTES: int(1024, 1024 ** 3).default(5 * 1024 * 1024),
     /** Characters of one text node (400 beyond). */
-    HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(5000),
+    HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000).default(20_000),
     /** Nodes a neighbours answer holds at most. */
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
     /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
@@ -446,6 +446,8 @@ export function configSchema() {
     API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
     /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
     API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+    /** Days a deleted note, vault item or hub stays in the trash before it is purged (fractions allowed, e.g. for tests). */
+    TRASH_RETENTION_DAYS: z.coerce.number().min(0).max(3650).default(30),
   });
 }
 

@@ -5,6 +5,7 @@ import { eventsRoutes } from '../gateway/events-routes';
 import { ModuleDefinition, selectModules } from '../lib/module';
 import type { SubgraphDefinition } from '../lib/subgraph';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import { trashRoutes } from '../rest-facade/trash-routes';
 import { authModule } from './auth/module';
 import { hubsModule } from './hubs/module';
 import { integrationsModule } from './integrations/module';
@@ -26,5 +27,9 @@ export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefin
   return Promise.all(selectModules(modules, names).map((m) => m.subgraph()));
 }
 
-/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), and the event stream's. */
-export const facadeRoutes: ModuleRoutes[] = [...modules.flatMap((m) => (m.routes ? [m.routes] : [])), eventsRoutes];
+/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), the trash's (over notes, vault and hubs) and the event stream's. */
+export const facadeRoutes: ModuleRoutes[] = [
+  ...modules.flatMap((m) => (m.routes ? [m.routes] : [])),
+  trashRoutes,
+  eventsRoutes,
+];
