@@ -15,7 +15,6 @@
 //   owner on the module's fair job queue (lib/kit/jobs.ts), purged in batches.
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
 import type { DataSource, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
-import { TableColumn, TableIndex } from 'typeorm';
 import { inTransaction } from '../database/transactions';
 import type { Logger } from '../logger';
 import { Page, PageOf, pageOf, PageOrder } from '../paging';
@@ -93,22 +92,21 @@ export async function trashPage<T extends ObjectLiteral & { deletedAt: Date | nu
 
 export { mergeTrashPages, type TrashRow } from './trash-merge';
 
-/** For a module's migration: the trash column of `table` and its index (owner, deleted_at). */
+/**
+ * For a module's migration: the trash column of `table` and its index (owner, deleted_at). A plain
+ * ALTER TABLE ADD COLUMN on both databases: TypeORM's addColumn rebuilds a SQLite table, which
+ * would drop the triggers that keep a full-text index (the vault's).
+ */
 export async function addTrashColumn(queryRunner: QueryRunner, table: string): Promise<void> {
   const mysql = queryRunner.connection.options.type === 'mysql';
-  await queryRunner.addColumn(
-    table,
-    new TableColumn({ name: 'deleted_at', type: 'datetime', precision: mysql ? 3 : undefined, isNullable: true }),
-  );
-  await queryRunner.createIndex(
-    table,
-    new TableIndex({ name: `IDX_${table}_trash`, columnNames: ['owner_id', 'deleted_at'] }),
-  );
+  await queryRunner.query(`ALTER TABLE ${table} ADD COLUMN deleted_at ${mysql ? 'datetime(3)' : 'datetime'} NULL`);
+  await queryRunner.query(`CREATE INDEX IDX_${table}_trash ON ${table} (owner_id, deleted_at)`);
 }
 
 export async function dropTrashColumn(queryRunner: QueryRunner, table: string): Promise<void> {
-  await queryRunner.dropIndex(table, `IDX_${table}_trash`);
-  await queryRunner.dropColumn(table, 'deleted_at');
+  const mysql = queryRunner.connection.options.type === 'mysql';
+  await queryRunner.query(mysql ? `DROP INDEX IDX_${table}_trash ON ${table}` : `DROP INDEX IDX_${table}_trash`);
+  await queryRunner.query(`ALTER TABLE ${table} DROP COLUMN deleted_at`);
 }
 
 /** The parameters of a module's purge job: rows trashed at or before `before` (ms) go. */
@@ -119,6 +117,9 @@ export async function requestEmptyTrash(queue: JobQueue, kind: string, ownerId: 
   const job = await queue.request<PurgeParams>({ kind, ownerId, params: { before: Date.now() } });
   return { id: job.id };
 }
+
+/** After a purge was asked for and nothing else is due: a look whether it left anything. */
+const RECHECK_MS = 10 * 60 * 1000;
 
 /** setTimeout's longest wait. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -179,22 +180,27 @@ export class TrashRetention {
     this.timer.unref?.();
   }
 
-  /** Armed for the earliest trashed row of the module (nothing: no timer). */
-  private async arm(): Promise<void> {
-    if (this.stopped) return;
-    const row = await this.options.dataSource
+  /** Armed for the earliest trashed row of the module after `after` (none: no timer). */
+  private async arm(after?: Date): Promise<boolean> {
+    if (this.stopped) return false;
+    const query = this.options.dataSource
       .createQueryBuilder(this.options.entity, 't')
       .select('MIN(t.deletedAt)', 'at')
-      .where('t.deletedAt IS NOT NULL')
-      .getRawOne<{ at: string | Date | null }>();
-    if (!row?.at) return;
+      .where('t.deletedAt IS NOT NULL');
+    if (after) query.andWhere('t.deletedAt > :after', { after });
+    const row = await query.getRawOne<{ at: string | Date | null }>();
+    if (!row?.at) return false;
     // SQLite answers the stored UTC text, MySQL a Date (the connection's time zone is UTC).
     const at = row.at instanceof Date ? row.at : new Date(`${row.at.replace(' ', 'T')}Z`);
     const due = purgeAt(at, this.options.retentionDays).getTime();
     if (due < this.armedFor) this.setTimer(due);
+    return true;
   }
 
-  /** Records the due owners' purge jobs, then arms for what is left. */
+  /**
+   * Records a purge job for each owner with due rows (a pending one of the owner's is moved on to
+   * the new bound instead), then arms for the next row to fall due.
+   */
   async fire(): Promise<void> {
     if (this.stopped) return;
     const { dataSource, queue, kind, entity, retentionDays } = this.options;
@@ -207,11 +213,14 @@ export class TrashRetention {
       .getRawMany<{ owner_id: string }>();
     for (const { owner_id: ownerId } of owners)
       await inTransaction(dataSource, async (m) => {
-        if (await m.existsBy(KitJob, { kind, ownerId, state: 'pending' })) return;
-        await queue.add<PurgeParams>(m, { kind, ownerId, params: { before }, counted: false });
+        const pending = await m.findOneBy(KitJob, { kind, ownerId, state: 'pending' });
+        // Only while still pending (a runner's claim changes the state): its next batch reads the new bound.
+        const params: Partial<KitJob> = { params: { before } };
+        if (pending) await m.update(KitJob, { id: pending.id, state: 'pending' }, params);
+        else await queue.add<PurgeParams>(m, { kind, ownerId, params: { before }, counted: false });
       });
-    // Past the purged ones: the next due row (a job not done yet re-arms at once: a short wait).
-    if (owners.length) this.setTimer(Date.now() + 60_000);
-    else await this.arm();
+    const next = await this.arm(new Date(before));
+    // Due rows left behind (more than 1,000 owners, a job that failed): looked at again a while later.
+    if (owners.length && !next) this.setTimer(Date.now() + RECHECK_MS);
   }
 }
