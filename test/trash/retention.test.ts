@@ -18,7 +18,6 @@ let log: EventLog;
 beforeAll(async () => {
   server = await startTestServer({
     TRASH_RETENTION_DAYS: String(RETENTION_DAYS),
-    LOG_LEVEL: 'info',
     NOTES_PER_USER: '2',
     NOTES_BATCH_ROWS: '2',
     JOBS_BATCH_ROWS: '2',
