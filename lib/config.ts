@@ -504,6 +504,8 @@ export function hostSchema() {
     EVENT_LOG_DEDUP_WINDOW_SECONDS: int(10, 86_400).default(600),
     /** The replicas of a new stream (a NATS cluster: 3; one server: 1). */
     EVENT_LOG_REPLICAS: int(1, 5).default(1),
+    /** Days a deleted note, vault item or hub stays in the trash before it is purged (fractions allowed, e.g. for tests). */
+    TRASH_RETENTION_DAYS: z.coerce.number().min(0).max(3650).default(30),
   });
 }
 

@@ -313,7 +313,7 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     }
     const result = await run(graphql, route, req, res, operation.query, operation.variables(input));
     if (!result) return;
-    const data = result.data?.result;
+    const data = route.graphql.also ? result.data : result.data?.result;
     if (data == null) return sendError(res, 'not_found');
     if (route.location) res.location(route.location(data, input));
     if (route.etag) {
@@ -325,7 +325,7 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
     sendJson(
       res,
       route.status,
-      route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data) : data,
+      route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data, input) : data,
     );
   };
 }

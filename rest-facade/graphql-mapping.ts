@@ -20,6 +20,12 @@ export interface GraphQLCall {
   args?: Record<string, Arg>;
   /** What to read: a response schema (its fields, nested ones too), or a selection set as written. Default: the route's response. */
   select?: JsonSchema | string;
+  /**
+   * More root fields of the same operation, with the same arguments and selection, each answered
+   * under its own name: one operation the gateway answers from several subgraphs (the trash's
+   * parts). The route's `present` then receives `{ result, <field>… }`.
+   */
+  also?: string[];
 }
 
 const GRAPHQL_NAME = 'x-graphql';
@@ -91,14 +97,14 @@ export function graphqlOperation(route: Pick<RouteSpec, 'operationId' | 'graphql
   query: string;
   variables: (input: RouteInput) => Record<string, unknown>;
 } {
-  const { kind, field, args = {}, select = route.response } = route.graphql;
+  const { kind, field, args = {}, select = route.response, also = [] } = route.graphql;
   const name = route.operationId[0].toUpperCase() + route.operationId.slice(1);
   const entries = Object.entries(args);
   const declared = entries.length ? `(${entries.map(([arg, { type }]) => `$${arg}: ${type}`).join(', ')})` : '';
   const passed = entries.length ? `(${entries.map(([arg]) => `${arg}: $${arg}`).join(', ')})` : '';
   const selected = typeof select === 'string' ? select : selection(select);
   return {
-    query: `${kind} ${name}${declared} { result: ${field}${passed} ${selected} }`,
+    query: `${kind} ${name}${declared} { result: ${field}${passed} ${selected}${also.map((f) => ` ${f}: ${f}${passed} ${selected}`).join('')} }`,
     // Left-out values are left out: a variable that is absent keeps the argument's default (or "unchanged", for updates).
     variables: (input) =>
       Object.fromEntries(entries.map(([arg, { value }]) => [arg, value(input)]).filter(([, v]) => v !== undefined)),

@@ -74,8 +74,11 @@ export interface RouteSpec {
   location?: (result: Record<string, any>, input: RouteInput) => string;
   /** An ETag header for the answer (e.g. a voice's version, for If-Match). */
   etag?: (result: Record<string, any>) => string;
-  /** The body, when it is not the result itself (e.g. a list wrapped as `{ items }`). */
-  present?: (result: any) => unknown;
+  /**
+   * The body, when it is not the result itself (e.g. a list wrapped as `{ items }`). With
+   * `graphql.also`, `result` is every root field's answer by name (`result` the first).
+   */
+  present?: (result: any, input: RouteInput) => unknown;
   /** For commands acknowledged as `{ id, message }`: the message; `id` is `result.id`. */
   ack?: string;
   response: JsonSchema;

@@ -7,6 +7,7 @@ import { installSettings } from '../lib/config';
 import { composeScopes, installScopes } from '../lib/scopes';
 import type { SubgraphDefinition } from '../lib/subgraph';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import { trashRoutes } from '../rest-facade/trash-routes';
 import { authModule } from './auth/module';
 import { hubsModule } from './hubs/module';
 import { integrationsModule } from './integrations/module';
@@ -38,5 +39,9 @@ export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefin
   return Promise.all(selectModules(modules, names).map((m) => m.subgraph()));
 }
 
-/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), and the event stream's. */
-export const facadeRoutes: ModuleRoutes[] = [...modules.flatMap((m) => (m.routes ? [m.routes] : [])), eventsRoutes];
+/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), the trash's (over notes, vault and hubs) and the event stream's. */
+export const facadeRoutes: ModuleRoutes[] = [
+  ...modules.flatMap((m) => (m.routes ? [m.routes] : [])),
+  trashRoutes,
+  eventsRoutes,
+];

@@ -24,6 +24,8 @@ export interface HubLimits {
   neighborsMaxNodes: number;
   /** HUB_NEIGHBORS_MAX_EDGES */
   neighborsMaxEdges: number;
+  /** TRASH_RETENTION_DAYS (default 30). */
+  trashRetentionDays?: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

@@ -6,7 +6,9 @@
 import { UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, Not } from 'typeorm';
+import type { BatchContext } from '../../lib/kit/jobs';
+import { purgeAt, PurgeParams, TrashEntry, trashPage } from '../../lib/kit/trash';
 import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
@@ -229,13 +231,15 @@ export class HubService {
 
   /** Another user's hub is `not_found`, exactly like an unknown id. */
   async get(ownerId: string, id: string, m: EntityManager = this.dataSource.manager): Promise<Hub> {
-    const hub = await m.findOneBy(Hub, { id, ownerId });
+    const hub = await m.findOneBy(Hub, { id, ownerId, deletedAt: IsNull() });
     if (!hub) throw new AppError('not_found', 'No such hub.');
     return hub;
   }
 
   list(ownerId: string, limit: number, cursor?: string | null): Promise<Page<Hub>> {
-    const query = this.dataSource.manager.createQueryBuilder(Hub, 'item').where('item.ownerId = :ownerId', { ownerId });
+    const query = this.dataSource.manager
+      .createQueryBuilder(Hub, 'item')
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NULL', { ownerId });
     return pageOf(query, ORDER, limit, cursor);
   }
 
@@ -256,7 +260,7 @@ export class HubService {
     const updated = await inTransaction(this.dataSource, async (m) => {
       const result = await m.update(
         Hub,
-        { id, ownerId, version },
+        { id, ownerId, version, deletedAt: IsNull() },
         { ...values, version: version + 1, updatedAt: new Date() },
       );
       if (affectedRows(result) !== 1) return null;
@@ -276,7 +280,8 @@ export class HubService {
    * Answers at once: the hub's row goes now, its nodes and edges in the background, at most
    * 1,000 rows a transaction (hub-jobs.ts), as a job recorded with the deletion.
    */
-  async delete(ownerId: string, id: string, version: number): Promise<Hub> {
+  async delete(ownerId: string, id: string, version: number, permanent = false): Promise<Hub> {
+    if (!permanent) return this.trash(ownerId, id, version);
     const hub = await this.get(ownerId, id);
     const won =
       hub.version === version &&
@@ -289,6 +294,114 @@ export class HubService {
     if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
     return hub;
   }
+
+  /** Told after a commit that put a hub in the trash (the retention purge's timer). */
+  onTrashed?: (deletedAt: Date) => void;
+
+  private get retentionDays(): number {
+    return this.limits.trashRetentionDays ?? 30;
+  }
+
+  /**
+   * To the trash with its nodes and edges (a new version, `hub.trashed`): gone from lists and
+   * reads, still counted by HUBS_PER_USER until purged.
+   */
+  private async trash(ownerId: string, id: string, version: number): Promise<Hub> {
+    const hub = await this.get(ownerId, id);
+    const deletedAt = new Date();
+    const trashed: Hub = { ...hub, deletedAt, version: version + 1 };
+    const won =
+      hub.version === version &&
+      (await inTransaction(this.dataSource, async (m) => {
+        const result = await m.update(
+          Hub,
+          { id, ownerId, version, deletedAt: IsNull() },
+          { deletedAt, version: trashed.version },
+        );
+        if (affectedRows(result) !== 1) return false;
+        await recordEvent(m, {
+          type: 'hub.trashed',
+          userId: ownerId,
+          resourceId: id,
+          data: { ...hubEventData(trashed), purge_at: purgeAt(deletedAt, this.retentionDays).toISOString() },
+        });
+        return true;
+      }));
+    if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
+    this.onTrashed?.(deletedAt);
+    return trashed;
+  }
+
+  private async trashedHub(m: EntityManager, ownerId: string, id: string): Promise<Hub> {
+    const hub = await m.findOneBy(Hub, { id, ownerId, deletedAt: Not(IsNull()) });
+    if (!hub) throw new AppError('not_found', 'No such hub in the trash.');
+    return hub;
+  }
+
+  /** Brings a trashed hub back as it was, nodes and edges (a new version, `hub.restored`). */
+  async restore(ownerId: string, id: string): Promise<Hub> {
+    return inTransaction(this.dataSource, async (m) => {
+      const hub = await this.trashedHub(m, ownerId, id);
+      const restored: Hub = { ...hub, deletedAt: null, version: hub.version + 1, updatedAt: new Date() };
+      const result = await m.update(
+        Hub,
+        { id, ownerId, version: hub.version, deletedAt: Not(IsNull()) },
+        { deletedAt: null, version: restored.version, updatedAt: restored.updatedAt },
+      );
+      if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such hub in the trash.');
+      await recordEvent(m, { type: 'hub.restored', userId: ownerId, resourceId: id, data: hubEventData(restored) });
+      return restored;
+    });
+  }
+
+  /** In `m`: a trashed hub goes for good (`hub.deleted`), its rows as a job, its slot freed. False: gone meanwhile. */
+  private async purgeRow(m: EntityManager, hub: Hub): Promise<boolean> {
+    if (affectedRows(await m.delete(Hub, { id: hub.id, ownerId: hub.ownerId, deletedAt: Not(IsNull()) })) !== 1)
+      return false;
+    await forgetHubs(m, this.jobs, hub.ownerId, [hub.id]);
+    await recordEvent(m, {
+      type: 'hub.deleted',
+      userId: hub.ownerId,
+      resourceId: hub.id,
+      data: { ...hubEventData(hub), reason: 'purged' },
+    });
+    return true;
+  }
+
+  async purge(ownerId: string, id: string): Promise<Hub> {
+    return inTransaction(this.dataSource, async (m) => {
+      const hub = await this.trashedHub(m, ownerId, id);
+      if (!(await this.purgeRow(m, hub))) throw new AppError('not_found', 'No such hub in the trash.');
+      return hub;
+    });
+  }
+
+  /** The owner's part of the trash (lib/kit/trash.ts: one order and cursor for every part). */
+  trashed(ownerId: string, limit: number, cursor?: string | null): Promise<Page<TrashEntry>> {
+    const query = this.dataSource.manager
+      .createQueryBuilder(Hub, 'item')
+      .select(['item.id', 'item.name', 'item.deletedAt'])
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NOT NULL', { ownerId });
+    return trashPage(query, limit, cursor, (h) => ({ type: 'hub', title: h.name }), this.retentionDays);
+  }
+
+  /** One batch of a purge job: the owner's hubs trashed at or before `before`; true while more are left. */
+  readonly purgeBatch = async (ctx: BatchContext<PurgeParams>): Promise<boolean> => {
+    const due = await this.dataSource.manager
+      .createQueryBuilder(Hub, 'item')
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NOT NULL AND item.deletedAt <= :before', {
+        ownerId: ctx.job.ownerId,
+        before: new Date(ctx.job.params.before),
+      })
+      .orderBy('item.deletedAt', 'ASC')
+      .take(ctx.limit)
+      .getMany();
+    if (!due.length) return false;
+    await ctx.transaction(async (m) => {
+      for (const hub of due) await this.purgeRow(m, hub);
+    });
+    return due.length === ctx.limit;
+  };
 
   /**
    * Takes the hub's row for this transaction and moves its counts by the deltas, within the caps;
@@ -313,7 +426,7 @@ export class HubService {
         textBytes: () => 'text_bytes + :dt',
         updatedAt: new Date(),
       })
-      .where('id = :hubId AND owner_id = :ownerId', { hubId, ownerId })
+      .where('id = :hubId AND owner_id = :ownerId AND deleted_at IS NULL', { hubId, ownerId })
       .andWhere('node_count + :dn <= :maxNodes AND edge_count + :de <= :maxEdges', { maxNodes, maxEdges })
       .andWhere('(:dt <= 0 OR text_bytes + :dt <= :maxTextBytes)', { maxTextBytes })
       .setParameters({ dn, de, dt })

@@ -20,13 +20,17 @@ import { HubService } from './hub-service';
 import { registerHubJobs } from './hub-jobs';
 import { CreateHubTables1795662977876 } from './migrations/1795662977876-CreateHubTables';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { HubsTrash1796100000000 } from './migrations/1796100000000-HubsTrash';
+import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { refsConsumer } from './refs-projection';
 import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-resolver';
+
+const HUBS_TRASH_PURGE = 'hubs.trash_purge';
 
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
   entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001],
+  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001, HubsTrash1796100000000],
   create({ config, dataSource, events, logger }) {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });
@@ -41,9 +45,21 @@ export const hubsSubgraph: SubgraphDefinition = {
         nodeTextMaxChars: config.HUB_NODE_TEXT_MAX_CHARS,
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
         neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
+        trashRetentionDays: config.TRASH_RETENTION_DAYS,
       },
       queue,
     );
+    // The trash's purges (by retention, or an emptied trash), in batches on the same queue.
+    queue.register<PurgeParams>({ kind: HUBS_TRASH_PURGE, batch: service.purgeBatch });
+    const retention = new TrashRetention({
+      dataSource,
+      queue,
+      kind: HUBS_TRASH_PURGE,
+      entity: Hub,
+      retentionDays: config.TRASH_RETENTION_DAYS,
+      logger,
+    });
+    service.onTrashed = (at) => retention.trashed(at);
     const expensive = sharedExpensiveGate(config);
     declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
@@ -55,7 +71,11 @@ export const hubsSubgraph: SubgraphDefinition = {
       queue,
     });
     return {
-      resolvers: [new HubResolver(service), new HubNodeResolver(service, expensive), new HubEdgeResolver(service)],
+      resolvers: [
+        new HubResolver(service, (ownerId) => requestEmptyTrash(queue, HUBS_TRASH_PURGE, ownerId)),
+        new HubNodeResolver(service, expensive),
+        new HubEdgeResolver(service),
+      ],
       orphanedTypes: [UserReference, NoteReference, VaultItemReference, VoiceReference],
       references: {
         // Other subgraphs may point at one; only its owner sees it.
@@ -67,8 +87,10 @@ export const hubsSubgraph: SubgraphDefinition = {
       async start() {
         queue.start();
         await refs.start();
+        await retention.start();
       },
       async stop() {
+        retention.stop();
         await refs.stop();
         await queue.stop();
       },

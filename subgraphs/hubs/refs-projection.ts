@@ -6,6 +6,10 @@
 //   (`hub_refs`), so a node may point at it (`ref_id` is checked there, never in their tables);
 // - `note.deleted` / `vault.item.deleted` / `voice.deleted`: the row goes, and the nodes pointing
 //   at it show `missing: true` (once: only nodes not missing yet change, with one event each);
+// - `note.trashed` / `vault.item.trashed` / `hub.trashed`'s kin: a thing in the trash is gone for
+//   hubs as if deleted (the ref row goes, nodes show `missing: true`); `note.restored` /
+//   `vault.item.restored` bring the ref back and its nodes show `missing: false` again (once:
+//   only nodes still missing change). Its later purge's `<type>.deleted` then changes nothing;
 // - `vault.item.captured` with `source: { hub_id, node_id }`: the end of quick-add's saga, the
 //   node becomes a vault_item node (once: only while it is still the text or link node it was);
 // - `user.deleted`: the user's hubs go, as a job on the kit's queue (in batches: hub-jobs.ts).
@@ -30,8 +34,12 @@ export const REFS_CONSUMER = 'hubs.refs';
 export const REF_EVENTS: Record<string, { kind: RefType; exists: boolean }> = {
   'note.created': { kind: 'note', exists: true },
   'note.deleted': { kind: 'note', exists: false },
+  'note.trashed': { kind: 'note', exists: false },
+  'note.restored': { kind: 'note', exists: true },
   'vault.item.captured': { kind: 'vault_item', exists: true },
   'vault.item.deleted': { kind: 'vault_item', exists: false },
+  'vault.item.trashed': { kind: 'vault_item', exists: false },
+  'vault.item.restored': { kind: 'vault_item', exists: true },
   'voice.created': { kind: 'voice', exists: true },
   'voice.deleted': { kind: 'voice', exists: false },
 };
@@ -62,22 +70,26 @@ export async function applyEvent(m: EntityManager, event: LoggedEvent, queue: Jo
     if (!(await m.existsBy(HubRef, { id: event.resourceId })))
       await m.insert(HubRef, { id: event.resourceId, kind: ref.kind, ownerId: event.userId });
     if (event.type === 'vault.item.captured') await finishCapture(m, event);
+    if (event.type.endsWith('.restored')) await markMissing(m, event, ref.kind, false);
   } else {
     await m.delete(HubRef, { id: event.resourceId, kind: ref.kind });
     await markMissing(m, event, ref.kind);
   }
 }
 
-/** Every node pointing at the deleted thing shows `missing: true`; nodes already missing stay as they are. */
-async function markMissing(m: EntityManager, event: LoggedEvent, kind: RefType): Promise<void> {
-  const nodes = await m.find(HubNode, { where: { refId: event.resourceId, type: kind, missing: false } });
+/**
+ * Every node pointing at the deleted (or trashed) thing shows `missing: true`; nodes already
+ * missing stay as they are. `missing` false: a restored thing's nodes show it again.
+ */
+async function markMissing(m: EntityManager, event: LoggedEvent, kind: RefType, missing = true): Promise<void> {
+  const nodes = await m.find(HubNode, { where: { refId: event.resourceId, type: kind, missing: !missing } });
   if (!nodes.length) return;
   const now = new Date();
   for (const node of nodes) {
     const result = await m.update(
       HubNode,
-      { id: node.id, version: node.version, missing: false },
-      { missing: true, version: node.version + 1, updatedAt: now },
+      { id: node.id, version: node.version, missing: !missing },
+      { missing, version: node.version + 1, updatedAt: now },
     );
     if (!result.affected) continue;
     await recordEvent(m, {

@@ -12,6 +12,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
+import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
 import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
 import { NODE_TYPES } from './hub-rules';
@@ -453,14 +454,14 @@ export const hubsRoutes: RouteSpec[] = [
     path: ONE,
     tag: TAG,
     auth: true,
-    summary: 'Delete a hub at the version you expect',
-    description: 'Answers at once; its nodes and edges are removed in the background, 1,000 rows a transaction.',
+    summary: 'Delete a hub at the version you expect: to the trash, or for good',
+    description: `To the trash (\`hub.trashed\`) with its nodes and edges for ${configured('TRASH_RETENTION_DAYS')} days (TRASH_RETENTION_DAYS), still counted by HUBS_PER_USER until purged. \`permanent=true\`: deleted at once (\`hub.deleted\`); its nodes and edges are removed in the background, 1,000 rows a transaction.`,
     params: { hubId: uuidParam },
-    query: VERSION_QUERY,
+    query: TRASH_DELETE_QUERY,
     graphql: {
       kind: 'mutation',
       field: 'deleteHub',
-      args: { ...idFrom('hubId'), version: queryArg('version', 'Int!') },
+      args: { ...idFrom('hubId'), version: queryArg('version', 'Int!'), permanent: queryArg('permanent', 'Boolean') },
       select: '{ id }',
     },
     status: 202,
@@ -468,6 +469,40 @@ export const hubsRoutes: RouteSpec[] = [
     location: hubLocation,
     response: CommandAck,
     errors: [...HUB_ERRORS, 'conflict'],
+  },
+  {
+    operationId: 'restoreHub',
+    method: 'post',
+    path: '/trash/hub/:hubId/restore',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Bring a hub back from the trash',
+    description:
+      'The hub comes back as it was, with its nodes and edges (a new version, `hub.restored`). Not in your trash: `not_found`.',
+    params: { hubId: uuidParam },
+    graphql: { kind: 'mutation', field: 'restoreHub', args: idFrom('hubId'), select: '{ id }' },
+    status: 202,
+    ack: 'Restored the hub.',
+    location: hubLocation,
+    response: CommandAck,
+    errors: [...HUB_ERRORS],
+  },
+  {
+    operationId: 'purgeHub',
+    method: 'delete',
+    path: '/trash/hub/:hubId',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Delete a hub in the trash for good',
+    description:
+      'Emits `hub.deleted` and frees its place in HUBS_PER_USER; its nodes and edges go in the background. Not in your trash: `not_found`.',
+    params: { hubId: uuidParam },
+    graphql: { kind: 'mutation', field: 'purgeHub', args: idFrom('hubId'), select: '{ id }' },
+    status: 202,
+    ack: 'Purged the hub.',
+    location: () => '/api/v1/trash',
+    response: CommandAck,
+    errors: [...HUB_ERRORS],
   },
   {
     operationId: 'exportHubCanvas',

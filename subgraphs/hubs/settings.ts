@@ -15,8 +15,8 @@ export const hubsSettings = ({ int }: SettingKinds) => ({
     .default(5 * 1024 * 1024)
     .describe(`UTF-8 bytes of all the node texts of one hub (5 MiB); past it ${capped}`),
   HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000)
-    .default(5000)
-    .describe('characters of one text node; longer is 400 `validation_error`'),
+    .default(20_000)
+    .describe('characters of one text node (CONTRACT.md: ≤ 20,000); longer is 400 `validation_error`'),
   HUB_NEIGHBORS_MAX_NODES: int(1, 100_000)
     .default(500)
     .describe('nodes one neighbours answer holds at most (then `truncated: true`)'),

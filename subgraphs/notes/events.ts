@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import { eventType } from '../../lib/kit/typed-events';
 
-/** Why rows went without their owner asking: the owner was deleted (the kit's cascade). */
-const reason = z.literal('user_deleted').optional();
+/** Why rows went without their owner asking: the owner was deleted (the kit's cascade), or the trash's retention ended. */
+const reason = z.enum(['user_deleted', 'purged']).optional();
 
 const note = z.strictObject({
   note_id: z.string(),
@@ -30,6 +30,9 @@ export const NoteUpdated = eventType('note.updated', note);
 export const NoteArchived = eventType('note.archived', note);
 export const NoteUnarchived = eventType('note.unarchived', note);
 export const NoteDeleted = eventType('note.deleted', note);
+/** Moved to the trash; purged at `purge_at` unless restored. */
+export const NoteTrashed = eventType('note.trashed', note.extend({ purge_at: z.string() }));
+export const NoteRestored = eventType('note.restored', note);
 export const NoteFolderCreated = eventType('note_folder.created', folder);
 export const NoteFolderUpdated = eventType('note_folder.updated', folder);
 export const NoteFolderDeleted = eventType('note_folder.deleted', folder);
@@ -40,6 +43,8 @@ export const notesEvents = [
   NoteArchived,
   NoteUnarchived,
   NoteDeleted,
+  NoteTrashed,
+  NoteRestored,
   NoteFolderCreated,
   NoteFolderUpdated,
   NoteFolderDeleted,

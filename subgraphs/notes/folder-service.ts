@@ -3,6 +3,7 @@
 // cycle or a depth past the limit cannot be made by two changes racing.
 import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { v7 as uuidv7 } from 'uuid';
+import { IsNull } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
@@ -98,7 +99,7 @@ export class FolderService {
       .createQueryBuilder(Note, 'n')
       .select('n.folderId', 'folderId')
       .addSelect('COUNT(*)', 'n')
-      .where('n.ownerId = :ownerId AND n.folderId IS NOT NULL', { ownerId })
+      .where('n.ownerId = :ownerId AND n.folderId IS NOT NULL AND n.deletedAt IS NULL', { ownerId })
       .groupBy('n.folderId')
       .getRawMany();
     const countOf = new Map(counts.map((c) => [c.folderId, Number(c.n)]));
@@ -198,7 +199,7 @@ export class FolderService {
       tree.byId.set(id, after);
       const moved = new Tree([...tree.byId.values()]);
       after.path = moved.path(id);
-      after.noteCount = await m.countBy(Note, { ownerId, folderId: id });
+      after.noteCount = await m.countBy(Note, { ownerId, folderId: id, deletedAt: IsNull() });
       await publish(m, NoteFolderUpdated, {
         userId: ownerId,
         resourceId: id,
@@ -216,7 +217,7 @@ export class FolderService {
       const folder = tree.byId.get(id);
       if (!folder) throw new AppError('not_found', 'No such folder.');
       if (folder.version !== version) throw staleVersion('folder', folder.version, version);
-      const noteCount = await m.countBy(Note, { ownerId, folderId: id });
+      const noteCount = await m.countBy(Note, { ownerId, folderId: id, deletedAt: IsNull() });
       const folderCount = tree.folders.filter((f) => f.parentId === id).length;
       if (noteCount || folderCount)
         throw new AppError('conflict', 'The folder is not empty: move or delete what is in it first.', {

@@ -19,10 +19,14 @@ import { FolderService } from './folder-service';
 import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
 import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { NotesTrash1796100000000 } from './migrations/1796100000000-NotesTrash';
+import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { NoteJobs } from './note-jobs';
 import { NoteService } from './note-service';
 import { FolderResolver } from './resolvers/folder-resolver';
 import { NoteResolver, NoteSummaryResolver } from './resolvers/note-resolver';
+
+const NOTES_TRASH_PURGE = 'notes.trash_purge';
 
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
@@ -32,9 +36,11 @@ export const notesSubgraph: SubgraphDefinition = {
     OwnerSearchIndex1795900000000,
     KitJobs1796000000000,
     NotesUserCaps1796000000001,
+    NotesTrash1796100000000,
   ],
   create({ config, dataSource, events, logger }) {
     const notes = new NoteService(dataSource, {
+      trashRetentionDays: config.TRASH_RETENTION_DAYS,
       notesPerUser: config.NOTES_PER_USER,
       searchMaxTerms: config.SEARCH_MAX_TERMS,
       searchCandidates: config.SEARCH_CANDIDATES,
@@ -45,6 +51,21 @@ export const notesSubgraph: SubgraphDefinition = {
     // Tag renames and a deleted user's notes and folders: the kit's fair queue, in batches.
     const queue = jobQueue({ config, dataSource, logger });
     const jobs = new NoteJobs(dataSource, queue, { batchRows: config.NOTES_BATCH_ROWS });
+    // The trash's purges (by retention, or an emptied trash), in batches on the same queue.
+    queue.register<PurgeParams>({
+      kind: NOTES_TRASH_PURGE,
+      batchRows: config.NOTES_BATCH_ROWS,
+      batch: notes.purgeBatch,
+    });
+    const retention = new TrashRetention({
+      dataSource,
+      queue,
+      kind: NOTES_TRASH_PURGE,
+      entity: Note,
+      retentionDays: config.TRASH_RETENTION_DAYS,
+      logger,
+    });
+    notes.onTrashed = (at) => retention.trashed(at);
     const cascade = userCascade({
       module: 'notes',
       dataSource,
@@ -56,7 +77,11 @@ export const notesSubgraph: SubgraphDefinition = {
       batch: jobs.cascadeBatch,
     });
     return {
-      resolvers: [new NoteResolver(notes, jobs), new NoteSummaryResolver(), new FolderResolver(folders)],
+      resolvers: [
+        new NoteResolver(notes, jobs, (ownerId) => requestEmptyTrash(queue, NOTES_TRASH_PURGE, ownerId)),
+        new NoteSummaryResolver(),
+        new FolderResolver(folders),
+      ],
       orphanedTypes: [UserReference],
       references: {
         // Other subgraphs (hubs) point at notes; only the owner sees one: another user's is null.
@@ -74,8 +99,10 @@ export const notesSubgraph: SubgraphDefinition = {
         }
         queue.start();
         await cascade.start();
+        await retention.start();
       },
       async stop() {
+        retention.stop();
         await cascade.stop();
         await queue.stop();
       },

@@ -5,13 +5,15 @@ import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
-import { In } from 'typeorm';
+import { In, IsNull, Not } from 'typeorm';
 import { isSqlite } from '../../lib/database/driver';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { purgeAt, PurgeParams, TrashEntry, trashPage } from '../../lib/kit/trash';
+import type { BatchContext } from '../../lib/kit/jobs';
 import { Note, NoteSummary } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
 import { NoteLink, NoteTag } from './entities/note-rows';
@@ -31,7 +33,7 @@ import {
 import { ensureOwnerRow, lockOwner, NOTES_CAP, releaseSlots, takeSlots } from './owner-row';
 import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
 import { publish } from '../../lib/kit/typed-events';
-import { NoteArchived, NoteCreated, NoteDeleted, NoteUnarchived, NoteUpdated } from './events';
+import { NoteArchived, NoteCreated, NoteDeleted, NoteRestored, NoteTrashed, NoteUnarchived, NoteUpdated } from './events';
 
 export const MAX_BODY_CHARACTERS = 100_000;
 
@@ -44,6 +46,8 @@ export interface NoteLimits {
   searchCandidates: number;
   /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
   expensive: ExpensiveGate;
+  /** TRASH_RETENTION_DAYS (default 30). */
+  trashRetentionDays?: number;
 }
 
 export interface NoteInput {
@@ -84,7 +88,7 @@ const SUMMARY_COLUMNS = [
 const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
 /** What note.* events carry: ids, the title, the version, the names of changed fields; never the body. */
-const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: { changed?: string[] } = {}) => ({
+const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: { changed?: string[]; purge_at?: string; reason?: 'user_deleted' | 'purged' } = {}) => ({
   note_id: n.id,
   title: n.title,
   version: n.version,
@@ -192,6 +196,9 @@ const encodeJsonCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export class NoteService {
+  /** Told after a commit that put a note in the trash (the retention purge's timer). */
+  onTrashed?: (deletedAt: Date) => void;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly limits: NoteLimits,
@@ -218,6 +225,7 @@ export class NoteService {
       version: 1,
       createdAt: now,
       updatedAt: now,
+      deletedAt: null,
       searchId: null,
     });
     await ensureOwnerRow(this.dataSource, ownerId);
@@ -243,7 +251,7 @@ export class NoteService {
 
   /** Another user's note is `not_found`, exactly like an unknown id. */
   async get(ownerId: string, id: string): Promise<Note> {
-    const note = await this.dataSource.manager.findOneBy(Note, { id, ownerId });
+    const note = await this.dataSource.manager.findOneBy(Note, { id, ownerId, deletedAt: IsNull() });
     if (!note) throw new AppError('not_found', 'No such note.');
     return note;
   }
@@ -251,7 +259,7 @@ export class NoteService {
   /** The note, or null when the caller may not see it (federation references). */
   find(ownerId: string, id: string): Promise<Note | null> {
     if (!UUID.test(id)) return Promise.resolve(null);
-    return this.dataSource.manager.findOneBy(Note, { id, ownerId });
+    return this.dataSource.manager.findOneBy(Note, { id, ownerId, deletedAt: IsNull() });
   }
 
   private async checkFolder(m: EntityManager, ownerId: string, folderId: string): Promise<void> {
@@ -341,21 +349,143 @@ export class NoteService {
     });
   }
 
-  /** Like update: of concurrent deletes at the right version exactly one affects the row. */
-  async delete(ownerId: string, id: string, version: number): Promise<Note> {
-    return this.write(async (m) => {
+  /**
+   * Like update: of concurrent deletes at the right version exactly one affects the row. The note
+   * goes to the trash (a new version, `note.trashed`): gone from lists, search, backlinks, tags and
+   * hub nodes, still counted by NOTES_PER_USER; `permanent`: deleted at once (`note.deleted`).
+   */
+  async delete(ownerId: string, id: string, version: number, permanent = false): Promise<Note> {
+    const note = await this.write(async (m) => {
       const note = await this.lockedNote(m, ownerId, id);
       if (note.version !== version) throw staleVersion('note', note.version, version);
-      if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
-        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId }));
+      if (permanent) {
+        if (affectedRows(await m.delete(Note, { id, ownerId, version })) !== 1)
+          await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId, deletedAt: IsNull() }));
+        await this.removeRows(m, note);
+        return note;
+      }
+      const deletedAt = new Date();
+      const trashed: Note = { ...note, deletedAt, version: version + 1 };
+      const result = await m.update(
+        Note,
+        { id, ownerId, version, deletedAt: IsNull() },
+        { deletedAt, version: trashed.version },
+      );
+      if (affectedRows(result) !== 1)
+        await lostAtVersion('note', version, () => m.findOneBy(Note, { id, ownerId, deletedAt: IsNull() }));
+      // Its tags leave the counts and the tag filter (the note keeps them in `tags` for a restore);
+      // its links stay, unread while it is trashed (backlinks read live notes only).
       await m.delete(NoteTag, { noteId: id });
-      await m.delete(NoteLink, { sourceId: id });
-      await unindexNotes(m, [note.searchId]);
-      await releaseSlots(m, ownerId, NOTES_CAP, 1);
-      await publish(m, NoteDeleted, { userId: ownerId, resourceId: id, data: eventData(note) });
+      await publish(m, NoteTrashed, {
+        userId: ownerId,
+        resourceId: id,
+        data: eventData(trashed, { purge_at: purgeAt(deletedAt, this.limits.trashRetentionDays ?? 30).toISOString() }),
+      });
+      return trashed;
+    });
+    if (note.deletedAt) this.onTrashed?.(note.deletedAt);
+    return note;
+  }
+
+  /** A note's derived rows, its index entry, its slot and its `note.deleted`, once its row is gone. */
+  private async removeRows(m: EntityManager, note: Note, extra: Record<string, unknown> = {}): Promise<void> {
+    await m.delete(NoteTag, { noteId: note.id });
+    await m.delete(NoteLink, { sourceId: note.id });
+    await unindexNotes(m, [note.searchId]);
+    await releaseSlots(m, note.ownerId, NOTES_CAP, 1);
+    await publish(m, NoteDeleted, {
+      userId: note.ownerId,
+      resourceId: note.id,
+      data: eventData(note, extra),
+    });
+  }
+
+  /** A trashed note of the owner, locked (MySQL), or not_found. */
+  private async lockedTrashed(m: EntityManager, ownerId: string, id: string): Promise<Note> {
+    const note = await m.findOne(Note, {
+      where: { id, ownerId, deletedAt: Not(IsNull()) },
+      ...(m.connection.options.type === 'better-sqlite3' ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+    });
+    if (!note) throw new AppError('not_found', 'No such note in the trash.');
+    return note;
+  }
+
+  /**
+   * Brings a trashed note back as it was (a new version, `note.restored`): its tags, its folder
+   * (the top when the folder went meanwhile), its links and backlinks (they were kept, unread).
+   */
+  async restore(ownerId: string, id: string): Promise<Note> {
+    return this.write(async (m) => {
+      const note = await this.lockedTrashed(m, ownerId, id);
+      await lockOwner(m, ownerId);
+      const folderId =
+        note.folderId && (await m.existsBy(NoteFolder, { id: note.folderId, ownerId })) ? note.folderId : null;
+      const restored: Note = { ...note, deletedAt: null, folderId, version: note.version + 1, updatedAt: new Date() };
+      const result = await m.update(
+        Note,
+        { id, ownerId, version: note.version, deletedAt: Not(IsNull()) },
+        { deletedAt: null, folderId, version: restored.version, updatedAt: restored.updatedAt },
+      );
+      if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such note in the trash.');
+      await writeTags(m, restored, false);
+      await publish(m, NoteRestored, {
+        userId: ownerId,
+        resourceId: id,
+        data: eventData(restored, folderId === note.folderId ? {} : { changed: ['folder_id'] }),
+      });
+      return restored;
+    });
+  }
+
+  /** Deletes a trashed note for good (`note.deleted`, its slot freed). */
+  async purge(ownerId: string, id: string): Promise<Note> {
+    return this.write(async (m) => {
+      const note = await this.lockedTrashed(m, ownerId, id);
+      if (affectedRows(await m.delete(Note, { id, ownerId, deletedAt: Not(IsNull()) })) !== 1)
+        throw new AppError('not_found', 'No such note in the trash.');
+      await this.removeRows(m, note, { reason: 'purged' });
       return note;
     });
   }
+
+  /** The owner's part of the trash (lib/kit/trash.ts: one order and cursor for every part). */
+  trashed(ownerId: string, limit: number, cursor?: string | null): Promise<Page<TrashEntry>> {
+    const query = this.dataSource.manager
+      .createQueryBuilder(Note, 'n')
+      .select(['n.id', 'n.title', 'n.deletedAt'])
+      .where('n.ownerId = :ownerId AND n.deletedAt IS NOT NULL', { ownerId });
+    return trashPage(
+      query,
+      limit,
+      cursor,
+      (n) => ({ type: 'note', title: n.title }),
+      this.limits.trashRetentionDays ?? 30,
+    );
+  }
+
+  /**
+   * One batch of a purge job (the retention's, or an emptied trash): at most `ctx.limit` of the
+   * owner's notes trashed at or before `before`, each with its `note.deleted`; true while more are left.
+   */
+  readonly purgeBatch = async (ctx: BatchContext<PurgeParams>): Promise<boolean> => {
+    const ownerId = ctx.job.ownerId;
+    const before = new Date(ctx.job.params.before);
+    const due = await this.dataSource.manager
+      .createQueryBuilder(Note, 'n')
+      .select(['n.id', 'n.ownerId', 'n.title', 'n.version', 'n.folderId', 'n.searchId'])
+      .where('n.ownerId = :ownerId AND n.deletedAt IS NOT NULL AND n.deletedAt <= :before', { ownerId, before })
+      .orderBy('n.deletedAt', 'ASC')
+      .take(ctx.limit)
+      .getMany();
+    if (!due.length) return false;
+    await ctx.transaction(async (m) => {
+      for (const note of due)
+        // Only what this transaction removes gets its event (another runner may hold the same rows).
+        if (affectedRows(await m.delete(Note, { id: note.id, ownerId, deletedAt: Not(IsNull()) })) === 1)
+          await this.removeRows(m, note, { reason: 'purged' });
+    });
+    return due.length === ctx.limit;
+  };
 
   /** A write transaction, run again when it lost a lock conflict (MySQL). */
   private write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
@@ -368,7 +498,7 @@ export class NoteService {
    */
   private async lockedNote(m: EntityManager, ownerId: string, id: string): Promise<Note> {
     const note = await m.findOne(Note, {
-      where: { id, ownerId },
+      where: { id, ownerId, deletedAt: IsNull() },
       ...(m.connection.options.type === 'better-sqlite3' ? {} : { lock: { mode: 'pessimistic_write' as const } }),
     });
     if (!note) throw new AppError('not_found', 'No such note.');
@@ -377,7 +507,8 @@ export class NoteService {
 
   /** The filters as SQL over `n` (the notes row), with `?` placeholders: for the search's raw query. */
   private filterSql(ownerId: string, filter: NoteFilter, taggedIds?: string[]): { where: string; params: unknown[] } {
-    const where = ['n.owner_id = ?'];
+    // Trashed notes are read by the trash only.
+    const where = ['n.owner_id = ?', 'n.deleted_at IS NULL'];
     const params: unknown[] = [ownerId];
     const archived = filter.archived ?? 'false';
     if (archived !== 'all') {
@@ -517,7 +648,7 @@ export class NoteService {
     const note = await this.get(ownerId, id);
     const keys = [idLinkKey(note.id), ...(note.titleKey ? [titleLinkKey(note.title)] : [])];
     const query = this.summaries()
-      .where('n.ownerId = :ownerId', { ownerId })
+      .where('n.ownerId = :ownerId AND n.deletedAt IS NULL', { ownerId })
       .andWhere('n.id <> :self', { self: id })
       .andWhere(
         'n.id IN (SELECT l.source_id FROM note_links l WHERE l.owner_id = :ownerId AND l.target_key IN (:...keys))',

@@ -14,6 +14,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
+import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
 import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
 
 const TAG_TEXT = 'lower-case, 1–50 characters of a-z 0-9 _ - and / between parts (`project/alpha`)';
@@ -433,7 +434,57 @@ export const notesRoutes: RouteSpec[] = [
     'Bring an archived note back at the version you expect',
     'Unarchived the note.',
   ),
-  noteCommand('deleteNote', 'delete', '', 'deleteNote', 'Delete a note at the version you expect', 'Deleted the note.'),
+  {
+    ...noteCommand(
+      'deleteNote',
+      'delete',
+      '',
+      'deleteNote',
+      'Delete a note at the version you expect: to the trash, or for good',
+      'Deleted the note.',
+    ),
+    description: `To the trash (\`note.trashed\`) for ${configured('TRASH_RETENTION_DAYS')} days (TRASH_RETENTION_DAYS): gone from lists, search, tags, backlinks and hub nodes (\`missing: true\`), still counted by NOTES_PER_USER until purged. \`permanent=true\`: deleted at once (\`note.deleted\`). \`version\` must equal the stored version, else \`conflict\` with \`details.current_version\`.`,
+    query: TRASH_DELETE_QUERY,
+    graphql: {
+      kind: 'mutation',
+      field: 'deleteNote',
+      args: { ...idFrom('noteId'), version: queryArg('version', 'Int!'), permanent: queryArg('permanent', 'Boolean') },
+      select: '{ id version }',
+    },
+  },
+  {
+    operationId: 'restoreNote',
+    method: 'post',
+    path: '/trash/note/:noteId/restore',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Bring a note back from the trash',
+    description:
+      'The note comes back as it was (a new version, `note.restored`): its tags, its folder (the top when the folder was deleted meanwhile), its links and backlinks, and hub nodes pointing at it show `missing: false` again. Not in your trash: `not_found`.',
+    params: { noteId: uuidParam },
+    graphql: { kind: 'mutation', field: 'restoreNote', args: idFrom('noteId'), select: '{ id version }' },
+    status: 202,
+    ack: 'Restored the note.',
+    location: noteLocation,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+  },
+  {
+    operationId: 'purgeNote',
+    method: 'delete',
+    path: '/trash/note/:noteId',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Delete a note in the trash for good',
+    description: 'Emits `note.deleted` and frees its place in NOTES_PER_USER. Not in your trash: `not_found`.',
+    params: { noteId: uuidParam },
+    graphql: { kind: 'mutation', field: 'purgeNote', args: idFrom('noteId'), select: '{ id }' },
+    status: 202,
+    ack: 'Purged the note.',
+    location: () => '/api/v1/trash',
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'forbidden', 'not_found'],
+  },
   {
     operationId: 'listNoteBacklinks',
     method: 'get',

@@ -25,6 +25,8 @@ import { CreateVaultTables1795663134211 } from './migrations/1795663134211-Creat
 import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { VaultUserCaps1796000000001 } from './migrations/1796000000001-VaultUserCaps';
+import { VaultTrash1796100000000 } from './migrations/1796100000000-VaultTrash';
+import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
 import { VaultService } from './vault-service';
@@ -42,8 +44,11 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     searchMaxTerms: config.SEARCH_MAX_TERMS,
     searchCandidates: config.SEARCH_CANDIDATES,
     expensive: sharedExpensiveGate(config),
+    trashRetentionDays: config.TRASH_RETENTION_DAYS,
   });
 }
+
+const VAULT_TRASH_PURGE = 'vault.trash_purge';
 
 /** The enrichment worker; `resolve` replaces the system resolver (tests). */
 export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurrency: number) {
@@ -98,6 +103,7 @@ export const vaultSubgraph: SubgraphDefinition = {
     OwnerSearchIndex1795900000001,
     KitJobs1796000000000,
     VaultUserCaps1796000000001,
+    VaultTrash1796100000000,
   ],
   create(deps) {
     const { config, dataSource, logger, events } = deps;
@@ -121,10 +127,21 @@ export const vaultSubgraph: SubgraphDefinition = {
       store: new DiskBlobStore(config.vaultDir),
     });
     const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
+    // The trash's purges (by retention, or an emptied trash), in batches on the same queue.
+    queue.register<PurgeParams>({ kind: VAULT_TRASH_PURGE, batch: service.purgeBatch });
+    const retention = new TrashRetention({
+      dataSource,
+      queue,
+      kind: VAULT_TRASH_PURGE,
+      entity: VaultItem,
+      retentionDays: config.TRASH_RETENTION_DAYS,
+      logger,
+    });
+    service.onTrashed = (at) => retention.trashed(at);
     let stopReporting: (() => void) | undefined;
     return {
       resolvers: [
-        new VaultItemResolver(service),
+        new VaultItemResolver(service, (ownerId) => requestEmptyTrash(queue, VAULT_TRASH_PURGE, ownerId)),
         new VaultContentResolver(service, config.GRAPHQL_MAX_AUDIO_BYTES),
         new VaultRuleResolver(service),
       ],
@@ -150,8 +167,10 @@ export const vaultSubgraph: SubgraphDefinition = {
         await deletions.start();
         await hubCaptures.start();
         worker?.start();
+        await retention.start();
       },
       async stop() {
+        retention.stop();
         stopReporting?.();
         await deletions.stop();
         await hubCaptures.stop();

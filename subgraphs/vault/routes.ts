@@ -13,6 +13,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteInput, RouteSpec } from '../../rest-facade/route-spec';
+import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
 import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { URL_PATTERN } from './url-key';
 
@@ -402,14 +403,18 @@ export const vaultRoutes: RouteSpec[] = [
     path: `${ITEMS}/:itemId`,
     tag: TAG,
     auth: true,
-    summary: 'Delete an item (and its file) at the version you expect',
-    description: 'Deletes the item with its stored file; `?version=` is the version you expect (else 409 `conflict`).',
+    summary: 'Delete an item at the version you expect: to the trash, or for good',
+    description: `To the trash (\`vault.item.trashed\`) for ${configured('TRASH_RETENTION_DAYS')} days (TRASH_RETENTION_DAYS): gone from lists, search, counts and hub nodes (\`missing: true\`), still counted by the caps (its file too) until purged. \`permanent=true\`: deleted at once with its stored file (\`vault.item.deleted\`). \`?version=\` is the version you expect (else 409 \`conflict\`).`,
     params: ITEM_ID,
-    query: VERSION_QUERY,
+    query: TRASH_DELETE_QUERY,
     graphql: {
       kind: 'mutation',
       field: 'deleteVaultItem',
-      args: { ...idFrom('itemId'), version: queryArg('version', 'Int!') },
+      args: {
+        ...idFrom('itemId'),
+        version: queryArg('version', 'Int!'),
+        permanent: queryArg('permanent', 'Boolean'),
+      },
       select: '{ id }',
     },
     status: 202,
@@ -417,6 +422,40 @@ export const vaultRoutes: RouteSpec[] = [
     location: itemLocation,
     response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'not_found', 'conflict'],
+  },
+  {
+    operationId: 'restoreVaultItem',
+    method: 'post',
+    path: '/trash/vault_item/:itemId/restore',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Bring a vault item back from the trash',
+    description:
+      'The item comes back as it was (a new version, `vault.item.restored`): its tags, its file, and hub nodes pointing at it show `missing: false` again. Not in your trash: `not_found`.',
+    params: ITEM_ID,
+    graphql: { kind: 'mutation', field: 'restoreVaultItem', args: idFrom('itemId'), select: '{ id }' },
+    status: 202,
+    ack: 'Restored the item.',
+    location: itemLocation,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    operationId: 'purgeVaultItem',
+    method: 'delete',
+    path: '/trash/vault_item/:itemId',
+    tag: 'Trash',
+    auth: true,
+    summary: 'Delete a vault item in the trash for good',
+    description:
+      'With its stored file; emits `vault.item.deleted` and frees its place in the caps. Not in your trash: `not_found`.',
+    params: ITEM_ID,
+    graphql: { kind: 'mutation', field: 'purgeVaultItem', args: idFrom('itemId'), select: '{ id }' },
+    status: 202,
+    ack: 'Purged the item.',
+    location: () => '/api/v1/trash',
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
   },
   {
     operationId: 'refetchVaultItem',

@@ -5,7 +5,9 @@
 import { createHash, webcrypto } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
-import { In } from 'typeorm';
+import { In, IsNull, Not } from 'typeorm';
+import type { BatchContext } from '../../lib/kit/jobs';
+import { purgeAt, PurgeParams, TrashEntry, trashPage } from '../../lib/kit/trash';
 import type { BlobStore } from '../../lib/blob-store';
 import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
@@ -47,6 +49,8 @@ export interface VaultLimits {
   searchCandidates: number;
   /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
   expensive: ExpensiveGate;
+  /** TRASH_RETENTION_DAYS (default 30). */
+  trashRetentionDays?: number;
 }
 
 export interface CaptureInput {
@@ -330,11 +334,23 @@ export class VaultService {
         ? { ownerId: item.ownerId, sha256: item.sha256 }
         : null;
     if (!where) return null;
-    const existing = await m.findOne(VaultItem, { select: { id: true }, where });
+    const existing = await m.findOne(VaultItem, { select: { id: true, deletedAt: true }, where });
+    if (existing?.deletedAt) this.trashedDuplicates.add(existing.id);
     return existing?.id ?? null;
   }
 
+  /** Told after a commit that put an item in the trash (the retention purge's timer). */
+  onTrashed?: (deletedAt: Date) => void;
+
+  /** Duplicates found in the trash (until purged they keep their URL and content: restore or purge them). */
+  private readonly trashedDuplicates = new Set<string>();
+
   private duplicate(id: string): AppError {
+    if (this.trashedDuplicates.delete(id))
+      return new AppError('conflict', 'That is in your trash: restore it, or purge it first.', {
+        existingId: id,
+        inTrash: true,
+      });
     return new AppError('conflict', 'That is already in your vault.', { existingId: id });
   }
 
@@ -438,7 +454,7 @@ export class VaultService {
 
   /** Another user's item is `not_found`, exactly like an unknown id. */
   async get(ownerId: string, id: string): Promise<VaultItem> {
-    const item = await this.dataSource.manager.findOneBy(VaultItem, { id, ownerId });
+    const item = await this.dataSource.manager.findOneBy(VaultItem, { id, ownerId, deletedAt: IsNull() });
     if (!item) throw new AppError('not_found', 'No such vault item.');
     return item;
   }
@@ -447,7 +463,7 @@ export class VaultService {
     const query = this.dataSource.manager
       .createQueryBuilder(VaultItem, 'item')
       .select(LISTED.map((p) => `item.${p}`))
-      .where('item.ownerId = :ownerId', { ownerId });
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NULL', { ownerId });
     if (f.kind) query.andWhere('item.kind = :kind', { kind: f.kind });
     if (f.category) query.andWhere('item.category = :category', { category: f.category });
     if (f.state) query.andWhere('item.state = :state', { state: f.state });
@@ -533,7 +549,7 @@ export class VaultService {
             .createQueryBuilder(VaultItem, 'i')
             .select('i.category', 'name')
             .addSelect('COUNT(*)', 'count')
-            .where('i.ownerId = :ownerId AND i.category IS NOT NULL', { ownerId })
+            .where('i.ownerId = :ownerId AND i.category IS NOT NULL AND i.deletedAt IS NULL', { ownerId })
             .groupBy('i.category')
             .orderBy('name', 'ASC')
             .getRawMany()
@@ -574,7 +590,7 @@ export class VaultService {
 
   async update(ownerId: string, id: string, version: number, changes: ItemChanges): Promise<VaultItem> {
     const updated = await inTransaction(this.dataSource, async (m) => {
-      const item = await m.findOneBy(VaultItem, { id, ownerId });
+      const item = await m.findOneBy(VaultItem, { id, ownerId, deletedAt: IsNull() });
       if (!item || item.version !== version) return null;
       const set: Partial<VaultItem> = {};
       const changed: string[] = [];
@@ -626,7 +642,12 @@ export class VaultService {
     return updated ?? lostAtVersion('vault item', version, () => this.get(ownerId, id));
   }
 
-  async delete(ownerId: string, id: string, version: number): Promise<VaultItem> {
+  /**
+   * To the trash (a new version, `vault.item.trashed`): gone from lists, search, counts and hub
+   * nodes, still counted by the caps (its file too) until purged; `permanent`: deleted at once.
+   */
+  async delete(ownerId: string, id: string, version: number, permanent = false): Promise<VaultItem> {
+    if (!permanent) return this.trash(ownerId, id, version);
     const item = await this.get(ownerId, id);
     const won =
       item.version === version &&
@@ -648,6 +669,132 @@ export class VaultService {
     if (item.blobKey) await this.store.delete(item.blobKey);
     return item;
   }
+
+  private get retentionDays(): number {
+    return this.limits.trashRetentionDays ?? 30;
+  }
+
+  private async trash(ownerId: string, id: string, version: number): Promise<VaultItem> {
+    const item = await this.get(ownerId, id);
+    const deletedAt = new Date();
+    const trashed = { ...item, deletedAt, version: version + 1 };
+    const won =
+      item.version === version &&
+      (await inTransaction(this.dataSource, async (m) => {
+        const result = await m.update(
+          VaultItem,
+          { id, ownerId, version, deletedAt: IsNull() },
+          { deletedAt, version: version + 1 },
+        );
+        if (affectedRows(result) !== 1) return false;
+        // Its tags leave the counts (the item keeps them in `tags` for a restore).
+        await m.delete(VaultItemTag, { itemId: id });
+        await recordEvent(m, {
+          type: 'vault.item.trashed',
+          userId: ownerId,
+          resourceId: id,
+          data: itemEventData(trashed, {
+            version: trashed.version,
+            purge_at: purgeAt(deletedAt, this.retentionDays).toISOString(),
+          }),
+        });
+        return true;
+      }));
+    if (!won) return lostAtVersion('vault item', version, () => this.get(ownerId, id));
+    this.onTrashed?.(deletedAt);
+    return trashed;
+  }
+
+  private async trashedItem(m: EntityManager, ownerId: string, id: string): Promise<VaultItem> {
+    const item = await m.findOneBy(VaultItem, { id, ownerId, deletedAt: Not(IsNull()) });
+    if (!item) throw new AppError('not_found', 'No such vault item in the trash.');
+    return item;
+  }
+
+  /** Brings a trashed item back as it was (a new version, `vault.item.restored`): tags, file, hub nodes. */
+  async restore(ownerId: string, id: string): Promise<VaultItem> {
+    return inTransaction(this.dataSource, async (m) => {
+      const item = await this.trashedItem(m, ownerId, id);
+      const restored = { ...item, deletedAt: null, version: item.version + 1, updatedAt: new Date() };
+      const result = await m.update(
+        VaultItem,
+        { id, ownerId, version: item.version, deletedAt: Not(IsNull()) },
+        { deletedAt: null, version: restored.version, updatedAt: restored.updatedAt },
+      );
+      if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such vault item in the trash.');
+      await syncTags(m, restored);
+      await recordEvent(m, {
+        type: 'vault.item.restored',
+        userId: ownerId,
+        resourceId: id,
+        data: itemEventData(restored, { version: restored.version }),
+      });
+      return restored;
+    });
+  }
+
+  /** Deletes a trashed item and its file for good (`vault.item.deleted`), in `m`: its caps freed. False: gone meanwhile. */
+  private async purgeRow(m: EntityManager, item: VaultItem): Promise<boolean> {
+    const { id, ownerId } = item;
+    // At the state read, so the pending count is released exactly once.
+    if (affectedRows(await m.delete(VaultItem, { id, ownerId, state: item.state, deletedAt: Not(IsNull()) })) !== 1)
+      return false;
+    await this.releaseCaps(m, item);
+    await m.delete(VaultItemTag, { itemId: id });
+    await recordEvent(m, {
+      type: 'vault.item.deleted',
+      userId: ownerId,
+      resourceId: id,
+      data: itemEventData(item, { reason: 'purged' }),
+    });
+    return true;
+  }
+
+  async purge(ownerId: string, id: string): Promise<VaultItem> {
+    const item = await this.trashedItem(this.dataSource.manager, ownerId, id);
+    if (!(await inTransaction(this.dataSource, (m) => this.purgeRow(m, item))))
+      throw new AppError('not_found', 'No such vault item in the trash.');
+    if (item.blobKey) await this.store.delete(item.blobKey);
+    return item;
+  }
+
+  /** The owner's part of the trash (lib/kit/trash.ts: one order and cursor for every part). */
+  trashed(ownerId: string, limit: number, cursor?: string | null): Promise<Page<TrashEntry>> {
+    const query = this.dataSource.manager
+      .createQueryBuilder(VaultItem, 'item')
+      .select(['item.id', 'item.title', 'item.url', 'item.fileName', 'item.deletedAt'])
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NOT NULL', { ownerId });
+    return trashPage(
+      query,
+      limit,
+      cursor,
+      (i) => ({ type: 'vault_item', title: i.title ?? i.fileName ?? i.url ?? '' }),
+      this.retentionDays,
+    );
+  }
+
+  /** One batch of a purge job: the owner's items trashed at or before `before`; true while more are left. */
+  readonly purgeBatch = async (ctx: BatchContext<PurgeParams>): Promise<boolean> => {
+    const ownerId = ctx.job.ownerId;
+    const due = await this.dataSource.manager
+      .createQueryBuilder(VaultItem, 'item')
+      .where('item.ownerId = :ownerId AND item.deletedAt IS NOT NULL AND item.deletedAt <= :before', {
+        ownerId,
+        before: new Date(ctx.job.params.before),
+      })
+      .orderBy('item.deletedAt', 'ASC')
+      .take(ctx.limit)
+      .getMany();
+    if (!due.length) return false;
+    const gone = await ctx.transaction(async (m) => {
+      const purged: VaultItem[] = [];
+      for (const item of due) if (await this.purgeRow(m, item)) purged.push(item);
+      return purged;
+    });
+    // The files after the commit (a file left by a crash here is an orphan, never a dangling row).
+    for (const item of gone) if (item.blobKey) await this.store.delete(item.blobKey).catch(() => undefined);
+    return due.length === ctx.limit;
+  };
 
   /** A link is enriched again: back to pending (the pending cap applies). */
   async refetch(ownerId: string, id: string): Promise<VaultItem> {

@@ -233,6 +233,8 @@ const { routes } = routeTable(facadeRoutes);
     await show('unarchiveNote', 'POST', `/api/v1/notes/${party.body.id}/unarchive?version=2`, { token });
     const scratch = await post('/api/v1/notes', { title: 'Scratch', body: 'to delete' }, token);
     await show('deleteNote', 'DELETE', `/api/v1/notes/${scratch.body.id}?version=1`, { token });
+    await show('restoreNote', 'POST', `/api/v1/trash/note/${scratch.body.id}/restore`, { token });
+    await api(server.url).delete(`/api/v1/notes/${scratch.body.id}?version=3`, { token });
     const empty = await post('/api/v1/notes/folders', { name: 'Old' }, token);
     await show('deleteNoteFolder', 'DELETE', `/api/v1/notes/folders/${empty.body.id}?version=1`, { token });
 
@@ -340,6 +342,20 @@ const { routes } = routeTable(facadeRoutes);
     await show('removeHubNode', 'DELETE', `/api/v1/hubs/${hubId}/nodes/${noteNode.body.id}?version=1`, { token });
     const spareHub = await post('/api/v1/hubs', { name: 'Scratch' }, token);
     await show('deleteHub', 'DELETE', `/api/v1/hubs/${spareHub.body.id}?version=1`, { token });
+    await show('restoreHub', 'POST', `/api/v1/trash/hub/${spareHub.body.id}/restore`, { token });
+    await api(server.url).delete(`/api/v1/hubs/${spareHub.body.id}?version=3`, { token });
+
+    // ---- the trash -----------------------------------------------------------------------
+    await show('listTrash', 'GET', '/api/v1/trash?limit=10', { token });
+    await show('restoreVaultItem', 'POST', `/api/v1/trash/vault_item/${file.body.id}/restore`, { token });
+    await show('purgeNote', 'DELETE', `/api/v1/trash/note/${scratch.body.id}`, { token });
+    await show('purgeHub', 'DELETE', `/api/v1/trash/hub/${spareHub.body.id}`, { token });
+    const fileNow = await get(`/api/v1/vault/items/${file.body.id}`, token);
+    await api(server.url).delete(`/api/v1/vault/items/${file.body.id}?version=${fileNow.body.version}`, { token });
+    await show('purgeVaultItem', 'DELETE', `/api/v1/trash/vault_item/${file.body.id}`, { token });
+    const leftover = await post('/api/v1/notes', { title: 'Leftover', body: 'for the trash' }, token);
+    await api(server.url).delete(`/api/v1/notes/${leftover.body.id}?version=1`, { token });
+    await show('emptyTrash', 'DELETE', '/api/v1/trash', { token });
 
     // ---- integrations: webhooks ----------------------------------------------------------
     const hook = await show('createWebhook', 'POST', '/api/v1/integrations/webhooks', {

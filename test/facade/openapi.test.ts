@@ -159,6 +159,7 @@ describe('the OpenAPI document', () => {
       'listNotes',
       'listSessions',
       'listSyntheses',
+      'listTrash',
       'listUsers',
       'listVaultItems',
       'listVoices',

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { eventsRoutes } from '../../gateway/events-routes';
 import type { RouteSpec } from '../../rest-facade/route-spec';
+import { trashRoutes } from '../../rest-facade/trash-routes';
 import { modules } from '../../subgraphs';
 
 export const API_EXAMPLES_DOC = path.join(__dirname, '../../docs/api-examples.md');
@@ -17,6 +18,7 @@ export const MODULE_PAGES: Record<string, string[]> = {
   'docs/integrations.md': ['integrations', 'createapikey'],
   'docs/notes.md': ['notes'],
   'docs/vault.md': ['vault'],
+  'docs/trash.md': ['trash'],
 };
 
 export interface Example {
@@ -41,6 +43,7 @@ export interface Section {
 export function moduleSections(): Section[] {
   return [
     ...modules.flatMap((m) => (m.routes ? [{ name: m.name, routes: m.routes.routes }] : [])),
+    { name: 'trash', routes: trashRoutes.routes },
     { name: 'events', routes: eventsRoutes.routes },
   ];
 }

@@ -251,8 +251,8 @@ describe('hubs', () => {
       'conflict',
       { limit: 'HUBS_PER_USER', max: 3, count: 3 },
     ]);
-    // A deleted hub frees its place.
-    expect((await call('DELETE', HUB, `${H}/${ids[2]}?version=1`, token)).status).toBe(202);
+    // A hub deleted for good frees its place (a trashed one counts until purged: test/trash).
+    expect((await call('DELETE', HUB, `${H}/${ids[2]}?version=1&permanent=true`, token)).status).toBe(202);
     ids[2] = await createHub(token);
 
     const hub = ids[0];

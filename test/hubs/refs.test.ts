@@ -434,7 +434,10 @@ describe('user.deleted', () => {
     });
     expect(imported.status).toBe(202);
     const hub = imported.body.id;
-    expect((await request(server.url, 'DELETE', `${H}/${hub}?version=1`, { token: owner.token })).status).toBe(202);
+    // Deleted for good (a trashed hub keeps its rows until purged: test/trash).
+    expect(
+      (await request(server.url, 'DELETE', `${H}/${hub}?version=1&permanent=true`, { token: owner.token })).status,
+    ).toBe(202);
     expect((await request(server.url, 'GET', `${H}/${hub}`, { token: owner.token })).status).toBe(404);
     const db = await openDatabase(server.config, hubsSubgraph);
     try {

@@ -229,6 +229,38 @@ const SAMPLES: Record<string, () => Promise<Sample>> = {
       settle: () => untilLogged(log, id, 'note.unarchived'),
     };
   },
+  // ---- the trash: a restore repeated answers the first answer, not not_found -------------
+  restoreNote: async () => {
+    const { token, id } = await noteOfFreshUser();
+    await http.delete(`/api/v1/notes/${id}?version=1`, { token });
+    await untilLogged(log, id, 'note.trashed');
+    return {
+      path: `/api/v1/trash/note/${id}/restore`,
+      token,
+      settle: () => untilLogged(log, id, 'note.restored'),
+    };
+  },
+  restoreVaultItem: async () => {
+    const { token, id } = await vaultItemOfFreshUser({ text: 'A text about telescopes.' });
+    const { version } = (await http.get(`/api/v1/vault/items/${id}`, { token })).body as { version: number };
+    await http.delete(`/api/v1/vault/items/${id}?version=${version}`, { token });
+    await untilLogged(log, id, 'vault.item.trashed');
+    return {
+      path: `/api/v1/trash/vault_item/${id}/restore`,
+      token,
+      settle: () => untilLogged(log, id, 'vault.item.restored'),
+    };
+  },
+  restoreHub: async () => {
+    const { token, hubId } = await hubOfFreshUser();
+    await http.delete(`/api/v1/hubs/${hubId}?version=1`, { token });
+    await untilLogged(log, hubId, 'hub.trashed');
+    return {
+      path: `/api/v1/trash/hub/${hubId}/restore`,
+      token,
+      settle: () => untilLogged(log, hubId, 'hub.restored'),
+    };
+  },
   captureVaultItem: async () => ({
     path: '/api/v1/vault/items',
     body: { text: 'A text about telescopes.', title: 'a text' },

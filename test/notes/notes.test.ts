@@ -361,8 +361,9 @@ describe('notes over GraphQL', () => {
         code: 'conflict',
         details: { limit: 'NOTES_PER_USER', max: NOTES_CAP, count: NOTES_CAP },
       });
+    // A trashed note still counts (test/trash); one deleted for good frees its place.
     await gql(
-      'mutation ($id: ID!) { deleteNote(id: $id, version: 1) { id } }',
+      'mutation ($id: ID!) { deleteNote(id: $id, version: 1, permanent: true) { id } }',
       { id: ok[0].data.createNote.id },
       user.token,
     );
@@ -484,7 +485,11 @@ describe('notes over GraphQL', () => {
       await gql(UPDATE, { id: note.id, v: 1, body: 'new secret body', pinned: true }, user.token);
       await gql('mutation ($id: ID!) { archiveNote(id: $id, version: 2) { id } }', { id: note.id }, user.token);
       await gql('mutation ($id: ID!) { unarchiveNote(id: $id, version: 3) { id } }', { id: note.id }, user.token);
-      await gql('mutation ($id: ID!) { deleteNote(id: $id, version: 4) { id } }', { id: note.id }, user.token);
+      await gql(
+        'mutation ($id: ID!) { deleteNote(id: $id, version: 4, permanent: true) { id } }',
+        { id: note.id },
+        user.token,
+      );
       await gql('mutation ($id: ID!) { deleteNoteFolder(id: $id, version: 2) { id } }', { id: folder.id }, user.token);
       const frames = await stream.waitFor(() => true, 8, 20_000);
       expect(frames.map((f) => f.event)).toEqual([

@@ -455,10 +455,15 @@ describe('listing, search and content', () => {
     void updated;
     const blob = path.join(server.config.vaultDir, `${made.file}.bin`);
     expect(fs.existsSync(blob)).toBe(true);
+    // A delete puts it in the trash: gone from reads, its file kept for a restore; the purge takes the file.
     const deleted = await call(user, 'DELETE', ONE, `${ITEMS}/${made.file}?version=${item.version + 1}`);
     expect(deleted.status).toBe(202);
-    expect(fs.existsSync(blob)).toBe(false);
     expect((await call(user, 'GET', ONE, `${ITEMS}/${made.file}`)).status).toBe(404);
+    expect((await call(user, 'GET', `${ONE}/content`, `${ITEMS}/${made.file}/content`)).status).toBe(404);
+    expect(fs.existsSync(blob)).toBe(true);
+    const purge = '/api/v1/trash/vault_item';
+    expect((await call(user, 'DELETE', `${purge}/{itemId}`, `${purge}/${made.file}`)).status).toBe(202);
+    expect(fs.existsSync(blob)).toBe(false);
   });
 });
 

@@ -48,4 +48,8 @@ export class Hub {
   @Field({ description: 'Moves with every change of the hub, its nodes and its edges.' })
   @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt!: Date;
+
+  /** Null: live. Set: in the trash since then (lib/kit/trash.ts), with its nodes and edges; read by the trash only. */
+  @Column({ name: 'deleted_at', type: 'datetime', precision: 3, nullable: true })
+  deletedAt!: Date | null;
 }

@@ -1,8 +1,9 @@
 import type { ExpensiveGate } from '../../../lib/kit/expensive';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { TrashEmptying, TrashEntry, TrashPage } from '../../../lib/kit/trash';
 import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
@@ -48,7 +49,12 @@ const defined = <T extends object>(o: T) =>
 
 @Resolver(() => Hub)
 export class HubResolver {
-  constructor(private readonly service: HubService) {}
+  constructor(
+    private readonly service: HubService,
+    private readonly emptyTrash: (ownerId: string) => Promise<TrashEmptying> = () => {
+      throw new Error('no trash queue');
+    },
+  ) {}
 
   @RequiresScopes('hubs:write')
   @Mutation(() => Hub, { description: 'Create an empty hub (version 1).' })
@@ -78,10 +84,46 @@ export class HubResolver {
 
   @RequiresScopes('hubs:write')
   @Mutation(() => Hub, {
-    description: 'Delete the hub at the given version; its nodes and edges go in the background.',
+    description:
+      'Delete the hub at the given version: to the trash, or (permanent) for good, its nodes and edges going in the background.',
   })
-  deleteHub(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
-    return this.service.delete(userOf(ctx), id, version);
+  deleteHub(
+    @Args() { id, version }: VersionedIdArgs,
+    @Arg('permanent', () => Boolean, {
+      defaultValue: false,
+      description: 'true: deleted at once; false (default): to the trash for TRASH_RETENTION_DAYS.',
+    })
+    permanent: boolean,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Hub> {
+    return this.service.delete(userOf(ctx), id, version, permanent);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => Hub, { description: 'Bring a hub back from the trash, with its nodes and edges.' })
+  restoreHub(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Hub> {
+    return this.service.restore(userOf(ctx), id);
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => TrashEntry, { description: 'Delete a hub in the trash for good (hub.deleted).' })
+  async purgeHub(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TrashEntry> {
+    const hub = await this.service.purge(userOf(ctx), id);
+    return { type: 'hub', id: hub.id, title: hub.name, deletedAt: hub.deletedAt!, purgeAt: new Date() };
+  }
+
+  @RequiresScopes('hubs:write')
+  @Mutation(() => TrashEmptying, {
+    description: 'Purge every hub in your trash, in the background (past JOBS_PENDING_PER_USER: rate_limit_exceeded).',
+  })
+  emptyHubTrash(@Ctx() ctx: SubgraphContext): Promise<TrashEmptying> {
+    return this.emptyTrash(userOf(ctx));
+  }
+
+  @RequiresScopes('hubs:read')
+  @Query(() => TrashPage, { description: 'Your hubs in the trash, the last trashed first (a part of GET /trash).' })
+  trashedHubs(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<TrashEntry>> {
+    return this.service.trashed(userOf(ctx), first, after);
   }
 
   @RequiresScopes('hubs:read')

@@ -72,6 +72,10 @@ export class Note extends NoteFieldsBase {
   @Column({ type: 'varchar', length: 300 })
   excerpt!: string;
 
+  /** Null: live. Set: in the trash since then (lib/kit/trash.ts); gone from every read but the trash's. */
+  @Column({ name: 'deleted_at', type: 'datetime', precision: 3, nullable: true })
+  deletedAt!: Date | null;
+
   /** SQLite: the note's row in the FTS5 index (notes_fts.rowid); MySQL indexes the columns themselves. */
   @Column({ name: 'search_id', type: 'integer', nullable: true })
   searchId!: number | null;

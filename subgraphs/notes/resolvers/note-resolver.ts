@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, MaxLength } from 'class-validator';
 import {
   Args,
   ArgsType,
@@ -15,6 +15,7 @@ import {
 } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { TrashEmptying, TrashEntry, TrashPage } from '../../../lib/kit/trash';
 import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
@@ -138,11 +139,22 @@ class TagRenameAccepted {
   @Field() to!: string;
 }
 
+@ArgsType()
+class DeleteNoteArgs extends VersionedIdArgs {
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description: 'true: deleted at once; false (default): to the trash for TRASH_RETENTION_DAYS.',
+  })
+  @IsBoolean()
+  permanent!: boolean;
+}
+
 @Resolver(() => Note)
 export class NoteResolver {
   constructor(
     private readonly service: NoteService,
     private readonly jobs: NoteJobs,
+    private readonly emptyTrash: (ownerId: string) => Promise<TrashEmptying>,
   ) {}
 
   @RequiresScopes('notes:write')
@@ -177,10 +189,40 @@ export class NoteResolver {
 
   @RequiresScopes('notes:write')
   @Mutation(() => Note, {
-    description: 'Delete the note at the given version; `conflict` (with currentVersion) when it has another.',
+    description:
+      'Delete the note at the given version (to the trash unless permanent); `conflict` (with currentVersion) when it has another.',
   })
-  deleteNote(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<Note> {
-    return this.service.delete(ctx.principal!.userId, id, version);
+  deleteNote(@Args() { id, version, permanent }: DeleteNoteArgs, @Ctx() ctx: SubgraphContext): Promise<Note> {
+    return this.service.delete(ctx.principal!.userId, id, version, permanent);
+  }
+
+  @RequiresScopes('notes:write')
+  @Mutation(() => Note, {
+    description: 'Bring a note back from the trash: its tags, folder (the top when it went), links and backlinks.',
+  })
+  restoreNote(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Note> {
+    return this.service.restore(ctx.principal!.userId, id);
+  }
+
+  @RequiresScopes('notes:write')
+  @Mutation(() => TrashEntry, { description: 'Delete a note in the trash for good (note.deleted).' })
+  async purgeNote(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TrashEntry> {
+    const note = await this.service.purge(ctx.principal!.userId, id);
+    return { type: 'note', id: note.id, title: note.title, deletedAt: note.deletedAt!, purgeAt: new Date() };
+  }
+
+  @RequiresScopes('notes:write')
+  @Mutation(() => TrashEmptying, {
+    description: 'Purge every note in your trash, in the background (past JOBS_PENDING_PER_USER: rate_limit_exceeded).',
+  })
+  emptyNoteTrash(@Ctx() ctx: SubgraphContext): Promise<TrashEmptying> {
+    return this.emptyTrash(ctx.principal!.userId);
+  }
+
+  @RequiresScopes('notes:read')
+  @Query(() => TrashPage, { description: 'Your notes in the trash, the last trashed first (a part of GET /trash).' })
+  trashedNotes(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<TrashEntry>> {
+    return this.service.trashed(ctx.principal!.userId, first, after);
   }
 
   @RequiresScopes('notes:write')

@@ -135,6 +135,10 @@ export class VaultItem {
   @Column({ name: 'blob_key', type: 'varchar', length: 100, nullable: true })
   blobKey!: string | null;
 
+  /** Null: live. Set: in the trash since then (lib/kit/trash.ts); gone from every read but the trash's. */
+  @Column({ name: 'deleted_at', type: 'datetime', precision: 3, nullable: true })
+  deletedAt!: Date | null;
+
   @Field(() => String, { description: '`pending`, then `ready` or `failed`.' })
   @Column({ type: 'varchar', length: 10 })
   state!: VaultItemState;

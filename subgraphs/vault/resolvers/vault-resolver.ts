@@ -1,5 +1,6 @@
 import { IsIn, IsInt, IsOptional, Max, MaxLength, Min } from 'class-validator';
 import {
+  Arg,
   Args,
   ArgsType,
   Ctx,
@@ -18,6 +19,7 @@ import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { AppError } from '../../../lib/errors';
 import { OperationBudget } from '../../../lib/operation-budget';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { TrashEmptying, TrashEntry, TrashPage } from '../../../lib/kit/trash';
 import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
@@ -254,7 +256,12 @@ class VaultItemContent {
 
 @Resolver(() => VaultItem)
 export class VaultItemResolver {
-  constructor(private readonly service: VaultService) {}
+  constructor(
+    private readonly service: VaultService,
+    private readonly emptyTrash: (ownerId: string) => Promise<TrashEmptying> = () => {
+      throw new Error('no trash queue');
+    },
+  ) {}
 
   @RequiresScopes('vault:write')
   @Mutation(() => VaultItem, {
@@ -279,8 +286,53 @@ export class VaultItemResolver {
 
   @RequiresScopes('vault:write')
   @Mutation(() => VaultItem, { description: 'Delete an item (and its file) at the version you expect.' })
-  deleteVaultItem(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<VaultItem> {
-    return this.service.delete(ctx.principal!.userId, id, version);
+  deleteVaultItem(
+    @Args() { id, version }: VersionedIdArgs,
+    @Arg('permanent', () => Boolean, {
+      defaultValue: false,
+      description: 'true: deleted at once; false (default): to the trash for TRASH_RETENTION_DAYS.',
+    })
+    permanent: boolean,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<VaultItem> {
+    return this.service.delete(ctx.principal!.userId, id, version, permanent);
+  }
+
+  @RequiresScopes('vault:write')
+  @Mutation(() => VaultItem, { description: 'Bring an item back from the trash: its tags, file and hub nodes.' })
+  restoreVaultItem(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<VaultItem> {
+    return this.service.restore(ctx.principal!.userId, id);
+  }
+
+  @RequiresScopes('vault:write')
+  @Mutation(() => TrashEntry, {
+    description: 'Delete an item in the trash (and its file) for good (vault.item.deleted).',
+  })
+  async purgeVaultItem(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TrashEntry> {
+    const item = await this.service.purge(ctx.principal!.userId, id);
+    return {
+      type: 'vault_item',
+      id: item.id,
+      title: item.title ?? '',
+      deletedAt: item.deletedAt!,
+      purgeAt: new Date(),
+    };
+  }
+
+  @RequiresScopes('vault:write')
+  @Mutation(() => TrashEmptying, {
+    description: 'Purge every item in your trash, in the background (past JOBS_PENDING_PER_USER: rate_limit_exceeded).',
+  })
+  emptyVaultTrash(@Ctx() ctx: SubgraphContext): Promise<TrashEmptying> {
+    return this.emptyTrash(ctx.principal!.userId);
+  }
+
+  @RequiresScopes('vault:read')
+  @Query(() => TrashPage, {
+    description: 'Your vault items in the trash, the last trashed first (a part of GET /trash).',
+  })
+  trashedVaultItems(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<TrashEntry>> {
+    return this.service.trashed(ctx.principal!.userId, first, after);
   }
 
   @RequiresScopes('vault:write')
