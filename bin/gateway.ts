@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createGateway } from '../gateway';
 import { startEvents } from '../gateway/events';
-import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
 import { ApiKeyExchange } from '../lib/api-keys';
 import { IdempotencyStore } from '../lib/idempotency';
@@ -50,7 +49,7 @@ export async function startGatewayServer(config: Config) {
     logger,
     browsers: true,
     checks: async () => {
-      const [report, events] = await Promise.all([gateway.readiness(), pingDatabase(log.dataSource)]);
+      const [report, events] = await Promise.all([gateway.readiness(), log.ready()]);
       return { ...report, checks: { ...report.checks, events: events ? 'up' : 'down' } };
     },
   });
