@@ -3,6 +3,7 @@
 // lets it settle, then reads its CPU from /proc for BENCH_IDLE_SECONDS (default 20). With
 // BENCH_BASE=<another checkout's dist/bench> that build's server idles beside it, measured over the
 // same seconds (before/after of a change in one run). Issue 28's target: at most 5 ms per second.
+// BENCH_EVENT_LOG_URL=nats://127.0.0.1:4222 runs the servers with the event log on JetStream.
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchEnv, cpuMs, printTable, removeBenchData } from './harness';
@@ -27,7 +28,13 @@ export async function run(): Promise<void> {
   try {
     for (const b of builds) {
       // As `npm start` runs it (package.json), with no bootstrap user: nothing but the server itself.
-      const env = benchEnv(db, { LOG_LEVEL: 'warn', AUTH_BOOTSTRAP_USERNAME: '', AUTH_BOOTSTRAP_PASSWORD: '' });
+      const env = benchEnv(db, {
+        LOG_LEVEL: 'warn',
+        AUTH_BOOTSTRAP_USERNAME: '',
+        AUTH_BOOTSTRAP_PASSWORD: '',
+        // BENCH_EVENT_LOG_URL=nats://…: the event log on JetStream (its wake-ups replace the polls).
+        ...(process.env.BENCH_EVENT_LOG_URL ? { EVENT_LOG_URL: process.env.BENCH_EVENT_LOG_URL } : {}),
+      });
       servers.push({
         name: b.name,
         env,

@@ -5,7 +5,6 @@ import type { Express } from 'express';
 import { createGateway, Gateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
-import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
 import { ApiKeyExchange } from '../lib/api-keys';
 import { IdempotencyStore } from '../lib/idempotency';
@@ -66,7 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       execute: (r) => gateway.execute(r),
       subscribe: (r) => events.subscribe(r),
       checks: async () => {
-        const [report, events] = await Promise.all([gateway.readiness(), pingDatabase(log.dataSource)]);
+        const [report, events] = await Promise.all([gateway.readiness(), log.ready()]);
         return { ...report, checks: { ...report.checks, events: events ? 'up' : 'down' } };
       },
     },

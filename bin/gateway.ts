@@ -8,7 +8,6 @@ import { createGateway } from '../gateway';
 // The module list installs the scope catalogue tokens and the event stream check against (lib/scopes.ts); it loads no module's code.
 import '../subgraphs';
 import { startEvents } from '../gateway/events';
-import { pingDatabase } from '../lib/database/ping';
 import { EventLog } from '../lib/event-log';
 import { ApiKeyExchange } from '../lib/api-keys';
 import { IdempotencyStore } from '../lib/idempotency';
@@ -52,7 +51,7 @@ export async function startGatewayServer(config: Config) {
     logger,
     browsers: true,
     checks: async () => {
-      const [report, events] = await Promise.all([gateway.readiness(), pingDatabase(log.dataSource)]);
+      const [report, events] = await Promise.all([gateway.readiness(), log.ready()]);
       return { ...report, checks: { ...report.checks, events: events ? 'up' : 'down' } };
     },
   });

@@ -69,6 +69,8 @@ export interface EventLogBackend {
   onAppend(listener: () => void): () => void;
   /** The position before the first event appended at or after `time` (where a reader of recent events starts). */
   positionBefore?(time: Date): Promise<number>;
+  /** Whether the backend answers within `timeoutMs` (readiness; the table's database is pinged by the log). */
+  ping(timeoutMs: number): Promise<boolean>;
   /** JetStream only: readers whose positions the log keeps (durable consumers). */
   durableReader?(options: DurableReaderOptions): Promise<DurableReader>;
   close(): Promise<void>;
@@ -162,6 +164,10 @@ export class TableBackend implements EventLogBackend {
 
   onAppend(listener: () => void): () => void {
     return onCommit(this.dataSource, listener);
+  }
+
+  ping(): Promise<boolean> {
+    return Promise.resolve(true); // the `events` database: pinged by the log itself
   }
 
   async close(): Promise<void> {
@@ -392,6 +398,22 @@ export class JetStreamBackend implements EventLogBackend {
     const info = await this.jsm.streams.info(this.settings.stream);
     const state = info.state as { first_seq: number; last_seq: number };
     return { lastSeq: state.last_seq, prunedThrough: Math.max(0, state.first_seq - 1) };
+  }
+
+  /** The stream answers (its info) within `timeoutMs`. */
+  async ping(timeoutMs: number): Promise<boolean> {
+    if (this.nc.isClosed()) return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.jsm.streams.info(this.settings.stream).then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   prune(): Promise<number> {

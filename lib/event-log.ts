@@ -15,6 +15,7 @@ import {
 } from 'typeorm';
 import type { Config } from './config';
 import { openDatabase } from './database/open';
+import { pingDatabase } from './database/ping';
 import { columns, isUniqueViolation } from './database/portable';
 import { CreateIdempotencyKeys1764000000000, IdempotencyRecord } from './idempotency';
 import { anyRow } from './database/reads';
@@ -256,6 +257,12 @@ export class EventLog {
       .from(SpentStreamTicket)
       .where('expires_at < :now', { now })
       .execute();
+  }
+
+  /** For readiness: the `events` database answers, and so does the backend (the NATS servers). */
+  async ready(timeoutMs = 2000): Promise<boolean> {
+    const [db, backend] = await Promise.all([pingDatabase(this.dataSource, timeoutMs), this.backend.ping(timeoutMs)]);
+    return db && backend;
   }
 
   async close(): Promise<void> {

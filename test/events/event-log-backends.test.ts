@@ -55,9 +55,10 @@ describe.each(backends)('the event log on its %s backend', (kind, extra) => {
     await cleanupDatabases(config);
   });
 
-  it('is the backend EVENT_LOG_URL names', () => {
+  it('is the backend EVENT_LOG_URL names', async () => {
     expect(writer.backend.kind).toBe(kind);
     expect(writer.backend instanceof JetStreamBackend).toBe(kind === 'jetstream');
+    expect(await writer.ready()).toBe(true); // readiness: the events database and the backend answer
   });
 
   it('hands out positions in append order, and keeps an event offered twice once (its id)', async () => {
