@@ -9,6 +9,7 @@ import { Column, Entity, PrimaryColumn, Table } from 'typeorm';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { affectedRows, columns } from '../database/portable';
 import { AppError } from '../errors';
+import { isSqlite } from '../database/driver';
 
 /** A cap: the setting that sets it (also the counter's name) and its value. */
 export interface Cap {
@@ -84,7 +85,13 @@ export class UserCaps {
     for (const { cap, n = 1 } of [...takes].sort((a, b) => (a.cap.limit < b.cap.limit ? -1 : 1))) {
       if (n <= 0) continue;
       if (await tryTake(m, ownerId, cap, n)) continue;
-      const row = await m.findOneBy(UserCap, { ownerId, cap: cap.limit });
+      // A locking read on MySQL (FOR UPDATE: MariaDB has no FOR SHARE; the failed UPDATE holds the row
+      // already): it reads the latest committed count, where a plain read inside
+      // REPEATABLE READ would show the transaction's snapshot (a refusal saying 4 held of 5).
+      const row = await m.findOne(UserCap, {
+        where: { ownerId, cap: cap.limit },
+        ...(isSqlite(m.connection) ? {} : { lock: { mode: 'pessimistic_write' as const } }),
+      });
       if (!row) {
         // Not made by prepare(): made here (a consumer's transaction, a new process).
         await insertIgnore(m, ownerId, [cap.limit]);

@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { loadKeys, TokenSigner, TokenVerifier } from '../../lib/tokens';
+// The module list installs the scope catalogue a token from before scopes is read with (lib/scopes.ts), as every entry point loads it.
+import '../../subgraphs';
 
 const keys = loadKeys({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'fav-keys-')) });
 const signer = new TokenSigner(keys, 'test-issuer');
