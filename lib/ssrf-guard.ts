@@ -12,7 +12,7 @@ import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 
 /** The connection was refused before anything was sent: the address is not a public one. */
 export class BlockedAddressError extends Error {
@@ -100,8 +100,22 @@ function unbracketed(host: string): string {
 /**
  * An undici dispatcher whose every connection goes through the guard. Pass it as `dispatcher`
  * to undici's `request`/`fetch`; redirects followed by the caller connect through it again.
+ * The allow-list is checked now; undici is loaded and the agent made on first use (a process
+ * that sends no webhook and fetches no page does not hold undici's 8 MiB: issue 44).
  */
-export function guardedAgent(options: GuardOptions = {}): Agent {
+export function guardedAgent(options: GuardOptions = {}): Dispatcher {
+  const make = guardedAgentMaker(options);
+  let agent: Agent | undefined;
+  return new Proxy({} as Dispatcher, {
+    get(_target, property) {
+      agent ??= make();
+      const value = Reflect.get(agent, property, agent) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(agent) : value;
+    },
+  });
+}
+
+function guardedAgentMaker(options: GuardOptions): () => Agent {
   // Host → the ports listed for it; null: every port.
   const allowed = new Map<string, Set<number> | null>();
   for (const entry of options.allowHosts ?? []) {
@@ -115,37 +129,41 @@ export function guardedAgent(options: GuardOptions = {}): Agent {
   }
   const resolve = options.resolve ?? systemResolve;
   const timeout = options.connectTimeoutMs ?? 10_000;
-  const connectLiteral = buildConnector({ timeout });
 
-  return new Agent({
-    connect(connectOptions, callback) {
-      const host = unbracketed(connectOptions.hostname.toLowerCase());
-      const port = Number(connectOptions.port) || (connectOptions.protocol === 'https:' ? 443 : 80);
-      const ports = allowed.get(host);
-      const listed = ports === null || (ports !== undefined && ports.has(port));
-      const passes = (address: string) => listed || isPublicAddress(address);
+  return () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Agent, buildConnector } = require('undici') as typeof import('undici');
+    const connectLiteral = buildConnector({ timeout });
+    return new Agent({
+      connect(connectOptions, callback) {
+        const host = unbracketed(connectOptions.hostname.toLowerCase());
+        const port = Number(connectOptions.port) || (connectOptions.protocol === 'https:' ? 443 : 80);
+        const ports = allowed.get(host);
+        const listed = ports === null || (ports !== undefined && ports.has(port));
+        const passes = (address: string) => listed || isPublicAddress(address);
 
-      if (ipaddr.isValid(host)) {
-        // A literal address: Node would not look it up, so it is checked here.
-        if (!passes(host)) return callback(new BlockedAddressError(host, host), null);
-        return connectLiteral(connectOptions, callback);
-      }
-      // Resolved once, checked, and the socket is handed only the checked addresses.
-      resolve(host).then(
-        (addresses) => {
-          const permitted = addresses.filter((a) => passes(a.address));
-          if (!permitted.length) {
-            return callback(new BlockedAddressError(host, addresses[0]?.address ?? 'nothing'), null);
-          }
-          const lookup: LookupFunction = (_name, lookupOptions, done) => {
-            if (lookupOptions.all) return (done as (e: null, a: LookupAddress[]) => void)(null, permitted);
-            done(null, permitted[0].address, permitted[0].family);
-          };
-          // undici hands the socket its connector's options, so the checked lookup needs a connector of its own.
-          buildConnector({ timeout, lookup })(connectOptions, callback);
-        },
-        (err: Error) => callback(err, null),
-      );
-    },
-  });
+        if (ipaddr.isValid(host)) {
+          // A literal address: Node would not look it up, so it is checked here.
+          if (!passes(host)) return callback(new BlockedAddressError(host, host), null);
+          return connectLiteral(connectOptions, callback);
+        }
+        // Resolved once, checked, and the socket is handed only the checked addresses.
+        resolve(host).then(
+          (addresses) => {
+            const permitted = addresses.filter((a) => passes(a.address));
+            if (!permitted.length) {
+              return callback(new BlockedAddressError(host, addresses[0]?.address ?? 'nothing'), null);
+            }
+            const lookup: LookupFunction = (_name, lookupOptions, done) => {
+              if (lookupOptions.all) return (done as (e: null, a: LookupAddress[]) => void)(null, permitted);
+              done(null, permitted[0].address, permitted[0].family);
+            };
+            // undici hands the socket its connector's options, so the checked lookup needs a connector of its own.
+            buildConnector({ timeout, lookup })(connectOptions, callback);
+          },
+          (err: Error) => callback(err, null),
+        );
+      },
+    });
+  };
 }

@@ -8,7 +8,7 @@
 // of WEBHOOK_CONCURRENCY: the others go on.
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { In, LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
@@ -23,6 +23,10 @@ import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
 import { NO_LEASE } from './webhook-service';
 import { signedHeaders } from './webhook-signing';
+
+/** undici's request, loaded on first use (issue 44's idle memory). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const undiciRequest = () => (require('undici') as typeof import('undici')).request;
 
 export type DeliveryConfig = Pick<
   Config,
@@ -253,7 +257,7 @@ export class WebhookDeliveryWorker {
     const start = Date.now();
     const took = () => Date.now() - start;
     try {
-      const res = await request(webhook.url, {
+      const res = await undiciRequest()(webhook.url, {
         method: 'POST',
         headers: { ...signedHeaders(secrets, delivery.eventId, delivery.payload), 'user-agent': 'webhooks' },
         body: delivery.payload,

@@ -4,8 +4,12 @@
 // everything (a server that trickles bytes is cut off by it).
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { isBlockedAddress } from '../../lib/ssrf-guard';
+
+/** undici's request, loaded on first use (issue 44's idle memory). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const undiciRequest = () => (require('undici') as typeof import('undici')).request;
 
 export interface FetchLimits {
   maxBytes: number;
@@ -124,7 +128,7 @@ export async function fetchPage(url: URL, dispatcher: Dispatcher, limits: FetchL
     for (let redirects = 0; ; redirects++) {
       if (current.protocol !== 'http:' && current.protocol !== 'https:')
         throw new FetchError('unsupported_scheme', 'Only http and https URLs are fetched.');
-      const answer = await request(current, {
+      const answer = await undiciRequest()(current, {
         method: 'GET',
         dispatcher,
         signal,
