@@ -8,6 +8,7 @@ import { createLogger } from './logger';
 import { metricsHandler } from './metrics';
 import { HopSecret } from './hop';
 import { startTracing, stopTracing } from './tracing';
+import { closeBlobStores } from './blob-store';
 
 export interface HttpServer {
   server: http.Server;
@@ -203,6 +204,8 @@ export function runService(
         async () => {
           metrics?.close();
           await service.close();
+          // After every module has stopped: they write blobs until then.
+          await closeBlobStores();
           await stopTracing();
         },
         (message) => logger.info(message),
