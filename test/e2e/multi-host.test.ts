@@ -117,6 +117,27 @@ onMysql.each([
         await res.arrayBuffer().catch(() => undefined);
       }
     }
+    if (store === 'on') {
+      // Speech read while the worker still writes it: facade 2's tts process reads the growing
+      // object (segments and their manifest) the worker process is appending to in the store.
+      const abort = new AbortController();
+      const speech = await fetch(`${layout.facades[1].url}/v1/audio/speech`, {
+        method: 'POST',
+        signal: abort.signal,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          model: 'tts-1',
+          voice: 'alloy',
+          response_format: 'pcm',
+          input: 'A long text, streamed from another host while it renders. '.repeat(150),
+        }),
+      });
+      expect(speech.status).toBe(200);
+      const speechId = speech.headers.get('x-synthesis-id')!;
+      expect((await speech.body!.getReader().read()).value!.length).toBeGreaterThan(0);
+      expect((await one.get(`/api/v1/tts/syntheses/${speechId}`, { token })).body.state).toBe('running');
+      abort.abort();
+    }
     const other = await content(layout.facades[1].url);
     if (store === 'on') {
       expect(other.status).toBe(200);
