@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { DataSourceOptions, Logger } from 'typeorm';
 import type { Config } from './lib/config';
 import { isMysql, mysqlDatabaseName, mysqlServer } from './lib/database/mysql-url';
+import { sharedPoolDriver } from './lib/database/shared-pool';
 
 export { isMysql, mysqlDatabaseName };
 
@@ -46,6 +47,7 @@ export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSou
     };
   }
   const server = mysqlServer(config);
+  const database = mysqlDatabaseName(config, spec.name);
   return {
     ...common,
     type: 'mysql',
@@ -53,7 +55,10 @@ export function dataSourceOptions(config: Config, spec: DataSourceSpec): DataSou
     port: server.port,
     username: server.user,
     password: server.password,
-    database: mysqlDatabaseName(config, spec.name),
+    database,
+    // One pool per server in the process, shared by every module's database (lib/database/shared-pool.ts):
+    // DATABASE_POOL_SIZE connections to a server, however many databases the process opens.
+    driver: sharedPoolDriver(database),
     charset: 'utf8mb4_unicode_ci',
     timezone: 'Z',
     poolSize: config.DATABASE_POOL_SIZE,

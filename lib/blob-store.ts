@@ -1,10 +1,12 @@
-// Where stored bytes live (rendered audio, Vault files): a small interface, so that an object
-// store can take the place of the local disk (a folder every process shares: DATA_DIR/audio,
-// DATA_DIR/vault). Keys are chosen by the module (`<synthesis id>.wav`, `<item id>.bin`), never
-// by a caller.
+// Where stored bytes live (rendered audio, cached encodings, Vault files): a small interface, so
+// that an object store (BLOB_STORE_URL: a JetStream object store or S3, lib/blob-stores/) can take
+// the place of the local disk (DATA_DIR/audio, DATA_DIR/vault: a folder every process must share).
+// Keys are chosen by the module (`<synthesis id>.wav`, `<item id>.bin`), never by a caller.
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Config } from './config';
+import { ObjectBlobStore, type ObjectBackend } from './blob-stores/object-store';
 
 export interface BlobStore {
   /** Stores the whole object; readers see either nothing or all of it. */
@@ -152,4 +154,66 @@ export class DiskBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     await rm(this.file(key), { force: true });
   }
+}
+
+/** The areas of the store: each module keeps its blobs under its own. */
+export type BlobArea = 'audio' | 'vault';
+
+interface RemoteStores {
+  backend: () => Promise<ObjectBackend>;
+  close(): Promise<void>;
+}
+
+/** One connection (NATS) or client (S3) per BLOB_STORE_URL in a process, opened at the first use. */
+const remotes = new Map<string, RemoteStores>();
+
+function remote(url: string): RemoteStores {
+  let entry = remotes.get(url);
+  if (entry) return entry;
+  let opening: Promise<ObjectBackend> | undefined;
+  const open = async (): Promise<ObjectBackend> => {
+    if (url.startsWith('nats:')) return (await import('./blob-stores/nats')).natsBackend(url);
+    const s3 = await import('./blob-stores/s3');
+    return s3.s3Backend(s3.s3Location(new URL(url)));
+  };
+  entry = {
+    // A store that cannot be reached fails this call; the next one tries again.
+    backend: () =>
+      (opening ??= open().catch((err) => {
+        opening = undefined;
+        throw err;
+      })),
+    async close() {
+      const was = opening;
+      opening = undefined;
+      if (remotes.get(url) === entry) remotes.delete(url);
+      if (was) await (await was.catch(() => null))?.close();
+    },
+  };
+  remotes.set(url, entry);
+  return entry;
+}
+
+/**
+ * The store a module keeps its blobs in: BLOB_STORE_URL when set (a JetStream object store or S3,
+ * each area under its own prefix), else its folder under DATA_DIR (AUDIO_DIR, VAULT_DIR).
+ */
+export function openBlobStore(
+  config: Pick<Config, 'BLOB_STORE_URL' | 'audioDir' | 'vaultDir'>,
+  area: BlobArea,
+): BlobStore {
+  if (!config.BLOB_STORE_URL) return new DiskBlobStore(area === 'audio' ? config.audioDir : config.vaultDir);
+  const url = config.BLOB_STORE_URL;
+  const prefix = url.startsWith('s3:') ? s3Prefix(url) : '';
+  return new ObjectBlobStore(remote(url).backend, `${prefix}${area}/`);
+}
+
+function s3Prefix(url: string): string {
+  const path = decodeURIComponent(new URL(url).pathname.replace(/^\/+|\/+$/g, ''));
+  return path ? `${path}/` : '';
+}
+
+/** Closes the connections of the remote stores (at shutdown); a later use opens them again. */
+export async function closeBlobStores(): Promise<void> {
+  await Promise.all([...remotes.values()].map((r) => r.close()));
 }

@@ -506,6 +506,20 @@ export function hostSchema() {
     EVENT_LOG_REPLICAS: int(1, 5).default(1),
     /** Days a deleted note, vault item or hub stays in the trash before it is purged (fractions allowed, e.g. for tests). */
     TRASH_RETENTION_DAYS: z.coerce.number().min(0).max(3650).default(30),
+    /**
+     * Where rendered audio, cached encodings and Vault files are stored (lib/blob-store.ts): unset,
+     * under DATA_DIR (AUDIO_DIR, VAULT_DIR); `nats://host:port[,host:port…]/<bucket>` a JetStream
+     * object store; `s3://<bucket>[/<prefix>]?endpoint=<url>&region=<r>&force_path_style=true|false`
+     * S3 or an S3-compatible store (credentials from the standard AWS environment and files).
+     */
+    BLOB_STORE_URL: z
+      .string()
+      .trim()
+      .superRefine((value, ctx) => {
+        const problem = blobStoreUrlProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
   });
 }
 
@@ -539,6 +553,34 @@ export type Config = z.infer<ReturnType<typeof hostSchema>> &
   };
 
 export class ConfigError extends Error {}
+
+/** What is wrong with a BLOB_STORE_URL, or null. */
+function blobStoreUrlProblem(value: string): string | null {
+  if (value.startsWith('nats://')) {
+    const match = /^nats:\/\/(?:[^@/]*@)?([^@/]+)\/([^/?#]*)\/?$/.exec(value);
+    if (!match) return 'must be nats://host:port[,host:port…]/<bucket>';
+    if (!/^[A-Za-z0-9_-]+$/.test(match[2]))
+      return 'the bucket must be letters, digits, - and _ (nats://host:port/<bucket>)';
+    return null;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be nats://host:port/<bucket> or s3://<bucket>[/<prefix>]?endpoint=…&region=…';
+  }
+  if (url.protocol === 's3:') {
+    if (!url.hostname) return 's3:// needs a bucket (s3://<bucket>[/<prefix>])';
+    const endpoint = url.searchParams.get('endpoint');
+    if (endpoint && !/^https?:\/\/[^/]/.test(endpoint)) return 'endpoint must be an http(s):// URL';
+    const style = url.searchParams.get('force_path_style');
+    if (style !== null && !['true', 'false', '1', '0'].includes(style)) return 'force_path_style must be true or false';
+    const unknown = [...url.searchParams.keys()].filter((k) => !['endpoint', 'region', 'force_path_style'].includes(k));
+    if (unknown.length) return `unknown parameter ${unknown[0]} (endpoint, region, force_path_style)`;
+    return null;
+  }
+  return 'must start with nats:// or s3://';
+}
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

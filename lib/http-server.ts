@@ -9,6 +9,7 @@ import { metricsHandler } from './metrics';
 import { HopSecret } from './hop';
 import { collectStartupGarbage } from './heap';
 import { startTracing, stopTracing } from './tracing';
+import { closeBlobStores } from './blob-store';
 
 export interface HttpServer {
   server: http.Server;
@@ -205,6 +206,8 @@ export function runService(
         async () => {
           metrics?.close();
           await service.close();
+          // After every module has stopped: they write blobs until then.
+          await closeBlobStores();
           await stopTracing();
         },
         (message) => logger.info(message),

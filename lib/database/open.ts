@@ -1,7 +1,7 @@
 // Opening a subgraph's data source: its MySQL database made if missing, its migrations run under
 // a lock (or checked to have run), and a start-up failure told in one line.
 import fs from 'node:fs';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { watchPool } from '../metrics';
@@ -121,7 +121,12 @@ export async function runMigrationsLocked(dataSource: DataSource, lockTimeoutSec
       );
     }
     try {
-      return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
+      // On the lock's own connection: the process's pool is shared by its databases
+      // (lib/database/shared-pool.ts), and databases migrating at once must not each hold a
+      // connection for the lock while they wait for a second one to migrate with.
+      const executor = new MigrationExecutor(dataSource, lock);
+      executor.transaction = 'each';
+      return (await executor.executePendingMigrations()).map((m) => m.name);
     } finally {
       await lock.query('SELECT RELEASE_LOCK(?)', [name]).catch(() => undefined);
     }

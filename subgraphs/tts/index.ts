@@ -4,7 +4,8 @@ import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { startPoller } from '../../lib/poller';
 import type { SubgraphContext, SubgraphDefinition, SubgraphDeps } from '../../lib/subgraph';
-import { AudioStore, DiskAudioStore } from './audio/audio-store';
+import { openBlobStore } from '../../lib/blob-store';
+import { AudioStore } from './audio/audio-store';
 import { EspeakEngine } from './engine/espeak';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Synthesis, SynthesisState } from './entities/synthesis';
@@ -115,7 +116,7 @@ export const ttsSubgraph: SubgraphDefinition = {
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
-    const store = new DiskAudioStore(config.audioDir);
+    const store = openBlobStore(config, 'audio');
     const voices = new VoiceService(dataSource, engine, { voicesPerUser: config.VOICES_PER_USER });
     // In-process rendering unless this process leaves it to worker processes.
     const worker =
@@ -207,7 +208,7 @@ export const ttsSubgraph: SubgraphDefinition = {
   worker(deps) {
     const concurrency = Math.max(1, deps.config.SYNTHESIS_CONCURRENCY);
     const engine = new EspeakEngine(concurrency);
-    const worker = synthesisWorker(deps, engine, new DiskAudioStore(deps.config.audioDir), concurrency);
+    const worker = synthesisWorker(deps, engine, openBlobStore(deps.config, 'audio'), concurrency);
     const heartbeat = heartbeatOf(deps, worker, concurrency);
     worker.start();
     heartbeat.start();

@@ -4,7 +4,7 @@
 // Its REST routes (under /api/v1/vault) are declared in routes.ts, handed to the facade by module.ts.
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import { DiskBlobStore } from '../../lib/blob-store';
+import { openBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
@@ -32,7 +32,7 @@ import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './re
 import { VaultService } from './vault-service';
 
 function vaultService({ config, dataSource }: SubgraphDeps) {
-  return new VaultService(dataSource, new DiskBlobStore(config.vaultDir), {
+  return new VaultService(dataSource, openBlobStore(config, 'vault'), {
     maxFileBytes: config.VAULT_MAX_FILE_BYTES,
     textMaxChars: config.VAULT_TEXT_MAX_CHARS,
     itemsPerUser: config.VAULT_ITEMS_PER_USER,
@@ -56,7 +56,7 @@ export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurren
   return new VaultWorker({
     dataSource,
     service,
-    store: new DiskBlobStore(config.vaultDir),
+    store: openBlobStore(config, 'vault'),
     dispatcher: guardedAgent({
       allowHosts: config.VAULT_FETCH_ALLOW_HOSTS,
       resolve: (host) =>
@@ -124,7 +124,7 @@ export const vaultSubgraph: SubgraphDefinition = {
       ...consumerOptions,
       queue,
       config,
-      store: new DiskBlobStore(config.vaultDir),
+      store: openBlobStore(config, 'vault'),
     });
     const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
     // The trash's purges (by retention, or an emptied trash), in batches on the same queue.

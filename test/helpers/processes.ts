@@ -116,7 +116,17 @@ export interface DistributedLayout {
  */
 export async function startDistributed(
   given: Record<string, string>,
-  counts: { gateways: number; facades: number; workers?: number } = { gateways: 1, facades: 1 },
+  counts: {
+    gateways: number;
+    facades: number;
+    workers?: number;
+    /** Processes of each subgraph: gateway i routes to the replicas numbered i (mod replicas). */
+    replicas?: number;
+    /** Each process its own DATA_DIR (under the given one), as on hosts that share no disk. */
+    ownDataDirs?: boolean;
+    /** Facade i sends to gateway i only (instead of every gateway in turn). */
+    pinned?: boolean;
+  } = { gateways: 1, facades: 1 },
 ): Promise<DistributedLayout> {
   // The processes' shared hop secret, as a deployment sets it: the client address crosses hops only with it.
   const env: Record<string, string> = { SUBGRAPH_SECRET: crypto.randomBytes(24).toString('hex'), ...given };
@@ -129,31 +139,53 @@ export async function startDistributed(
   const names = /The subgraphs (.+?) compose/.exec(composed.stdout)![1].split(', ');
   const all: ServiceProcess[] = [];
   const stop = () => Promise.all(all.map((p) => p.kill())).then(() => undefined);
+  // A folder of its own per process (ownDataDirs), else the shared one.
+  const own = (label: string): Record<string, string> => {
+    if (!counts.ownDataDirs) return {};
+    const dir = path.join(env.DATA_DIR, label.replace(/\W+/g, '-'));
+    fs.mkdirSync(dir, { recursive: true });
+    return { DATA_DIR: dir };
+  };
+  const replicas = counts.replicas ?? 1;
   try {
     const subgraphs: ServiceProcess[] = [];
     const rendering: Record<string, string> = counts.workers ? { SYNTHESIS_CONCURRENCY: '0' } : {};
-    for (const name of names)
-      subgraphs.push(await startProcess(`subgraph ${name}`, 'subgraph.js', [name], { ...env, ...rendering }));
+    for (let r = 0; r < replicas; r++)
+      for (const name of names) {
+        const label = replicas > 1 ? `subgraph ${name} ${r + 1}` : `subgraph ${name}`;
+        subgraphs.push(await startProcess(label, 'subgraph.js', [name], { ...env, ...rendering, ...own(label) }));
+      }
     all.push(...subgraphs);
     const workers = await Promise.all(
-      Array.from({ length: counts.workers ?? 0 }, (_, i) => startProcess(`worker ${i + 1}`, 'worker.js', [], env)),
+      Array.from({ length: counts.workers ?? 0 }, (_, i) =>
+        startProcess(`worker ${i + 1}`, 'worker.js', [], { ...env, ...own(`worker ${i + 1}`) }),
+      ),
     );
     all.push(...workers);
-    const subgraphUrls = names.map((name, i) => `${name}=${subgraphs[i].url}/graphql`).join(',');
+    const subgraphUrls = (r: number) =>
+      names.map((name, i) => `${name}=${subgraphs[r * names.length + i].url}/graphql`).join(',');
     const gateways = await Promise.all(
       Array.from({ length: counts.gateways }, (_, i) =>
         startProcess(`gateway ${i + 1}`, 'gateway.js', [], {
           ...env,
-          SUBGRAPH_URLS: subgraphUrls,
+          ...own(`gateway ${i + 1}`),
+          SUBGRAPH_URLS: subgraphUrls(i % replicas),
           SUPERGRAPH_PATH: supergraph,
         }),
       ),
     );
     all.push(...gateways);
-    const inTurnFrom = (i: number) => gateways.map((_, j) => gateways[(i + j) % gateways.length].url).join(',');
+    const inTurnFrom = (i: number) =>
+      counts.pinned
+        ? gateways[i % gateways.length].url
+        : gateways.map((_, j) => gateways[(i + j) % gateways.length].url).join(',');
     const facades = await Promise.all(
       Array.from({ length: counts.facades }, (_, i) =>
-        startProcess(`facade ${i + 1}`, 'facade.js', [], { ...env, GATEWAY_URL: inTurnFrom(i) }),
+        startProcess(`facade ${i + 1}`, 'facade.js', [], {
+          ...env,
+          ...own(`facade ${i + 1}`),
+          GATEWAY_URL: inTurnFrom(i),
+        }),
       ),
     );
     all.push(...facades);

@@ -314,4 +314,27 @@ describe('the schema, value by value', () => {
     });
     expect(refusal({ SUBGRAPH_URLS: 'auth=xhttp://a:4001/graphql' })).toContain('SUBGRAPH_URLS');
   });
+
+  it('takes a BLOB_STORE_URL on NATS or S3, and refuses anything else naming it', () => {
+    expect(loadConfig({}).BLOB_STORE_URL).toBeUndefined();
+    for (const url of [
+      'nats://127.0.0.1:4222/blobs',
+      'nats://a:4222,b:4222/blobs',
+      'nats://user:pw@a:4222/my_blobs',
+      's3://bucket',
+      's3://bucket/prefix/deep?endpoint=http://127.0.0.1:9000&region=eu-west-1&force_path_style=true',
+    ])
+      expect(loadConfig({ BLOB_STORE_URL: url }).BLOB_STORE_URL).toBe(url);
+    for (const url of [
+      'file:///tmp',
+      'nats://127.0.0.1:4222',
+      'nats://127.0.0.1:4222/a/b',
+      'nats://127.0.0.1:4222/bad.name',
+      's3://bucket?endpoint=ftp://x',
+      's3://bucket?force_path_style=maybe',
+      's3://bucket?regoin=x',
+      'not a url',
+    ])
+      expect(refusal({ BLOB_STORE_URL: url })).toContain('BLOB_STORE_URL');
+  });
 });
