@@ -131,7 +131,7 @@ describe('Auth over GraphQL', () => {
 
   it('an unknown field is a validation error, not a crash', async () => {
     const res = await http.graphql('{ nope }');
-    expect(res.status).toBe(400); // 200 when the client asks for application/json (test/gateway/http-status.test.ts)
+    expect(res.status).toBe(400); // 200 when the client asks for application/json (test/gateway/http-status.cases.ts)
     expect(res.body.errors[0].extensions.code).toBe('validation_error');
   });
 });
