@@ -2,10 +2,10 @@
 // HTML through linkedom (a DOM that runs no scripts) and Mozilla's Readability, files' media
 // types from their bytes (file-type). Every call has a time limit: a thread that overruns it (a
 // page with 100,000 nested elements, a pathological document) is terminated and replaced.
-import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { TimedThread } from '../../lib/kit/timed-thread';
 
 export interface PageFacts {
   title: string | null;
@@ -201,25 +201,13 @@ function esmEntry(name: string): string {
   throw new Error(`${name} is not installed`);
 }
 
-interface Pending {
-  message: Record<string, unknown>;
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-  timer?: NodeJS.Timeout;
-}
-
-/** One parser thread, replaced when a call overruns its time or the thread dies. */
+/** One parser thread (lib/kit/timed-thread.ts): a call that overruns its time fails alone, the calls queued behind it go to a new thread. */
 export class PageParser {
-  private worker?: Worker;
-  private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
+  private readonly thread: TimedThread;
 
-  constructor(private readonly timeoutMs: number) {}
-
-  private thread(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(`(${parserThread.toString()})()`, {
-      eval: true,
+  constructor(timeoutMs: number) {
+    this.thread = new TimedThread({
+      source: `(${parserThread.toString()})()`,
       workerData: {
         linkedom: require.resolve('linkedom'),
         readability: require.resolve('@mozilla/readability'),
@@ -227,69 +215,25 @@ export class PageParser {
       },
       // A hostile page cannot take the process's memory with it.
       resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 8 },
-    });
-    worker.unref();
-    worker.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
-      const p = this.pending.get(id);
-      if (!p) return;
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      if (error !== undefined) p.reject(new ParseFailed(error));
-      else p.resolve(result);
-    });
-    const fail = (err: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const [id, p] of this.pending) {
-        clearTimeout(p.timer);
-        p.reject(new ParseFailed(err.message));
-        this.pending.delete(id);
-      }
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the parser thread stopped (${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  /** Sends a call to the (current) thread with its own time limit. */
-  private dispatch(id: number, entry: Pending): void {
-    const worker = this.thread();
-    entry.timer = setTimeout(() => {
-      this.pending.delete(id);
-      entry.reject(new ParseTimeout(`parsing took more than ${this.timeoutMs} ms`));
-      // The thread is stuck on it and cannot be interrupted otherwise: a new one takes the calls queued behind it.
-      if (this.worker === worker) this.worker = undefined;
-      void worker.terminate();
-      for (const [other, p] of this.pending) {
-        clearTimeout(p.timer);
-        this.dispatch(other, p);
-      }
-    }, this.timeoutMs);
-    // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one).
-    worker.postMessage({ ...entry.message, id, bytes: new Uint8Array(entry.message.bytes as Uint8Array) });
-  }
-
-  private call<T>(message: Record<string, unknown>): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { message, resolve, reject };
-      this.pending.set(id, entry);
-      this.dispatch(id, entry);
+      timeoutMs,
+      queued: 'retry',
+      overrun: (ms) => new ParseTimeout(`parsing took more than ${ms} ms`),
+      failed: (message) => new ParseFailed(message),
+      stopped: (reason) => new ParseFailed(`the parser thread stopped (${reason})`),
     });
   }
 
+  // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one, which
+  // postMessage would send whole).
   html(bytes: Uint8Array, charset: string | null, url: string, maxChars: number): Promise<PageFacts> {
-    return this.call({ op: 'html', bytes, charset, url, maxChars });
+    return this.thread.call({ op: 'html', bytes: new Uint8Array(bytes), charset, url, maxChars });
   }
 
   sniff(bytes: Uint8Array, claimed: string | null, maxChars: number): Promise<FileFacts> {
-    return this.call({ op: 'sniff', bytes, claimed, maxChars });
+    return this.thread.call({ op: 'sniff', bytes: new Uint8Array(bytes), claimed, maxChars });
   }
 
-  async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
+  stop(): Promise<void> {
+    return this.thread.stop();
   }
 }

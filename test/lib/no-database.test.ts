@@ -33,6 +33,9 @@ describe('paging.cases.ts', () => {
 describe('poller.cases.ts', () => {
   require('./poller.cases');
 });
+describe('timed-thread.cases.ts', () => {
+  require('./timed-thread.cases');
+});
 describe('typed-events.cases.ts', () => {
   require('./typed-events.cases');
 });
