@@ -7,24 +7,23 @@ module.exports = {
   ...projects.find((p) => p.displayName === 'sqlite'),
   testMatch: [
     '<rootDir>/test/tts/voices.test.ts',
-    '<rootDir>/test/tts/voice-service.test.ts',
+    '<rootDir>/test/tts/small-files.test.ts', // voice-service.cases.ts
     // voice updates (VoiceService.update: 53 mutants had no test in chunk 1 without it)
-    '<rootDir>/test/tts/voice-update.test.ts',
+    // (small-files.test.ts: voice-update.cases.ts)
     '<rootDir>/test/tts/synthesis-worker.test.ts',
-    '<rootDir>/test/auth/login.test.ts',
+    '<rootDir>/test/auth/small-files.test.ts', // login.cases.ts, tokens.cases.ts, login-throttle.cases.ts
     '<rootDir>/test/auth/rate-limit.test.ts',
     // unlock (LoginThrottle.unlock: no test in chunk 1 without it)
     '<rootDir>/test/auth/admin-users.test.ts',
-    '<rootDir>/test/auth/tokens.test.ts',
     // TokenVerifier's cache of verified tokens (expiry, bound, messages)
     '<rootDir>/test/auth/token-cache.test.ts',
     // LoginThrottle itself: refusal, unlock on both stores, the memory store's 10,000 bound
-    '<rootDir>/test/auth/login-throttle.test.ts',
-    '<rootDir>/test/events/event-stream.test.ts',
+    // (small-files.test.ts: login-throttle.cases.ts)
+    '<rootDir>/test/events/small-files.test.ts', // event-stream.cases.ts
     '<rootDir>/test/events/stream.test.ts',
-    '<rootDir>/test/facade/conventions.test.ts',
-    '<rootDir>/test/lib/config.test.ts',
+    '<rootDir>/test/facade/small-files.test.ts', // conventions.cases.ts
+    '<rootDir>/test/lib/no-database.test.ts', // config.cases.ts, errors.cases.ts
     // the error table: statuses, default messages, AppError's extensions
-    '<rootDir>/test/lib/errors.test.ts',
+    // (no-database.test.ts: errors.cases.ts)
   ],
 };

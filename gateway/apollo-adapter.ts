@@ -1,4 +1,4 @@
-// Everything here that depends on Apollo's internals, in one place (test/gateway/apollo-adapter.test.ts
+// Everything here that depends on Apollo's internals, in one place (test/gateway/apollo-adapter.cases.ts
 // pins it, so that an Apollo upgrade that changes any of it fails a test):
 // - the gateway's `experimental_didResolveQueryPlan`, which hands the plans to ./single-fetch.ts;
 // - the request context that the direct path builds by hand for the gateway's executor (the

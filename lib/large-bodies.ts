@@ -6,17 +6,17 @@
 //   once took a process from 437 to 1,313 MiB; beyond it 503 with Retry-After, before any byte is read;
 // - LARGE_BODIES_PER_USER of one caller at once (the token's user, an API key, else the client
 //   address; the token is not verified here, the operation does that): beyond, 429 with Retry-After;
-// - JSON.parse of the whole text in a worker thread with a time limit (as subgraphs/vault/parser-thread.ts
-//   runs pages), so that parsing many MiB never holds the event loop.
+// - JSON.parse of the whole text in a worker thread with a time limit (lib/kit/timed-thread.ts, as
+//   subgraphs/vault/parser-thread.ts runs pages), so that parsing many MiB never holds the event loop.
 // A body's bytes count from its Content-Length, or the route's limit when it has none or is
 // compressed (what it inflates to is not known before it is read).
 import crypto from 'node:crypto';
-import { Worker } from 'node:worker_threads';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from './config';
 import { AppError, ERROR_STATUS } from './errors';
 import { errorResult } from './graphql-errors';
 import { sendJson } from './http-app';
+import { TimedThread } from './kit/timed-thread';
 
 export type LargeBodyConfig = Pick<
   Config,
@@ -81,16 +81,16 @@ export class LargeBodyAdmission {
 }
 
 const admissions = new WeakMap<object, LargeBodyAdmission>();
-const parsers = new WeakMap<object, JsonParserThread>();
+const parsers = new WeakMap<object, TimedThread>();
 /** The process's ledger: every parser made with this configuration shares it. */
 export function largeBodyAdmission(config: LargeBodyConfig): LargeBodyAdmission {
   let admission = admissions.get(config);
   if (!admission) admissions.set(config, (admission = new LargeBodyAdmission(config)));
   return admission;
 }
-function parserOf(config: LargeBodyConfig): JsonParserThread {
+function parserOf(config: LargeBodyConfig): TimedThread {
   let parser = parsers.get(config);
-  if (!parser) parsers.set(config, (parser = new JsonParserThread(config.LARGE_BODY_PARSE_TIMEOUT_MS)));
+  if (!parser) parsers.set(config, (parser = jsonParserThread(config.LARGE_BODY_PARSE_TIMEOUT_MS)));
   return parser;
 }
 
@@ -149,24 +149,22 @@ export function jsonBody(config: LargeBodyConfig, limit: number, refuse: Refuse 
         req.body = {};
         return next();
       }
-      parserOf(config)
-        .parse(body)
-        .then(
-          (value) => {
-            req.body = value;
-            next();
-          },
-          (e: unknown) => {
-            if (e instanceof AppError) return refuse(res, e);
-            // As Express's parser says it: answered 400 by each app's handler.
-            next(
-              Object.assign(new Error(String((e as Error)?.message ?? e)), {
-                status: 400,
-                type: 'entity.parse.failed',
-              }),
-            );
-          },
-        );
+      parseInThread(parserOf(config), body).then(
+        (value) => {
+          req.body = value;
+          next();
+        },
+        (e: unknown) => {
+          if (e instanceof AppError) return refuse(res, e);
+          // As Express's parser says it: answered 400 by each app's handler.
+          next(
+            Object.assign(new Error(String((e as Error)?.message ?? e)), {
+              status: 400,
+              type: 'entity.parse.failed',
+            }),
+          );
+        },
+      );
     });
   };
 }
@@ -182,86 +180,35 @@ parentPort.on('message', ({ id, bytes }) => {
     const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
     const first = /^[\\s\\uFEFF]*(\\S)/.exec(text)?.[1];
     if (first !== '{' && first !== '[') throw new Error('the body is not a JSON object or array');
-    parentPort.postMessage({ id, value: JSON.parse(text) });
+    parentPort.postMessage({ id, result: JSON.parse(text) });
   } catch (err) {
     parentPort.postMessage({ id, error: String((err && err.message) || err) });
   }
 });
 `;
 
-interface Pending {
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-  timer: NodeJS.Timeout;
+/**
+ * One parsing thread (lib/kit/timed-thread.ts): a parse that overruns its time fails, and the
+ * parses queued behind it with it (they were held up as long).
+ */
+export function jsonParserThread(timeoutMs: number): TimedThread {
+  return new TimedThread({
+    source: JSON_THREAD,
+    resourceLimits: { maxOldGenerationSizeMb: 1024, stackSizeMb: 8 },
+    timeoutMs,
+    queued: 'fail',
+    overrun: (ms) => unavailable(`parsing the request body took more than ${ms} ms`),
+    failed: (message) => new Error(`The request body is not valid JSON: ${message}`),
+    stopped: (reason) => unavailable(`the parsing thread stopped (${reason})`),
+  });
 }
 
-/** One parsing thread, replaced when a parse overruns its time or the thread dies. */
-export class JsonParserThread {
-  private worker?: Worker;
-  private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
-
-  constructor(private readonly timeoutMs: number) {}
-
-  private thread(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(JSON_THREAD, {
-      eval: true,
-      resourceLimits: { maxOldGenerationSizeMb: 1024, stackSizeMb: 8 },
-    });
-    worker.on('message', ({ id, value, error }: { id: number; value?: unknown; error?: string }) => {
-      const p = this.pending.get(id);
-      if (!p) return;
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      if (error !== undefined) p.reject(new Error(`The request body is not valid JSON: ${error}`));
-      else p.resolve(value);
-    });
-    const fail = (err: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const [id, p] of this.pending) {
-        clearTimeout(p.timer);
-        this.pending.delete(id);
-        p.reject(unavailable(`the parsing thread stopped (${err.message})`));
-      }
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
-    // After the listeners: adding a 'message' listener refs the thread again, and kept the process alive.
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  /** The JSON value of `bytes` (handed over to the thread: the caller must not use them again). */
-  parse(bytes: Buffer): Promise<unknown> {
-    const worker = this.thread();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // Everything waiting on this thread goes with it: a parse that overran held them up.
-        if (this.worker === worker) this.worker = undefined;
-        for (const [other, p] of this.pending) {
-          clearTimeout(p.timer);
-          this.pending.delete(other);
-          p.reject(unavailable(`parsing the request body took more than ${this.timeoutMs} ms`));
-        }
-        void worker.terminate();
-      }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      // Moved, not copied, when the bytes own their memory (a large body always does).
-      const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-      const view = owned ? new Uint8Array(bytes.buffer) : new Uint8Array(bytes);
-      worker.postMessage({ id, bytes: view }, [view.buffer as ArrayBuffer]);
-    });
-  }
-
-  async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
-  }
+/** The JSON value of `bytes` (handed over to the thread: the caller must not use them again). */
+export function parseInThread(parser: TimedThread, bytes: Buffer): Promise<unknown> {
+  // Moved, not copied, when the bytes own their memory (a large body always does).
+  const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const view = owned ? new Uint8Array(bytes.buffer) : new Uint8Array(bytes);
+  return parser.call({ bytes: view }, [view.buffer as ArrayBuffer]);
 }
 
 const unavailable = (why: string) =>

@@ -1,5 +1,6 @@
 // Paging, the same for every list field (voices, syntheses, sessions, users): the arguments,
 // the page type, the cursor and the keyset query. A list names its order; the rest is here.
+import crypto from 'node:crypto';
 import { IsOptional, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, type ClassType, Field, Int, ObjectType } from 'type-graphql';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
@@ -81,6 +82,29 @@ export function decodeCursor(cursor: string, kinds: readonly CursorKind[]): Curs
     if (kind === 'text' && typeof v === 'string' && v.length >= 1 && v.length <= 64) return v;
     throw badCursor();
   });
+}
+
+/** What binds a search cursor to its query: 16 characters of the SHA-256 of the query's JSON. */
+const queryKey = (query: unknown) =>
+  crypto.createHash('sha256').update(JSON.stringify(query)).digest('base64url').slice(0, 16);
+const notThisQuery = () => validationError({ cursor: ['is not a cursor this service handed out for this query'] });
+
+/**
+ * A search's cursor: how deep it has paged (an offset into its ranked results), bound to the query
+ * it was made for. `query` is everything that makes the results (the owner, the text, the filters),
+ * the same value at encoding and decoding: a cursor of another query, or another user's, is a
+ * validation_error, so it cannot page into results it was not made for.
+ */
+export function encodeSearchCursor(query: unknown, offset: number): string {
+  return encodeCursor([queryKey(query), `o${offset}`]);
+}
+
+/** The offset of a search cursor made by encodeSearchCursor for this `query` (1 or more). */
+export function decodeSearchCursor(cursor: string, query: unknown): number {
+  const [key, offset] = decodeCursor(cursor, ['text', 'text']) as string[];
+  const m = /^o([1-9]\d{0,8})$/.exec(offset);
+  if (key !== queryKey(query) || !m) throw notThisQuery();
+  return Number(m[1]);
 }
 
 /** A list's order: entity properties, most significant first, all in one direction; the last must be unique. */

@@ -26,7 +26,26 @@ function reachable(host, port) {
   });
 }
 
+const started = process.hrtime.bigint();
+const seconds = (from, to = process.hrtime.bigint()) => Number(to - from) / 1e9;
+const npmRun = (script) =>
+  spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', script, '--silent'], { stdio: 'inherit' });
+
 (async () => {
+  const argv = process.argv.slice(2);
+  const build = argv.includes('--build');
+  let buildSeconds = 0;
+  if (build) {
+    // `npm test`: the built files (spawned processes run dist/) and the type check of sources and tests.
+    for (const script of ['build', 'typecheck']) {
+      const step = npmRun(script);
+      if (step.status !== 0) {
+        console.log(`0 passed, 1 failed (npm run ${script} failed)`);
+        process.exit(step.status ?? 1);
+      }
+    }
+    buildSeconds = seconds(started);
+  }
   const mysqlUp = await reachable(mysqlUrl.hostname, Number(mysqlUrl.port || 3306));
   if (!mysqlUp && requireMysql) {
     console.error(`MySQL is required here but ${mysqlUrl.host} does not answer.`);
@@ -39,7 +58,9 @@ function reachable(host, port) {
     );
   if (!mysqlUp) console.warn(`MySQL not reachable at ${mysqlUrl.host}: running the SQLite pass only.`);
   const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jest-')), 'results.json');
-  const args = ['--selectProjects', ...projects, '--json', `--outputFile=${results}`, ...process.argv.slice(2)];
+  const jestArgs = argv.filter((a) => a !== '--build');
+  const args = ['--selectProjects', ...projects, '--json', `--outputFile=${results}`, ...jestArgs];
+  const jestStarted = process.hrtime.bigint();
   const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args], { stdio: 'inherit' });
   try {
     const r = JSON.parse(fs.readFileSync(results, 'utf8'));
@@ -49,5 +70,13 @@ function reachable(host, port) {
   } catch {
     console.log('0 passed, 1 failed');
   }
+  const jestSeconds = seconds(jestStarted);
+  console.log(
+    `Wall time: ${seconds(started).toFixed(0)} s` +
+      (build
+        ? ` (build and type check ${buildSeconds.toFixed(0)} s, jest ${jestSeconds.toFixed(0)} s)`
+        : ` (jest ${jestSeconds.toFixed(0)} s)`) +
+      ` on ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at the end, ${new Date().toISOString()}.`,
+  );
   process.exit(run.status ?? 1);
 })();

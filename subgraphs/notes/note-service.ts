@@ -2,7 +2,6 @@
 // search index on SQLite) and its event are written in one transaction (the outbox,
 // lib/outbox.ts); updates, archives and deletes name the version they expect (optimistic locking).
 import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
-import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { In, IsNull, Not } from 'typeorm';
@@ -11,7 +10,7 @@ import { affectedRows } from '../../lib/database/portable';
 import { inTransaction, retryOnLockConflict } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
-import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { decodeSearchCursor, encodeSearchCursor, Page, pageOf, PageOrder } from '../../lib/paging';
 import { purgeAt, PurgeParams, TrashEntry, trashPage } from '../../lib/kit/trash';
 import type { BatchContext } from '../../lib/kit/jobs';
 import { Note, NoteSummary } from './entities/note';
@@ -173,13 +172,15 @@ export const tagRange = (tag: string) => [tag, `${tag}0`, tag, `${tag}/`];
 /** At most this many notes with a tag: the listing starts from them instead of the owner's notes in order. */
 const FEW_TAGGED = 500;
 
-/** A search cursor: the offset, bound to the query and filters it was made for. */
-const searchKey = (ownerId: string, filter: NoteFilter) =>
-  crypto
-    .createHash('sha256')
-    .update(JSON.stringify([ownerId, filter.q, filter.folderId, filter.tag, filter.archived, filter.pinned]))
-    .digest('base64url')
-    .slice(0, 12);
+/** What a search's results depend on: its cursor is bound to it (lib/paging.ts). */
+const searchQuery = (ownerId: string, filter: NoteFilter) => [
+  ownerId,
+  filter.q,
+  filter.folderId,
+  filter.tag,
+  filter.archived,
+  filter.pinned,
+];
 const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out for this query'] });
 
 function decodeJsonCursor(cursor: string): unknown {
@@ -614,15 +615,9 @@ export class NoteService {
     cursor?: string | null,
   ): Promise<Page<NoteSummary>> {
     const terms = searchTerms(filter.q!, this.limits.searchMaxTerms);
-    const key = searchKey(ownerId, filter);
-    let offset = 0;
-    if (cursor) {
-      const value = decodeJsonCursor(cursor) as { k?: unknown; o?: unknown };
-      if (typeof value !== 'object' || value === null || value.k !== key || !Number.isSafeInteger(value.o))
-        throw badCursor();
-      offset = value.o as number;
-      if (offset < 1 || offset > 100_000) throw badCursor();
-    }
+    const query = searchQuery(ownerId, filter);
+    const offset = cursor ? decodeSearchCursor(cursor, query) : 0;
+    if (offset > 100_000) throw badCursor();
     const ids = await this.limits.expensive.run(ownerId, 'search', () =>
       searchNoteIds(this.dataSource.manager, ownerId, terms, this.filterSql(ownerId, filter), {
         limit: limit + 1,
@@ -639,7 +634,7 @@ export class NoteService {
     const byId = new Map(rows.map((r) => [r.id, r]));
     return {
       items: page.map((id) => byId.get(id)).filter((r): r is Note => r !== undefined),
-      nextCursor: ids.length > limit ? encodeJsonCursor({ k: key, o: offset + limit }) : null,
+      nextCursor: ids.length > limit ? encodeSearchCursor(query, offset + limit) : null,
     };
   }
 

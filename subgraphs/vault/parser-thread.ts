@@ -2,10 +2,10 @@
 // HTML through linkedom (a DOM that runs no scripts) and Mozilla's Readability, files' media
 // types from their bytes (file-type). Every call has a time limit: a thread that overruns it (a
 // page with 100,000 nested elements, a pathological document) is terminated and replaced.
-import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { TimedThread } from '../../lib/kit/timed-thread';
 
 export interface PageFacts {
   title: string | null;
@@ -203,27 +203,22 @@ function esmEntry(name: string): string {
   throw new Error(`${name} is not installed`);
 }
 
-interface Pending {
-  message: Record<string, unknown>;
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-  timer?: NodeJS.Timeout;
-}
+/**
+ * Up to `threads` parser threads (VAULT_PARSE_THREADS, lib/kit/timed-thread.ts), each started on
+ * its first call: a call goes to the one with the fewest calls waiting, so two enrichments parse on
+ * two cores rather than one after the other (one thread held enrichment to about one page a
+ * second). A call that overruns its time fails alone; the calls queued behind it go to a new thread.
+ */
+export class PageParser {
+  private readonly threads: TimedThread[];
 
-/** One parser thread, replaced when a call overruns its time or the thread dies. */
-class ParserThread {
-  private worker?: Worker;
-  /** Resolves when the current thread has loaded its libraries. */
-  private ready?: Promise<void>;
-  private nextId = 0;
-  readonly pending = new Map<number, Pending>();
+  constructor(timeoutMs: number, threads = 1) {
+    this.threads = Array.from({ length: Math.max(1, threads) }, () => this.newThread(timeoutMs));
+  }
 
-  constructor(private readonly timeoutMs: number) {}
-
-  private thread(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(`(${parserThread.toString()})()`, {
-      eval: true,
+  private newThread(timeoutMs: number): TimedThread {
+    return new TimedThread({
+      source: `(${parserThread.toString()})()`,
       workerData: {
         linkedom: require.resolve('linkedom'),
         readability: require.resolve('@mozilla/readability'),
@@ -231,103 +226,29 @@ class ParserThread {
       },
       // A hostile page cannot take the process's memory with it.
       resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 8 },
+      timeoutMs,
+      announcesReady: true,
+      queued: 'retry',
+      overrun: (ms) => new ParseTimeout(`parsing took more than ${ms} ms`),
+      failed: (message) => new ParseFailed(message),
+      stopped: (reason) => new ParseFailed(`the parser thread stopped (${reason})`),
     });
-    worker.unref();
-    let loaded!: () => void;
-    this.ready = new Promise<void>((resolve) => (loaded = resolve));
-    worker.on(
-      'message',
-      ({ id, result, error, ready }: { id: number; result?: unknown; error?: string; ready?: boolean }) => {
-        if (ready) return loaded();
-        const p = this.pending.get(id);
-        if (!p) return;
-        this.pending.delete(id);
-        clearTimeout(p.timer);
-        if (error !== undefined) p.reject(new ParseFailed(error));
-        else p.resolve(result);
-      },
-    );
-    const fail = (err: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const [id, p] of this.pending) {
-        clearTimeout(p.timer);
-        p.reject(new ParseFailed(err.message));
-        this.pending.delete(id);
-      }
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the parser thread stopped (${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  /**
-   * Sends a call to the (current) thread with its own time limit, counted from when the thread
-   * has loaded its libraries: on a busy machine, loading them could take most of the limit, and a
-   * thread replaced after a timeout would then time out again while loading.
-   */
-  private dispatch(id: number, entry: Pending): void {
-    const worker = this.thread();
-    void this.ready!.then(() => {
-      // Failed or timed out meanwhile (its thread died while loading): nothing to send.
-      if (this.pending.get(id) !== entry || this.worker !== worker) return;
-      entry.timer = setTimeout(() => {
-        this.pending.delete(id);
-        entry.reject(new ParseTimeout(`parsing took more than ${this.timeoutMs} ms`));
-        // The thread is stuck on it and cannot be interrupted otherwise: a new one takes the calls queued behind it.
-        if (this.worker === worker) this.worker = undefined;
-        void worker.terminate();
-        for (const [other, p] of this.pending) {
-          clearTimeout(p.timer);
-          this.dispatch(other, p);
-        }
-      }, this.timeoutMs);
-      // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one).
-      worker.postMessage({ ...entry.message, id, bytes: new Uint8Array(entry.message.bytes as Uint8Array) });
-    });
-  }
-
-  call<T>(message: Record<string, unknown>): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { message, resolve, reject };
-      this.pending.set(id, entry);
-      this.dispatch(id, entry);
-    });
-  }
-
-  async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
-  }
-}
-
-/**
- * Up to `threads` parser threads (VAULT_PARSE_THREADS), each started on its first call: a call
- * goes to the one with the fewest calls waiting, so two enrichments parse on two cores rather
- * than one after the other (issue 44: one thread held enrichment to about one page a second).
- */
-export class PageParser {
-  private readonly threads: ParserThread[];
-
-  constructor(timeoutMs: number, threads = 1) {
-    this.threads = Array.from({ length: Math.max(1, threads) }, () => new ParserThread(timeoutMs));
   }
 
   private call<T>(message: Record<string, unknown>): Promise<T> {
     let least = this.threads[0];
-    for (const t of this.threads) if (t.pending.size < least.pending.size) least = t;
+    for (const t of this.threads) if (t.waiting < least.waiting) least = t;
     return least.call<T>(message);
   }
 
+  // A copy is sent: the caller keeps its buffer (it may be a slice of a pooled one, which
+  // postMessage would send whole).
   html(bytes: Uint8Array, charset: string | null, url: string, maxChars: number): Promise<PageFacts> {
-    return this.call({ op: 'html', bytes, charset, url, maxChars });
+    return this.call({ op: 'html', bytes: new Uint8Array(bytes), charset, url, maxChars });
   }
 
   sniff(bytes: Uint8Array, claimed: string | null, maxChars: number): Promise<FileFacts> {
-    return this.call({ op: 'sniff', bytes, claimed, maxChars });
+    return this.call({ op: 'sniff', bytes: new Uint8Array(bytes), claimed, maxChars });
   }
 
   async stop(): Promise<void> {

@@ -17,7 +17,7 @@ import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } f
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { recordEvent } from '../../lib/outbox';
-import { decodeCursor, encodeCursor, Page, pageOf, PageOrder } from '../../lib/paging';
+import { decodeSearchCursor, encodeSearchCursor, Page, pageOf, PageOrder } from '../../lib/paging';
 import { classify, Predictor, StoredModel } from './classifier';
 import {
   ClassifiedBy,
@@ -485,20 +485,26 @@ export class VaultService {
     return pageOf(this.filtered(ownerId, filters), ORDER, limit, cursor);
   }
 
-  /** Full text with the database's own index, best match first; the cursor is an opaque offset. */
+  /** Full text with the database's own index, best match first; the cursor is an offset bound to the query. */
   private async search(
     ownerId: string,
     filters: ItemFilters,
     limit: number,
     cursor?: string | null,
   ): Promise<Page<VaultItem>> {
-    let offset = 0;
-    if (cursor) {
-      const [value] = decodeCursor(cursor, ['text']) as string[];
-      const m = /^s(\d{1,6})$/.exec(value);
-      if (!m) throw validationError({ cursor: ['is not a cursor this list handed out'] });
-      offset = Number(m[1]);
-    }
+    // The cursor is bound to what the results depend on: this owner, this text, these filters.
+    const bound = [
+      ownerId,
+      filters.q,
+      filters.kind,
+      filters.category,
+      filters.tag,
+      filters.state,
+      filters.unclassified,
+      filters.favorite,
+      filters.archived,
+    ];
+    const offset = cursor ? decodeSearchCursor(cursor, bound) : 0;
     if (offset > MAX_SEARCH_OFFSET)
       throw validationError({ cursor: [`a search pages at most ${MAX_SEARCH_OFFSET} results deep; narrow the query`] });
     // Words as whole words (not prefixes), "quoted" text as a phrase; all within the owner's words.
@@ -539,7 +545,7 @@ export class VaultService {
         .getMany(),
     );
     const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeCursor([`s${offset + limit}`]) : null };
+    return { items, nextCursor: rows.length > limit ? encodeSearchCursor(bound, offset + limit) : null };
   }
 
   async counts(ownerId: string, what: 'category' | 'tag'): Promise<{ name: string; count: number }[]> {

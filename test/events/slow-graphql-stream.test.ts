@@ -1,7 +1,7 @@
 // /graphql/stream against a reader that stops reading: graphql-sse would pull results as fast
 // as they come and queue what the socket has not taken; the events service pulls only as fast
 // as the socket takes frames and cuts the reader off after two heartbeat periods, like the REST
-// bridge (test/facade/slow-stream.test.ts). The event stream is a stand-in of large events, so
+// bridge (test/facade/slow-stream.cases.ts). The event stream is a stand-in of large events, so
 // that socket buffers fill at once; the real one is tested with databases in stream.test.ts.
 import crypto from 'node:crypto';
 import net from 'node:net';

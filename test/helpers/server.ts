@@ -75,6 +75,29 @@ export async function startTestServer(
   };
 }
 
+const shared = new Map<string, Promise<TestServer>>();
+
+/**
+ * A server shared by the describes of one test file that ask for the same settings: a folder's
+ * small files are merged into one jest file (test/<folder>/small-files.test.ts, a describe per
+ * `*.cases.ts`), and those on the default settings use one server instead of one each. The
+ * handle's close() leaves it running; the merged file's afterAll calls closeSharedServers().
+ * A case whose checks depend on a fresh server (counts, limits) starts its own.
+ */
+export function sharedTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const key = JSON.stringify(Object.entries(env).sort(([a], [b]) => a.localeCompare(b)));
+  let server = shared.get(key);
+  if (!server) shared.set(key, (server = startTestServer(env)));
+  return server.then((s) => ({ ...s, close: async () => {} }));
+}
+
+/** Closes the servers sharedTestServer started (in the merged file's afterAll). */
+export async function closeSharedServers(): Promise<void> {
+  const servers = [...shared.values()];
+  shared.clear();
+  await Promise.all(servers.map(async (s) => (await s.catch(() => undefined))?.close()));
+}
+
 /** Drops the MySQL databases of a test's prefix, and its data folder. */
 export async function cleanupDatabases(config: Config): Promise<void> {
   await dropPrefixedDatabases(config);

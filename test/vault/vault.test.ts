@@ -395,6 +395,20 @@ describe('listing, search and content', () => {
     expect([...ids(one.body), ...ids(two.body)].sort()).toEqual([made.apple, made.pear].sort());
     const other = await newUser('searcher-other');
     expect(ids(await list(other, '&q=orchard'))).toEqual([]);
+    // The cursor belongs to its query and its user: another query's page, or another user, is refused.
+    const cursor = `cursor=${one.body.next_cursor}`;
+    for (const [who, query] of [
+      [user, 'limit=1&archived=all&q=harbour'],
+      [user, 'limit=1&q=orchard'],
+      [other, 'limit=1&archived=all&q=orchard'],
+    ] as const) {
+      const refused = await call(who, 'GET', ITEMS, `${ITEMS}?${query}&${cursor}`);
+      expect({ query, status: refused.status, error: refused.body.error }).toEqual({
+        query,
+        status: 400,
+        error: 'validation_error',
+      });
+    }
   });
 
   it('counts categories and tags', async () => {

@@ -3,7 +3,7 @@
 // cut-off at 95% of the lower Nyquist frequency), the textbook design of libsamplerate's and
 // SoX's sinc converters at a fixed ratio. Written here rather than taken from a library because
 // the engine threads run it as source text (self-contained, synchronous, no WebAssembly to load)
-// and the one ratio needed makes it 60 lines; test/tts/resample.test.ts measures it.
+// and the one ratio needed makes it 60 lines; test/tts/resample.cases.ts measures it.
 import type { PcmStage } from './time-stretch';
 
 export function createResampler(fromRate: number, toRate: number): PcmStage {

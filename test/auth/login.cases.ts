@@ -1,12 +1,12 @@
 import argon2 from 'argon2';
 import { api, ISO_DATE, UUID } from '../helpers/http';
-import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { ADMIN, sharedTestServer, TestServer } from '../helpers/server';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await sharedTestServer();
   http = api(server.url);
 });
 afterAll(() => server.close());

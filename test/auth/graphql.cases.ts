@@ -1,12 +1,12 @@
 // The Auth module through the gateway's /graphql, as internal frontends use it.
 import { api, createUserAndLogin, ISO_DATE, UUID } from '../helpers/http';
-import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { ADMIN, sharedTestServer, TestServer } from '../helpers/server';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await sharedTestServer();
   http = api(server.url);
 });
 afterAll(() => server.close());
@@ -131,7 +131,7 @@ describe('Auth over GraphQL', () => {
 
   it('an unknown field is a validation error, not a crash', async () => {
     const res = await http.graphql('{ nope }');
-    expect(res.status).toBe(400); // 200 when the client asks for application/json (test/gateway/http-status.test.ts)
+    expect(res.status).toBe(400); // 200 when the client asks for application/json (test/gateway/http-status.cases.ts)
     expect(res.body.errors[0].extensions.code).toBe('validation_error');
   });
 });

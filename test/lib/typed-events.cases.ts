@@ -80,6 +80,8 @@ describe('an event type with a payload schema (eventType, publish)', () => {
       'note.archived',
       'note.unarchived',
       'note.deleted',
+      'note.trashed',
+      'note.restored',
       'note_folder.created',
       'note_folder.updated',
       'note_folder.deleted',

@@ -1,5 +1,5 @@
 import { api, createUserAndLogin } from '../helpers/http';
-import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { ADMIN, sharedTestServer, TestServer } from '../helpers/server';
 import { decode, otherKey, serverPrivateKey, signWith, unsigned } from '../helpers/tokens';
 import { until } from '../helpers/wait';
 
@@ -7,7 +7,7 @@ let server: TestServer;
 let http: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await sharedTestServer();
   http = api(server.url);
 });
 afterAll(() => server.close());

@@ -1,6 +1,6 @@
 // The one cursor codec (lib/paging.ts): what pageOf hands out comes back as the same keys, and
 // anything else is a validation_error on `cursor`, never a query or a 500.
-import { decodeCursor, encodeCursor } from '../../lib/paging';
+import { decodeCursor, decodeSearchCursor, encodeCursor, encodeSearchCursor } from '../../lib/paging';
 
 const ID = '0190a5b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b';
 const refused = expect.objectContaining({
@@ -33,5 +33,32 @@ describe('cursor codec', () => {
     expect(() => decodeCursor(encodeCursor([ID, ID]), ['time', 'uuid'])).toThrow(refused);
     expect(() => decodeCursor(encodeCursor(['a'.repeat(65)]), ['text'])).toThrow(refused);
     expect(() => decodeCursor(encodeCursor(['']), ['text'])).toThrow(refused);
+  });
+});
+
+describe('search cursors', () => {
+  const query = ['owner', 'cafe', null, 'tag'];
+  const otherQuery = expect.objectContaining({
+    code: 'validation_error',
+    details: { cursor: ['is not a cursor this service handed out for this query'] },
+  });
+
+  it('give back their offset for the query they were made for, and only for it', () => {
+    expect(decodeSearchCursor(encodeSearchCursor(query, 40), query)).toBe(40);
+    expect(decodeSearchCursor(encodeSearchCursor(query, 40), [...query])).toBe(40);
+    for (const another of [
+      ['owner', 'tea', null, 'tag'],
+      ['someone else', 'cafe', null, 'tag'],
+      [...query, true],
+    ])
+      expect(() => decodeSearchCursor(encodeSearchCursor(query, 40), another)).toThrow(otherQuery);
+  });
+
+  it('refuse a page cursor, an offset that is not a positive integer, and made-up text', () => {
+    expect(() => decodeSearchCursor(encodeCursor([ID]), query)).toThrow();
+    const key = decodeCursor(encodeSearchCursor(query, 1), ['text', 'text'])[0] as string;
+    for (const offset of ['o0', 'o-1', 'o1.5', '40', 'o01'])
+      expect(() => decodeSearchCursor(encodeCursor([key, offset]), query)).toThrow(otherQuery);
+    expect(() => decodeSearchCursor('not a cursor', query)).toThrow(refused);
   });
 });
