@@ -355,6 +355,8 @@ export function configSchema() {
     HUB_NEIGHBORS_MAX_NODES: int(1, 100_000).default(500),
     /** Edges one neighbours search reads at most, over all its levels (depth × fan-out); then `truncated`. */
     HUB_NEIGHBORS_MAX_EDGES: int(1, 10_000_000).default(1000),
+    /** Bytes (estimated) of whole hub graphs kept in memory per process for GET, Hub.graph, exports and neighbours; 0 keeps none. */
+    HUB_GRAPH_CACHE_BYTES: int(0, 16 * 1024 ** 3).default(64 * 1024 ** 2),
     /** The body limit of POST /hubs/import (a whole canvas), instead of BODY_LIMIT_BYTES. */
     HUB_IMPORT_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(8 * 1024 * 1024),
     // ---- the Vault (docs/vault.md) ----

@@ -24,6 +24,8 @@ export interface HubLimits {
   neighborsMaxNodes: number;
   /** HUB_NEIGHBORS_MAX_EDGES */
   neighborsMaxEdges: number;
+  /** Bytes of whole graphs kept in memory (graph-cache.ts). */
+  graphCacheBytes: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

@@ -18,6 +18,7 @@ import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
+import { CachedGraph, GraphCache } from './graph-cache';
 import { GraphReads } from './graph-reads';
 import { forgetHubs } from './hub-jobs';
 import { capReached, charCount, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
@@ -112,9 +113,14 @@ export class HubService {
   ) {
     this.reads = new GraphReads(dataSource);
     this.caps = new UserCaps(dataSource);
+    this.graphs = new GraphCache(limits.graphCacheBytes);
   }
 
   private readonly caps: UserCaps;
+  /** Whole graphs by hub, at their graph version (graph-cache.ts). */
+  readonly graphs: GraphCache;
+  /** Reads of whole graphs under way, by hub: concurrent requests for one graph share one read. */
+  private readonly loading = new Map<string, { version: number; graph: Promise<CachedGraph> }>();
 
   // ---- hubs ---------------------------------------------------------------------------------
 
@@ -130,6 +136,7 @@ export class HubService {
       edgeCount: graph?.edges.length ?? 0,
       textBytes: nodes.reduce((sum, n) => sum + textBytes(n.text), 0),
       version: 1,
+      graphVersion: 0,
       createdAt: now,
       updatedAt: now,
     });
@@ -239,13 +246,29 @@ export class HubService {
     return pageOf(query, ORDER, limit, cursor);
   }
 
-  /** A hub's nodes in creation order (the canvas's z-order). */
-  nodesOf(hubId: string): Promise<HubNode[]> {
-    return this.reads.nodesOf(hubId);
-  }
-
-  edgesOf(hubId: string): Promise<HubEdge[]> {
-    return this.reads.edgesOf(hubId);
+  /**
+   * The hub's whole graph (nodes in creation order, the canvas's z-order; edges in creation order),
+   * as of no earlier than `hub` was read: kept in memory at its graph version, read a page at a
+   * time when it is not (graph-reads.ts). The objects are frozen and shared between requests.
+   */
+  graph(hub: Hub): Promise<CachedGraph> {
+    const version = hub.graphVersion;
+    const kept = this.graphs.get(hub.id, version);
+    if (kept) return Promise.resolve(kept);
+    const under = this.loading.get(hub.id);
+    if (under && under.version === version) return under.graph;
+    const graph = this.reads.graphOf(hub.id).then(({ graph, steady }) => {
+      // Kept only when no write came between its pages, under the version read before them.
+      if (steady && graph.version === version) this.graphs.put(hub.id, graph);
+      return graph;
+    });
+    const entry = { version, graph };
+    this.loading.set(hub.id, entry);
+    const done = () => {
+      if (this.loading.get(hub.id) === entry) this.loading.delete(hub.id);
+    };
+    graph.then(done, done);
+    return graph;
   }
 
   /** The statement checks the version: of concurrent updates at one version, one wins. */
@@ -311,6 +334,8 @@ export class HubService {
         nodeCount: () => 'node_count + :dn',
         edgeCount: () => 'edge_count + :de',
         textBytes: () => 'text_bytes + :dt',
+        // Every write to the hub's nodes or edges comes through here: the kept graph is stale.
+        graphVersion: () => 'graph_version + 1',
         updatedAt: new Date(),
       })
       .where('id = :hubId AND owner_id = :ownerId', { hubId, ownerId })

@@ -20,13 +20,19 @@ import { HubService } from './hub-service';
 import { registerHubJobs } from './hub-jobs';
 import { CreateHubTables1795662977876 } from './migrations/1795662977876-CreateHubTables';
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
+import { HubGraphVersion1796000000002 } from './migrations/1796000000002-HubGraphVersion';
 import { refsConsumer } from './refs-projection';
 import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-resolver';
 
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
   entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001],
+  migrations: [
+    CreateHubTables1795662977876,
+    KitJobs1796000000000,
+    HubsUserCaps1796000000001,
+    HubGraphVersion1796000000002,
+  ],
   create({ config, dataSource, events, logger }) {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });
@@ -41,6 +47,7 @@ export const hubsSubgraph: SubgraphDefinition = {
         nodeTextMaxChars: config.HUB_NODE_TEXT_MAX_CHARS,
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
         neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
+        graphCacheBytes: config.HUB_GRAPH_CACHE_BYTES,
       },
       queue,
     );
