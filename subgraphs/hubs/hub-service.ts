@@ -11,6 +11,7 @@ import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { ExpensiveGate } from '../../lib/kit/expensive';
 import type { JobQueue } from '../../lib/kit/jobs';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
@@ -110,6 +111,8 @@ export class HubService {
     readonly limits: HubLimits,
     /** Where a deleted hub's nodes and edges are asked to go (in the background: hub-jobs.ts). */
     private readonly jobs: JobQueue,
+    /** The process's per-user gate on expensive operations: reading a whole graph that is not kept runs in it. */
+    private readonly expensive?: ExpensiveGate,
   ) {
     this.reads = new GraphReads(dataSource);
     this.caps = new UserCaps(dataSource);
@@ -257,11 +260,16 @@ export class HubService {
     if (kept) return Promise.resolve(kept);
     const under = this.loading.get(hub.id);
     if (under && under.version === version) return under.graph;
-    const graph = this.reads.graphOf(hub.id).then(({ graph, steady }) => {
-      // Kept only when no write came between its pages, under the version read before them.
-      if (steady && graph.version === version) this.graphs.put(hub.id, graph);
-      return graph;
-    });
+    // A read of 25,000 rows is an expensive operation of the hub's owner (one slot for every
+    // request that joins it): distinct big hubs read at once by one user are bounded like searches.
+    const read = () => this.reads.graphOf(hub.id);
+    const graph = (this.expensive ? this.expensive.run(hub.ownerId, 'export', read) : read()).then(
+      ({ graph, steady }) => {
+        // Kept only when no write came between its pages, under the version read before them.
+        if (steady && graph.version === version) this.graphs.put(hub.id, graph);
+        return graph;
+      },
+    );
     const entry = { version, graph };
     this.loading.set(hub.id, entry);
     const done = () => {

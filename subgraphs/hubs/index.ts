@@ -37,6 +37,8 @@ export const hubsSubgraph: SubgraphDefinition = {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });
     registerHubJobs(queue);
+    const expensive = sharedExpensiveGate(config);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const service = new HubService(
       dataSource,
       {
@@ -50,9 +52,8 @@ export const hubsSubgraph: SubgraphDefinition = {
         graphCacheBytes: config.HUB_GRAPH_CACHE_BYTES,
       },
       queue,
+      expensive,
     );
-    const expensive = sharedExpensiveGate(config);
-    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
       dataSource,
       log: events,
