@@ -108,6 +108,17 @@ export function cpuMs(pid: number): number {
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/**
+ * The bench server's event-loop delay since the previous call (bench/server.ts `/bench/loop`, a
+ * perf_hooks histogram): its max is the longest the loop was held. NaN from a build without it.
+ */
+export async function loopDelay(server: { url: string }): Promise<{ max: number; p99: number }> {
+  const res = await fetch(`${server.url}/bench/loop`).catch(() => undefined);
+  if (!res || res.status !== 200) return { max: NaN, p99: NaN };
+  const body = (await res.json()) as { max_ms: number; p99_ms: number };
+  return { max: Math.round(body.max_ms * 10) / 10, p99: Math.round(body.p99_ms * 10) / 10 };
+}
+
 export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

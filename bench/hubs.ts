@@ -2,7 +2,8 @@
 // edges imported as a canvas; then, one request at a time (latency, not throughput), GET of the
 // whole hub (p95 and the server's RSS before and after), neighbours at depth 3, the canvas export,
 // and a voice node's content (one federation hop to tts) beside GET of the voice itself.
-import { benchEnv, postJson, printTable, startBenchServer } from './harness';
+import path from 'node:path';
+import { BenchServer, benchEnv, cpuMs, loopDelay, postJson, printTable, startBenchServer } from './harness';
 
 const NODES = 5000;
 const EDGES = 20_000;
@@ -34,147 +35,171 @@ function bigCanvas() {
   return { nodes, edges };
 }
 
-async function timed(url: string, token: string, times: number): Promise<{ ms: number[]; bytes: number }> {
+interface Phase {
+  ms: number[];
+  /** Server CPU (all its threads) per request. */
+  cpu: number;
+  /** Longest the server's event loop was held during the phase. */
+  loopMax: number;
+  bytes: number;
+}
+
+/** `times` requests one at a time, with the server's CPU per request and its longest loop stall. */
+async function phase(server: BenchServer, times: number, request: (i: number) => Promise<Response>): Promise<Phase> {
+  await loopDelay(server);
+  const cpu0 = cpuMs(server.pid);
   const ms: number[] = [];
   let bytes = 0;
   for (let i = 0; i < times; i++) {
     const started = performance.now();
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    const res = await request(i);
     const body = await res.arrayBuffer();
     ms.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${Buffer.from(body).toString().slice(0, 300)}`);
+    if (res.status !== 200) throw new Error(`${res.url}: ${res.status} ${Buffer.from(body).toString().slice(0, 300)}`);
     bytes = body.byteLength;
   }
-  return { ms, bytes };
+  const cpu = (cpuMs(server.pid) - cpu0) / times;
+  return { ms, cpu, loopMax: (await loopDelay(server)).max, bytes };
 }
+
+const row = (db: string, what: string, f: Phase, note = '', digits = 0) => ({
+  db,
+  what,
+  p50: p(f.ms, 0.5).toFixed(digits),
+  p95: p(f.ms, 0.95).toFixed(digits),
+  'CPU ms / request': f.cpu.toFixed(1),
+  'loop held max ms': f.loopMax,
+  note,
+});
 
 export async function run(): Promise<void> {
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite', 'mysql']) as ('sqlite' | 'mysql')[];
+  // BENCH_BASE=<another checkout's dist/bench>: that build is measured too, after this one.
+  const builds = [{ tag: '', script: 'server.js' }];
+  if (process.env.BENCH_BASE)
+    builds.push({
+      tag: ' (base)',
+      script: path.relative(__dirname, path.join(path.resolve(process.env.BENCH_BASE), 'server.js')),
+    });
   const canvas = bigCanvas();
   const rows: Record<string, string | number>[] = [];
-  for (const db of dbs) {
-    const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '0', EXPENSIVE_PER_USER: '1000' }));
-    try {
-      const login = await postJson(`${server.url}/api/v1/auth/login`, {
-        username: 'bench',
-        password: 'bench password',
+  for (const db of dbs)
+    for (const build of builds) {
+      const server = await startBenchServer(benchEnv(db, { SYNTHESIS_CONCURRENCY: '0', EXPENSIVE_PER_USER: '1000' }), {
+        script: build.script,
       });
-      const token = login.body.access_token as string;
-      const headers = { authorization: `Bearer ${token}` };
-      const importStarted = performance.now();
-      const imported = await postJson(`${server.url}/api/v1/hubs/import`, { name: 'big', canvas }, token);
-      const importMs = performance.now() - importStarted;
-      if (imported.status !== 202) throw new Error(`import: ${imported.status} ${JSON.stringify(imported.body)}`);
-      const hub = imported.body.id as string;
-      const base = `${server.url}/api/v1/hubs/${hub}`;
-      rows.push({
-        db,
-        what: `import (${NODES} nodes, ${EDGES} edges, one request)`,
-        p50: Math.round(importMs),
-        p95: '',
-        note: '',
-      });
-
-      // The REST GET (Hub.graph, one JSON value) and the typed GraphQL selection of every node's
-      // and edge's fields, alternately, so that both see the same machine.
-      const typed = JSON.stringify({
-        query: `query ($id: ID!) { hub(id: $id) { id name nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id fromNode toNode fromSide toSide fromEnd toEnd label color } } }`,
-        variables: { id: hub },
-      });
-      const rssBefore = server.rssMiB();
-      const get: number[] = [];
-      const gql: number[] = [];
-      let bytes = 0;
-      for (let i = 0; i < ROUNDS; i++) {
-        const rest = await timed(base, token, 1);
-        get.push(...rest.ms);
-        bytes = rest.bytes;
-        const started = performance.now();
-        const res = await fetch(`${server.url}/graphql`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: typed,
-        });
-        await res.arrayBuffer();
-        gql.push(performance.now() - started);
+      try {
+        await scenarios(server, `${db}${build.tag}`, canvas, rows);
+      } finally {
+        await server.stop();
       }
-      const rssAfter = server.rssMiB();
-      rows.push({
-        db,
-        what: 'GET /hubs/{id} (Hub.graph)',
-        p50: Math.round(p(get, 0.5)),
-        p95: Math.round(p(get, 0.95)),
-        note: `${(bytes / 1024 ** 2).toFixed(1)} MiB; RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MiB over both`,
-      });
-      rows.push({
-        db,
-        what: 'POST /graphql hub { nodes {…} edges {…} }',
-        p50: Math.round(p(gql, 0.5)),
-        p95: Math.round(p(gql, 0.95)),
-        note: `${(p(gql, 0.5) / p(get, 0.5)).toFixed(2)}× the REST GET (p50)`,
-      });
-
-      const whole = (await (await fetch(base, { headers })).json()) as { nodes: { id: string }[] };
-      const starts = whole.nodes.map((n) => n.id);
-      const bfs: number[] = [];
-      for (let i = 0; i < ROUNDS * 2; i++) {
-        const start = starts[(i * 997) % starts.length];
-        bfs.push(...(await timed(`${base}/nodes/${start}/neighbors?depth=3&direction=both`, token, 1)).ms);
-      }
-      rows.push({
-        db,
-        what: 'neighbours depth 3, both',
-        p50: Math.round(p(bfs, 0.5)),
-        p95: Math.round(p(bfs, 0.95)),
-        note: '≤ 500 nodes',
-      });
-
-      const exported = await timed(`${base}/canvas`, token, Math.ceil(ROUNDS / 2));
-      rows.push({
-        db,
-        what: 'GET /hubs/{id}/canvas',
-        p50: Math.round(p(exported.ms, 0.5)),
-        p95: Math.round(p(exported.ms, 0.95)),
-        note: `${(exported.bytes / 1024 ** 2).toFixed(1)} MiB`,
-      });
-
-      // A node's content through federation against the owner's own GET: the cost of the hop.
-      const voice = await postJson(`${server.url}/api/v1/tts/voices`, { name: 'bench', base_voice: 'f3' }, token);
-      const voiceId = voice.body.id as string;
-      // In a hub of its own: the big one is full (HUB_MAX_NODES).
-      const small = await postJson(`${server.url}/api/v1/hubs`, { name: 'small' }, token);
-      let node: { status: number; body: { id: string } } | undefined;
-      for (let i = 0; i < 100 && node?.status !== 202; i++) {
-        node = await postJson(
-          `${server.url}/api/v1/hubs/${small.body.id}/nodes`,
-          { type: 'voice', ref_id: voiceId, x: 0, y: -500, width: 100, height: 50 },
-          token,
-        );
-        if (node.status !== 202) await new Promise((r) => setTimeout(r, 20));
-      }
-      const own = await timed(`${server.url}/api/v1/tts/voices/${voiceId}`, token, ROUNDS * 2);
-      const content = await timed(
-        `${server.url}/api/v1/hubs/${small.body.id}/nodes/${node!.body.id}/content`,
-        token,
-        ROUNDS * 2,
-      );
-      rows.push({
-        db,
-        what: 'GET /tts/voices/{id}',
-        p50: p(own.ms, 0.5).toFixed(1),
-        p95: p(own.ms, 0.95).toFixed(1),
-        note: '',
-      });
-      rows.push({
-        db,
-        what: 'GET …/nodes/{voice node}/content',
-        p50: p(content.ms, 0.5).toFixed(1),
-        p95: p(content.ms, 0.95).toFixed(1),
-        note: `${(p(content.ms, 0.95) / p(own.ms, 0.95)).toFixed(2)}× the voice's GET (p95)`,
-      });
-    } finally {
-      await server.stop();
     }
+  printTable(
+    'hubs: one request at a time, milliseconds; CPU of the server process per request (all threads, /proc) and the longest its event loop was held (perf_hooks)',
+    rows,
+  );
+}
+
+async function scenarios(
+  server: BenchServer,
+  db: string,
+  canvas: ReturnType<typeof bigCanvas>,
+  rows: Record<string, string | number>[],
+): Promise<void> {
+  const login = await postJson(`${server.url}/api/v1/auth/login`, { username: 'bench', password: 'bench password' });
+  const token = login.body.access_token as string;
+  const headers = { authorization: `Bearer ${token}` };
+  const get = (url: string) => () => fetch(url, { headers });
+  const importStarted = performance.now();
+  const imported = await postJson(`${server.url}/api/v1/hubs/import`, { name: 'big', canvas }, token);
+  const importMs = performance.now() - importStarted;
+  if (imported.status !== 202) throw new Error(`import: ${imported.status} ${JSON.stringify(imported.body)}`);
+  const hub = imported.body.id as string;
+  const base = `${server.url}/api/v1/hubs/${hub}`;
+  rows.push({
+    db,
+    what: `import (${NODES} nodes, ${EDGES} edges, one request)`,
+    p50: Math.round(importMs),
+    p95: '',
+    'CPU ms / request': '',
+    'loop held max ms': '',
+    note: '',
+  });
+
+  // The first read of the graph after the import (built from the rows), then the reads after it.
+  const rssBefore = server.rssMiB();
+  const first = await phase(server, 1, get(base));
+  rows.push(row(db, 'GET /hubs/{id}, the first after the import', first));
+  const whole = await phase(server, ROUNDS, get(base));
+  rows.push(
+    row(
+      db,
+      'GET /hubs/{id} (Hub.graph)',
+      whole,
+      `${(whole.bytes / 1024 ** 2).toFixed(1)} MiB; RSS ${rssBefore.toFixed(0)} → ${server.rssMiB().toFixed(0)} MiB`,
+    ),
+  );
+  // The typed GraphQL selection of every node's and edge's fields.
+  const typed = JSON.stringify({
+    query: `query ($id: ID!) { hub(id: $id) { id name nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id fromNode toNode fromSide toSide fromEnd toEnd label color } } }`,
+    variables: { id: hub },
+  });
+  const gql = await phase(server, ROUNDS, () =>
+    fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: typed,
+    }),
+  );
+  rows.push(row(db, 'POST /graphql hub { nodes {…} edges {…} }', gql));
+
+  const graph = (await (await fetch(base, { headers })).json()) as { nodes: { id: string }[] };
+  const starts = graph.nodes.map((n) => n.id);
+  const bfs = await phase(server, ROUNDS * 2, (i) =>
+    fetch(`${base}/nodes/${starts[(i * 997) % starts.length]}/neighbors?depth=3&direction=both`, { headers }),
+  );
+  rows.push(row(db, 'neighbours depth 3, both', bfs, '≤ 500 nodes'));
+
+  const exported = await phase(server, Math.ceil(ROUNDS / 2), get(`${base}/canvas`));
+  rows.push(row(db, 'GET /hubs/{id}/canvas', exported, `${(exported.bytes / 1024 ** 2).toFixed(1)} MiB`));
+
+  // A node's content through federation against the owner's own GET: the cost of the hop.
+  const voice = await postJson(`${server.url}/api/v1/tts/voices`, { name: 'bench', base_voice: 'f3' }, token);
+  const voiceId = voice.body.id as string;
+  // In a hub of its own: the big one is full (HUB_MAX_NODES).
+  const small = await postJson(`${server.url}/api/v1/hubs`, { name: 'small' }, token);
+  let node: { status: number; body: { id: string } } | undefined;
+  for (let i = 0; i < 100 && node?.status !== 202; i++) {
+    node = await postJson(
+      `${server.url}/api/v1/hubs/${small.body.id}/nodes`,
+      { type: 'voice', ref_id: voiceId, x: 0, y: -500, width: 100, height: 50 },
+      token,
+    );
+    if (node.status !== 202) await new Promise((r) => setTimeout(r, 20));
   }
-  printTable('hubs: one request at a time, milliseconds', rows);
+  // Alternately, so that both see the same machine.
+  const own: number[] = [];
+  const content: number[] = [];
+  let ownCpu = 0;
+  let contentCpu = 0;
+  for (let i = 0; i < ROUNDS * 2; i++) {
+    const a = await phase(server, 1, get(`${server.url}/api/v1/tts/voices/${voiceId}`));
+    const b = await phase(server, 1, get(`${base.replace(hub, small.body.id)}/nodes/${node!.body.id}/content`));
+    own.push(...a.ms);
+    content.push(...b.ms);
+    ownCpu += a.cpu;
+    contentCpu += b.cpu;
+  }
+  const ownPhase = { ms: own, cpu: ownCpu / (ROUNDS * 2), loopMax: NaN, bytes: 0 };
+  const contentPhase = { ms: content, cpu: contentCpu / (ROUNDS * 2), loopMax: NaN, bytes: 0 };
+  rows.push(row(db, 'GET /tts/voices/{id}', ownPhase, '', 1));
+  rows.push(
+    row(
+      db,
+      'GET …/nodes/{voice node}/content',
+      contentPhase,
+      `${(p(content, 0.95) / p(own, 0.95)).toFixed(2)}× the voice's GET (p95), alternately`,
+      1,
+    ),
+  );
 }

@@ -5,7 +5,7 @@
 // victim's and /health/live's p50/p95 idle and under attack, the attacker's answers by status,
 // and the server's CPU. Target: the victim within 2× her idle p95, /health/live within 100 ms.
 // BENCH_DB=sqlite|mysql picks one database (default: both); BENCH_SECONDS per phase (default 8).
-import { benchEnv, cpuMs, postJson, printTable, startBenchServer } from './harness';
+import { benchEnv, cpuMs, loopDelay, postJson, printTable, startBenchServer } from './harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const NOTES = Number(process.env.BENCH_STARVE_NOTES ?? 3000);
@@ -51,6 +51,7 @@ async function observe(base: string, token: string, deadline: number) {
 export async function run(): Promise<void> {
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite', 'mysql']) as ('sqlite' | 'mysql')[];
   const rows: Record<string, string | number>[] = [];
+  const perOperation: Record<string, string | number>[] = [];
   for (const db of dbs) {
     const server = await startBenchServer(benchEnv(db, { NOTES_PER_USER: '10000000', HUB_MAX_EDGES: '20000' }));
     try {
@@ -113,6 +114,24 @@ export async function run(): Promise<void> {
         `/api/v1/notes?q=${encodeURIComponent('a b c d e f g h')}`,
         `/api/v1/hubs/${hubId}/nodes/${centre}/neighbors?depth=3&direction=both`,
       ];
+      // Each expensive operation alone, one at a time: the server's CPU per request and the
+      // longest it held the event loop (figures that hold on a loaded machine).
+      for (const [name, p] of [
+        ['search', attackPaths[0]],
+        ['neighbours', attackPaths[1]],
+      ]) {
+        const n = 40;
+        await loopDelay(server);
+        const c0 = cpuMs(server.pid);
+        for (let i = 0; i < n; i++) await timed(`${base}${p}`, admin);
+        perOperation.push({
+          database: db,
+          operation: name,
+          'CPU ms / request': Math.round(((cpuMs(server.pid) - c0) / n) * 10) / 10,
+          'loop held max ms': (await loopDelay(server)).max,
+        });
+      }
+      await loopDelay(server);
       const statuses = new Map<number, number>();
       const cpu0 = cpuMs(server.pid);
       const deadline = performance.now() + SECONDS * 1000;
@@ -126,6 +145,8 @@ export async function run(): Promise<void> {
         }),
       ]);
       const cpuSeconds = (cpuMs(server.pid) - cpu0) / 1000;
+      const attackLoop = await loopDelay(server);
+      const answers = [...statuses.values()].reduce((a, b) => a + b, 0);
       rows.push({
         database: db,
         'victim p50 / p95 idle ms': `${quantile(idle.victim, 0.5)} / ${quantile(idle.victim, 0.95)}`,
@@ -136,6 +157,8 @@ export async function run(): Promise<void> {
         'victim failures': idle.failed + attacked.failed,
         'attacker answers': [...statuses].map(([s, n]) => `${n}× ${s}`).join(', '),
         'server CPU s (attack)': Math.round(cpuSeconds * 10) / 10,
+        'CPU ms / attacker answer': Math.round(((cpuSeconds * 1000) / Math.max(1, answers)) * 100) / 100,
+        'loop held max / p99 ms (attack)': `${attackLoop.max} / ${attackLoop.p99}`,
       });
     } finally {
       await server.stop();
@@ -144,5 +167,9 @@ export async function run(): Promise<void> {
   printTable(
     `Starvation: one user searches and walks neighbours at full rate (${CLIENTS} clients, ${NOTES} notes, hub of ${HUB_NODES + 1} nodes), another lists hers`,
     rows,
+  );
+  printTable(
+    'Each expensive operation alone, one at a time (server CPU from /proc, loop stall from perf_hooks)',
+    perOperation,
   );
 }

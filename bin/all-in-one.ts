@@ -63,6 +63,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     routes: facadeRoutes,
     graphql: {
       execute: (r) => gateway.execute(r),
+      knownUser: (authorization) => gateway.knownUser(authorization),
       subscribe: (r) => events.subscribe(r),
       checks: async () => {
         const [report, events] = await Promise.all([gateway.readiness(), log.ready()]);

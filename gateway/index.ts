@@ -68,6 +68,8 @@ export interface Gateway {
   checks(): Promise<Checks>;
   /** The checks, with the figures the subgraphs give (e.g. `details.synthesis`). */
   readiness(): Promise<ReadinessReport>;
+  /** The user of an `Authorization` this gateway has already verified, without checking it again (lib/tokens.ts `known`). */
+  knownUser(authorization: string | undefined): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -138,6 +140,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     execute: ({ query, variables, operationName, headers, clientIp }) =>
       direct.run({ query, variables, operationName }, { headers, clientIp }),
     checks: () => readiness().then((r) => r.checks),
+    knownUser: (authorization: string | undefined) => verifier.known(authorization)?.userId,
     readiness,
     stop: () => apollo.stop(),
   };

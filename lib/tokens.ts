@@ -211,6 +211,18 @@ export class TokenVerifier {
     });
   }
 
+  /**
+   * The principal of an `Authorization` value whose token this process has already verified and
+   * which has not expired, without checking anything again (no signature, no session): for cheap
+   * early refusals that only the token's own user can meet (lib/kit/expensive.ts). Undefined
+   * for any other value, an API key included.
+   */
+  known(authorization: string | undefined): Principal | undefined {
+    const token = bearerToken(authorization);
+    const known = token ? this.verified.get(token) : undefined;
+    return known && Date.now() < known.expiresAt.getTime() ? known : undefined;
+  }
+
   private remember(token: string, principal: Principal): void {
     // Oldest first out: a Map iterates in insertion order.
     if (this.verified.size >= this.tokensKept) this.verified.delete(this.verified.keys().next().value!);

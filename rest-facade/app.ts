@@ -8,6 +8,8 @@ import { jsonBody } from '../lib/large-bodies';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
 import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
+import { ExpensiveGate, sharedExpensiveGate } from '../lib/kit/expensive';
+import { snakeKeys } from '../lib/naming';
 import { IDEMPOTENCY_KEY_HEADER, REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
 import type { GraphQLClient, GraphQLResult } from './graphql-client';
 import { graphqlOperation } from './graphql-mapping';
@@ -99,12 +101,14 @@ export function createFacadeApp(options: FacadeOptions): Express {
     const own = ownLimits.find((o) => o.method === req.method && o.pattern.test(req.path));
     (own?.parser ?? defaultParser)(req, res, next);
   });
+  // The process's gate on expensive operations, shared with the modules running here (one process).
+  const gate = sharedExpensiveGate(config);
   for (const route of routes) {
     const handler = route.stream
       ? streamHandler(route, graphql, config)
       : route.download
         ? downloadHandler(route, graphql, config)
-        : routeHandler(route, graphql);
+        : routeHandler(route, graphql, gate);
     api[route.method](route.path, handler);
   }
   app.use(API_PREFIX, api);
@@ -290,7 +294,28 @@ async function run(
   return result;
 }
 
-function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
+/**
+ * The early refusal of an expensive route (lib/kit/expensive.ts): a caller whose token this
+ * process has verified before and whose slots are all taken gets 429 at once, before the
+ * request's input is checked or its operation parsed, planned or run. A refusal costs the least
+ * it can, since a caller at full rate sends little else; the gate still refuses in the
+ * operation (distributed, or for a token not seen before).
+ */
+function refusedEarly(route: RouteSpec, graphql: GraphQLClient, gate: ExpensiveGate, req: Request, res: Response) {
+  const expensive = route.expensive;
+  if (!expensive || !graphql.knownUser) return false;
+  if (expensive.whenQuery !== undefined) {
+    const given = req.query[expensive.whenQuery];
+    if (given === undefined || given === '') return false;
+  }
+  const userId = graphql.knownUser(req.headers.authorization);
+  const refusal = userId ? gate.refusal(userId, expensive.kind) : undefined;
+  if (!refusal) return false;
+  sendError(res, 'rate_limit_exceeded', refusal.message, snakeKeys(refusal.details), refusal.retryAfter);
+  return true;
+}
+
+function routeHandler(route: RouteSpec, graphql: GraphQLClient, gate: ExpensiveGate) {
   const validate = compileValidator(route);
   const operation = graphqlOperation(route);
   const textOperation = route.text
@@ -301,6 +326,7 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient) {
       })
     : undefined;
   return async (req: Request, res: Response) => {
+    if (refusedEarly(route, graphql, gate, req, res)) return;
     const input = routeInput(route, validate, req, res);
     if (!input) return;
     if (textOperation && input.query[route.text!.param] === route.text!.value) {

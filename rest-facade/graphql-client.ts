@@ -32,6 +32,11 @@ export interface GraphQLClient {
   }): Promise<AsyncGenerator<GraphQLResult> | GraphQLResult>;
   /** Readiness of everything behind the gateway: `{ database: 'up', auth: 'up', … }`. */
   checks(): Promise<Checks | ReadinessReport>;
+  /**
+   * In one process only: the user of an `Authorization` whose token the gateway has already
+   * verified (lib/tokens.ts `known`), for the early refusal of expensive routes; else undefined.
+   */
+  knownUser?(authorization: string | undefined): string | undefined;
 }
 
 /** No connection could be made (refused, no route, none within undici's connect timeout): the request never reached that gateway, so another may safely take it. */

@@ -1,6 +1,7 @@
 // The shape of one row of the route table.
 import type { Config } from '../lib/config';
 import type { ErrorCode } from '../lib/errors';
+import type { ExpensiveKind } from '../lib/kit/expensive';
 import type { GraphQLCall } from './graphql-mapping';
 import type { JsonSchema } from './schemas';
 
@@ -30,6 +31,12 @@ export interface RouteSpec {
   bodyLimit?: (config: Config) => number;
   /** Request headers the route reads, for the OpenAPI document (their checks go in `check`). */
   headerParams?: { name: string; schema: JsonSchema; description: string }[];
+  /**
+   * Runs an expensive operation (lib/kit/expensive.ts), always or only when the query parameter
+   * `whenQuery` is given: a caller whose slots are all taken is refused (429) before anything
+   * else about the request is looked at, where the process can tell (one process).
+   */
+  expensive?: { kind: ExpensiveKind; whenQuery?: string };
   /** Checks across parameters that the schemas cannot express (e.g. `?version` or `If-Match`). */
   check?: (input: RouteInput) => Record<string, string[]> | null;
   /**

@@ -16,6 +16,18 @@ export interface ExpensiveGate {
   run<T>(userId: string, kind: ExpensiveKind, work: () => Promise<T>): Promise<T>;
   /** Slots the user holds now (for tests and metrics). */
   held(userId: string): number;
+  /**
+   * What `run` would refuse now with, without making an error (no stack trace): for the early
+   * refusal of the REST facade, before the request's operation is even looked at. Undefined
+   * when the user has a free slot.
+   */
+  refusal(userId: string, kind: ExpensiveKind): ExpensiveRefusal | undefined;
+}
+
+export interface ExpensiveRefusal {
+  message: string;
+  details: { limit: 'EXPENSIVE_PER_USER'; max: number; kind: ExpensiveKind };
+  retryAfter: number;
 }
 
 /** Seconds a refused caller is told to wait: one expensive operation is bounded well under it. */
@@ -23,16 +35,19 @@ const RETRY_AFTER_SECONDS = 1;
 
 export function expensiveGate(maxPerUser: number): ExpensiveGate {
   const running = new Map<string, number>();
+  const refusal = (kind: ExpensiveKind): ExpensiveRefusal => ({
+    message: `You have ${maxPerUser} expensive operations (searches, neighbours, imports, exports) running; wait for one to end.`,
+    details: { limit: 'EXPENSIVE_PER_USER', max: maxPerUser, kind },
+    retryAfter: RETRY_AFTER_SECONDS,
+  });
   return {
+    refusal: (userId, kind) => ((running.get(userId) ?? 0) >= maxPerUser ? refusal(kind) : undefined),
     async run(userId, kind, work) {
       const now = running.get(userId) ?? 0;
-      if (now >= maxPerUser)
-        throw new AppError(
-          'rate_limit_exceeded',
-          `You have ${maxPerUser} expensive operations (searches, neighbours, imports, exports) running; wait for one to end.`,
-          { limit: 'EXPENSIVE_PER_USER', max: maxPerUser, kind },
-          RETRY_AFTER_SECONDS,
-        );
+      if (now >= maxPerUser) {
+        const { message, details, retryAfter } = refusal(kind);
+        throw new AppError('rate_limit_exceeded', message, details, retryAfter);
+      }
       running.set(userId, now + 1);
       try {
         // Back to the event loop before the work: on SQLite the work may run to its end without

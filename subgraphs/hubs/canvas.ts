@@ -264,7 +264,7 @@ export function withRefTitles(canvas: JsonCanvas, refs: TitledRefNode[]): JsonCa
 }
 
 /** A hub as a JSON Canvas 1.0 document: groups first (they lie beneath), then the rest, each in creation order. */
-export function canvasOf(nodes: HubNode[], edges: HubEdge[]): JsonCanvas {
+export function canvasOf(nodes: readonly HubNode[], edges: readonly HubEdge[]): JsonCanvas {
   const ordered = [...nodes.filter((n) => n.type === 'group'), ...nodes.filter((n) => n.type !== 'group')];
   const optional = <T extends object>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;

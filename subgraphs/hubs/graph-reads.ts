@@ -6,6 +6,16 @@ import type { DataSource } from 'typeorm';
 import { selectCommitted } from '../../lib/database/reads';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
+import { CachedGraph, graphBytes } from './graph-cache';
+
+/**
+ * Rows per statement when a whole graph is read: on SQLite each statement runs on the event loop
+ * to its end, and 20,000 edges in one took 40–60 ms of it; a page of this many takes a few, and
+ * the loop serves others between pages.
+ */
+export const GRAPH_PAGE_ROWS = 1000;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const NODE_COLUMNS =
   'id, hub_id, type, x, y, width, height, color, label, text, url, ref_id, missing, version, created_at, updated_at';
@@ -67,61 +77,42 @@ export class GraphReads {
     };
   }
 
-  /** A hub's nodes in creation order (the canvas's z-order). */
-  async nodesOf(hubId: string): Promise<HubNode[]> {
-    const rows = await selectCommitted<Row>(
-      this.dataSource,
-      `SELECT ${NODE_COLUMNS} FROM hub_nodes WHERE hub_id = ? ORDER BY id`,
-      [hubId],
-    );
-    return rows.map((r) => this.node(r));
-  }
-
-  async edgesOf(hubId: string): Promise<HubEdge[]> {
-    const rows = await selectCommitted<Row>(
-      this.dataSource,
-      `SELECT ${EDGE_COLUMNS} FROM hub_edges WHERE hub_id = ? ORDER BY id`,
-      [hubId],
-    );
-    return rows.map((r) => this.edge(r));
-  }
-
-  async nodesByIds(hubId: string, ids: string[]): Promise<HubNode[]> {
-    if (!ids.length) return [];
-    const rows = await selectCommitted<Row>(
-      this.dataSource,
-      `SELECT ${NODE_COLUMNS} FROM hub_nodes WHERE hub_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
-      [hubId, ...ids],
-    );
-    return rows.map((r) => this.node(r));
-  }
-
   /**
-   * One level of a breadth-first search: the edges leaving (`out`), entering (`in`) or touching
-   * (`both`) any node of the frontier, each found through its index; at most `limit`, by id.
+   * A hub's whole graph, a page of GRAPH_PAGE_ROWS rows at a time in id order, with the version
+   * it was read at: the hub's graph_version before the first page (`version`), and whether it
+   * was still that after the last (`steady`: no write came between the pages).
    */
-  async edgesAround(
-    hubId: string,
-    frontier: string[],
-    direction: 'out' | 'in' | 'both',
-    limit: number,
-  ): Promise<HubEdge[]> {
-    const marks = frontier.map(() => '?').join(', ');
-    const parts: string[] = [];
-    const params: unknown[] = [];
-    if (direction !== 'in') {
-      parts.push(`SELECT ${EDGE_COLUMNS} FROM hub_edges WHERE hub_id = ? AND from_node IN (${marks})`);
-      params.push(hubId, ...frontier);
+  async graphOf(hubId: string): Promise<{ graph: CachedGraph; steady: boolean }> {
+    const before = await this.graphVersion(hubId);
+    const nodes = await this.pages(hubId, 'hub_nodes', NODE_COLUMNS, (r) => this.node(r));
+    const edges = await this.pages(hubId, 'hub_edges', EDGE_COLUMNS, (r) => this.edge(r));
+    const after = await this.graphVersion(hubId);
+    for (const n of nodes) Object.freeze(n);
+    for (const e of edges) Object.freeze(e);
+    return {
+      graph: { version: before, nodes, edges, bytes: graphBytes(nodes, edges) },
+      steady: before === after,
+    };
+  }
+
+  private async graphVersion(hubId: string): Promise<number> {
+    const rows = await selectCommitted<Row>(this.dataSource, 'SELECT graph_version FROM hubs WHERE id = ?', [hubId]);
+    return rows.length ? Number(rows[0].graph_version) : -1;
+  }
+
+  private async pages<T>(hubId: string, table: string, columns: string, map: (r: Row) => T): Promise<T[]> {
+    const out: T[] = [];
+    let after = '';
+    for (;;) {
+      const rows = await selectCommitted<Row>(
+        this.dataSource,
+        `SELECT ${columns} FROM ${table} WHERE hub_id = ? AND id > ? ORDER BY id LIMIT ${GRAPH_PAGE_ROWS}`,
+        [hubId, after],
+      );
+      for (const r of rows) out.push(map(r));
+      if (rows.length < GRAPH_PAGE_ROWS) return out;
+      after = rows[rows.length - 1].id as string;
+      await yieldToLoop();
     }
-    if (direction !== 'out') {
-      parts.push(`SELECT ${EDGE_COLUMNS} FROM hub_edges WHERE hub_id = ? AND to_node IN (${marks})`);
-      params.push(hubId, ...frontier);
-    }
-    // UNION: an edge from the frontier to the frontier is one row.
-    const rows = await selectCommitted<Row>(this.dataSource, `${parts.join(' UNION ')} ORDER BY id LIMIT ?`, [
-      ...params,
-      limit,
-    ]);
-    return rows.map((r) => this.edge(r));
   }
 }

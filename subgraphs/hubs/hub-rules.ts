@@ -26,6 +26,8 @@ export interface HubLimits {
   neighborsMaxEdges: number;
   /** TRASH_RETENTION_DAYS (default 30). */
   trashRetentionDays?: number;
+  /** Bytes of whole graphs kept in memory (graph-cache.ts). */
+  graphCacheBytes: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

@@ -13,6 +13,7 @@ import { affectedRows } from '../../lib/database/portable';
 import { persistedValue } from '../../lib/database/reads';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
+import type { ExpensiveGate } from '../../lib/kit/expensive';
 import type { JobQueue } from '../../lib/kit/jobs';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
@@ -20,6 +21,7 @@ import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
+import { CachedGraph, GraphCache } from './graph-cache';
 import { GraphReads } from './graph-reads';
 import { forgetHubs } from './hub-jobs';
 import { capReached, charCount, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
@@ -111,12 +113,19 @@ export class HubService {
     readonly limits: HubLimits,
     /** Where a deleted hub's nodes and edges are asked to go (in the background: hub-jobs.ts). */
     private readonly jobs: JobQueue,
+    /** The process's per-user gate on expensive operations: reading a whole graph that is not kept runs in it. */
+    private readonly expensive?: ExpensiveGate,
   ) {
     this.reads = new GraphReads(dataSource);
     this.caps = new UserCaps(dataSource);
+    this.graphs = new GraphCache(limits.graphCacheBytes);
   }
 
   private readonly caps: UserCaps;
+  /** Whole graphs by hub, at their graph version (graph-cache.ts). */
+  readonly graphs: GraphCache;
+  /** Reads of whole graphs under way, by hub: concurrent requests for one graph share one read. */
+  private readonly loading = new Map<string, { version: number; graph: Promise<CachedGraph> }>();
 
   // ---- hubs ---------------------------------------------------------------------------------
 
@@ -132,6 +141,7 @@ export class HubService {
       edgeCount: graph?.edges.length ?? 0,
       textBytes: nodes.reduce((sum, n) => sum + textBytes(n.text), 0),
       version: 1,
+      graphVersion: 0,
       createdAt: now,
       updatedAt: now,
     });
@@ -243,13 +253,34 @@ export class HubService {
     return pageOf(query, ORDER, limit, cursor);
   }
 
-  /** A hub's nodes in creation order (the canvas's z-order). */
-  nodesOf(hubId: string): Promise<HubNode[]> {
-    return this.reads.nodesOf(hubId);
-  }
-
-  edgesOf(hubId: string): Promise<HubEdge[]> {
-    return this.reads.edgesOf(hubId);
+  /**
+   * The hub's whole graph (nodes in creation order, the canvas's z-order; edges in creation order),
+   * as of no earlier than `hub` was read: kept in memory at its graph version, read a page at a
+   * time when it is not (graph-reads.ts). The objects are frozen and shared between requests.
+   */
+  graph(hub: Hub): Promise<CachedGraph> {
+    const version = hub.graphVersion;
+    const kept = this.graphs.get(hub.id, version);
+    if (kept) return Promise.resolve(kept);
+    const under = this.loading.get(hub.id);
+    if (under && under.version === version) return under.graph;
+    // A read of 25,000 rows is an expensive operation of the hub's owner (one slot for every
+    // request that joins it): distinct big hubs read at once by one user are bounded like searches.
+    const read = () => this.reads.graphOf(hub.id);
+    const graph = (this.expensive ? this.expensive.run(hub.ownerId, 'export', read) : read()).then(
+      ({ graph, steady }) => {
+        // Kept only when no write came between its pages, under the version read before them.
+        if (steady && graph.version === version) this.graphs.put(hub.id, graph);
+        return graph;
+      },
+    );
+    const entry = { version, graph };
+    this.loading.set(hub.id, entry);
+    const done = () => {
+      if (this.loading.get(hub.id) === entry) this.loading.delete(hub.id);
+    };
+    graph.then(done, done);
+    return graph;
   }
 
   /** The statement checks the version: of concurrent updates at one version, one wins. */
@@ -424,6 +455,8 @@ export class HubService {
         nodeCount: () => 'node_count + :dn',
         edgeCount: () => 'edge_count + :de',
         textBytes: () => 'text_bytes + :dt',
+        // Every write to the hub's nodes or edges comes through here: the kept graph is stale.
+        graphVersion: () => 'graph_version + 1',
         updatedAt: new Date(),
       })
       .where('id = :hubId AND owner_id = :ownerId AND deleted_at IS NULL', { hubId, ownerId })

@@ -22,6 +22,7 @@ import { CreateHubTables1795662977876 } from './migrations/1795662977876-CreateH
 import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { HubsTrash1796100000000 } from './migrations/1796100000000-HubsTrash';
 import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
+import { HubGraphVersion1796000000002 } from './migrations/1796000000002-HubGraphVersion';
 import { refsConsumer } from './refs-projection';
 import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-resolver';
 
@@ -30,11 +31,19 @@ const HUBS_TRASH_PURGE = 'hubs.trash_purge';
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
   entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateHubTables1795662977876, KitJobs1796000000000, HubsUserCaps1796000000001, HubsTrash1796100000000],
+  migrations: [
+    CreateHubTables1795662977876,
+    KitJobs1796000000000,
+    HubsUserCaps1796000000001,
+    HubGraphVersion1796000000002,
+    HubsTrash1796100000000,
+  ],
   create({ config, dataSource, events, logger }) {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });
     registerHubJobs(queue);
+    const expensive = sharedExpensiveGate(config);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const service = new HubService(
       dataSource,
       {
@@ -46,8 +55,10 @@ export const hubsSubgraph: SubgraphDefinition = {
         neighborsMaxNodes: config.HUB_NEIGHBORS_MAX_NODES,
         neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
         trashRetentionDays: config.TRASH_RETENTION_DAYS,
+        graphCacheBytes: config.HUB_GRAPH_CACHE_BYTES,
       },
       queue,
+      expensive,
     );
     // The trash's purges (by retention, or an emptied trash), in batches on the same queue.
     queue.register<PurgeParams>({ kind: HUBS_TRASH_PURGE, batch: service.purgeBatch });
@@ -60,8 +71,6 @@ export const hubsSubgraph: SubgraphDefinition = {
       logger,
     });
     service.onTrashed = (at) => retention.trashed(at);
-    const expensive = sharedExpensiveGate(config);
-    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
     const refs = refsConsumer({
       dataSource,
       log: events,

@@ -106,7 +106,12 @@ async function markMissing(m: EntityManager, event: LoggedEvent, kind: RefType, 
       },
     });
   }
-  await m.update(Hub, { id: In([...new Set(nodes.map((n) => n.hubId))]) }, { updatedAt: now });
+  // The graph_version too: the hubs' kept graphs (graph-cache.ts) show the nodes as they were.
+  await m.update(
+    Hub,
+    { id: In([...new Set(nodes.map((n) => n.hubId))]) },
+    { updatedAt: now, graphVersion: () => 'graph_version + 1' },
+  );
 }
 
 /**
@@ -141,7 +146,7 @@ async function finishCapture(m: EntityManager, event: LoggedEvent): Promise<void
   await m
     .createQueryBuilder()
     .update(Hub)
-    .set({ textBytes: () => 'text_bytes - :freed', updatedAt: now })
+    .set({ textBytes: () => 'text_bytes - :freed', graphVersion: () => 'graph_version + 1', updatedAt: now })
     .where('id = :hubId', { hubId, freed: textBytes(node.text) })
     .execute();
   await recordEvent(m, {

@@ -405,7 +405,9 @@ export const hubsRoutes: RouteSpec[] = [
     tag: TAG,
     auth: true,
     summary: 'One of your hubs, with all its nodes and edges',
-    description: "Another user's hub is `not_found`, like an unknown id.",
+    description:
+      "Another user's hub is `not_found`, like an unknown id. The whole graph is kept in memory by version; reading " +
+      `one that is not kept is an expensive operation: beyond ${configured('EXPENSIVE_PER_USER')} of yours at once, 429 with \`Retry-After\`.`,
     params: { hubId: uuidParam },
     // The graph as one JSON value (Hub.graph): a 5,000-node hub's fields are not executed one by one.
     graphql: {
@@ -421,7 +423,7 @@ export const hubsRoutes: RouteSpec[] = [
     }),
     status: 200,
     response: HubBody,
-    errors: [...HUB_ERRORS],
+    errors: [...HUB_ERRORS, 'rate_limit_exceeded'],
   },
   {
     operationId: 'updateHub',
@@ -525,7 +527,7 @@ export const hubsRoutes: RouteSpec[] = [
       withRefTitles(canvas, refNodes),
     status: 200,
     response: CanvasDocument,
-    errors: [...HUB_ERRORS],
+    errors: [...HUB_ERRORS, 'rate_limit_exceeded'],
   },
   {
     operationId: 'addHubNode',
@@ -635,6 +637,7 @@ export const hubsRoutes: RouteSpec[] = [
     path: `${NODE}/neighbors`,
     tag: TAG,
     auth: true,
+    expensive: { kind: 'neighbors' },
     summary: 'The nodes reached from a node over the edges',
     description:
       `Breadth-first, depth 1–3, \`out\`, \`in\` or \`both\` (default); at most ${configured('HUB_NEIGHBORS_MAX_NODES')} nodes, ` +
@@ -654,7 +657,14 @@ export const hubsRoutes: RouteSpec[] = [
       kind: 'query',
       field: 'hubNeighbors',
       args: { ...nodeArgs, depth: queryArg('depth', 'Int'), direction: queryArg('direction', 'String') },
+      // One JSON value, as the whole hub's GET: up to 500 nodes' fields are not executed one by one.
+      select: '{ graph truncated }',
     },
+    present: ({ graph, truncated }: Record<string, any>) => ({
+      nodes: (graph.nodes as Record<string, unknown>[]).map(restNode),
+      edges: (graph.edges as Record<string, unknown>[]).map(restEdge),
+      truncated,
+    }),
     status: 200,
     response: NeighborhoodBody,
     errors: [...HUB_ERRORS, 'rate_limit_exceeded'],

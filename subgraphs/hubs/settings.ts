@@ -17,6 +17,11 @@ export const hubsSettings = ({ int }: SettingKinds) => ({
   HUB_NODE_TEXT_MAX_CHARS: int(1, 1_000_000)
     .default(20_000)
     .describe('characters of one text node (CONTRACT.md: ≤ 20,000); longer is 400 `validation_error`'),
+  HUB_GRAPH_CACHE_BYTES: int(0, 16 * 1024 ** 3)
+    .default(64 * 1024 ** 2)
+    .describe(
+      'bytes (an estimate) of whole hub graphs each process keeps in memory, by graph version, least recently used out first (64 MiB; a 5,000-node hub takes about 8 MiB); `0` keeps none',
+    ),
   HUB_NEIGHBORS_MAX_NODES: int(1, 100_000)
     .default(500)
     .describe('nodes one neighbours answer holds at most (then `truncated: true`)'),

@@ -339,6 +339,7 @@ export const notesRoutes: RouteSpec[] = [
     path: NOTES,
     tag: NOTE_TAG,
     auth: true,
+    expensive: { kind: 'search', whenQuery: 'q' },
     summary: 'Your notes, pinned first, then the newest change first, a page at a time',
     description:
       'Listings carry `excerpt` (the first 300 characters), not the body. With `q`: best match first, over your notes only; ' +

@@ -330,6 +330,7 @@ export const vaultRoutes: RouteSpec[] = [
     path: ITEMS,
     tag: TAG,
     auth: true,
+    expensive: { kind: 'search', whenQuery: 'q' },
     summary: 'Your vault items, newest first (best match first with q), a page at a time',
     description:
       'Pages carry each item without its `text` (the `excerpt` is there). With `q`, a full-text search over title, text and url ' +

@@ -106,6 +106,44 @@ it('answers 429 with Retry-After beyond EXPENSIVE_PER_USER of one user at once, 
   expect((await get(neighbours, busy.token)).status).toBe(200);
 });
 
+it('refuses a caller whose slots are taken before looking at the request (REST, one process); a token it has not verified is 401, not 429', async () => {
+  const busy = await newUser('early');
+  const { hubId, centre } = await star(busy.token, 3);
+  expect((await get(`/api/v1/notes?q=x`, busy.token)).status).toBe(200); // the token is verified once
+  const gate = sharedExpensiveGate(server.config);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const running = [gate.run(busy.id, 'search', () => held), gate.run(busy.id, 'search', () => held)];
+  try {
+    // Invalid input, an unknown hub, a search of too many terms: refused for the slots before any of it is checked.
+    for (const path of [
+      `/api/v1/hubs/${hubId}/nodes/${centre}/neighbors?depth=9`,
+      `/api/v1/hubs/${crypto.randomUUID()}/nodes/${centre}/neighbors`,
+      `/api/v1/notes?q=${q('a b c d e f g h i j')}`,
+      `/api/v1/vault/items?q=x&limit=-1`,
+    ]) {
+      const res = await get(path, busy.token);
+      expect([path, res.status, res.body.error, res.headers.get('retry-after')]).toEqual([
+        path,
+        429,
+        'rate_limit_exceeded',
+        '1',
+      ]);
+      expect(res.body.details).toEqual({ limit: 'EXPENSIVE_PER_USER', max: 2, kind: expect.any(String) });
+    }
+    // The same user's id in a token whose signature fails: refused as any bad token, never told about the slots.
+    const [head, payload] = busy.token.split('.');
+    const forged = await get(`/api/v1/notes?q=x`, `${head}.${payload}.${'A'.repeat(43)}`);
+    expect(forged.status).toBe(401);
+    // Not an expensive request: served.
+    expect((await get('/api/v1/notes', busy.token)).status).toBe(200);
+    expect((await get(`/api/v1/hubs/${hubId}`, busy.token)).status).toBe(200);
+  } finally {
+    release();
+    await Promise.all(running);
+  }
+});
+
 it('refuses more than GRAPHQL_MAX_EXPENSIVE_FIELDS searches or neighbours in one operation, aliases and fragments included', async () => {
   const user = await newUser('aliases');
   const run = (query: string) => api(server.url).graphql(query, {}, user.token);

@@ -291,6 +291,47 @@ describe('hubs', () => {
     await addNode(token, texts, { type: 'text', text: 'y'.repeat(100) });
   });
 
+  it('GET /hubs/{id}, its canvas and GraphQL Hub.graph show every change at once: the graph kept in memory follows graph_version', async () => {
+    const token = await newUser('hubs-kept');
+    const id = await createHub(token);
+    const whole = async () => (await call('GET', HUB, `${H}/${id}`, token)).body;
+    const canvas = async () => (await request(server.url, 'GET', `${H}/${id}/canvas`, { token })).body;
+    const graphql = async () =>
+      (
+        await request(server.url, 'POST', '/graphql', {
+          token,
+          body: { query: `{ hub(id: "${id}") { graph nodes { id text } edges { id } } }` },
+        })
+      ).body.data.hub;
+    const a = await addNode(token, id, { type: 'text', text: 'one' });
+    expect((await whole()).nodes.map((n: any) => n.text)).toEqual(['one']); // read, and kept
+    const b = await addNode(token, id, { type: 'text', text: 'two' });
+    expect((await whole()).nodes.map((n: any) => n.text)).toEqual(['one', 'two']);
+    const edge = await addEdge(token, id, a, b);
+    expect((await whole()).edges.map((e: any) => e.id)).toEqual([edge.body.id]);
+    expect((await canvas()).edges.map((e: any) => e.id)).toEqual([edge.body.id]);
+    const patched = await call('PATCH', NODE, `${H}/${id}/nodes/${a}?version=1`, token, { text: 'uno', x: 7 });
+    expect(patched.status).toBe(202);
+    expect((await whole()).nodes[0]).toMatchObject({ text: 'uno', x: 7, version: 2 });
+    expect((await graphql()).graph.nodes[0]).toMatchObject({ text: 'uno', x: 7, version: 2 });
+    expect((await request(server.url, 'DELETE', `${H}/${id}/edges/${edge.body.id}`, { token })).status).toBe(202);
+    expect((await whole()).edges).toEqual([]);
+    expect((await graphql()).edges).toEqual([]);
+    expect((await request(server.url, 'DELETE', `${H}/${id}/nodes/${b}?version=1`, { token })).status).toBe(202);
+    expect((await whole()).nodes.map((n: any) => n.id)).toEqual([a]);
+    const quick = await request(server.url, 'POST', `${H}/${id}/quick-add`, {
+      token,
+      body: { text: 'three', near_node_id: a },
+    });
+    expect(quick.status).toBe(202);
+    const after = await whole();
+    expect([after.nodes.length, after.edges.length]).toEqual([2, 1]);
+    expect((await graphql()).nodes.map((n: any) => n.text)).toEqual(['uno', 'three']);
+    expect((await canvas()).nodes.map((n: any) => n.text)).toEqual(['uno', 'three']);
+    // Another user still gets 404, kept graph or not.
+    expect((await call('GET', HUB, `${H}/${id}`, await newUser('hubs-kept-other'))).status).toBe(404);
+  });
+
   it('finds neighbours breadth-first, by direction and depth, at most HUB_NEIGHBORS_MAX_NODES', async () => {
     const token = await newUser('hubs-bfs');
     const id = await createHub(token);

@@ -270,6 +270,11 @@ describe('refs projection', () => {
     await log.append('vault', [itemDeleted as OutboxEvent]);
     await inject('note.deleted', owner.id, noteId);
     await settled(owner.token, owner.id, hub);
+    // The whole hub as well, which was read (and kept in memory) before the deletions.
+    await until(async () => {
+      const whole = (await request(server.url, 'GET', `${H}/${hub}`, { token: owner.token })).body.nodes;
+      return whole.every((n: any) => n.missing && n.version === 2);
+    }, 'the whole hub to show the nodes missing');
     for (const [type, id] of nodes) {
       const node = await until(async () => {
         const n = await getNode(owner.token, hub, id);

@@ -37,6 +37,13 @@ export class Hub {
   @Column({ name: 'text_bytes', type: 'integer', default: 0 })
   textBytes!: number;
 
+  /**
+   * Moved by every write to the hub's nodes and edges (not served): the key of the graph kept in
+   * memory (graph-cache.ts).
+   */
+  @Column({ name: 'graph_version', type: 'integer', default: 0 })
+  graphVersion!: number;
+
   @Field(() => Int, { description: '1 when created; a hub PATCH adds 1 (node and edge changes do not).' })
   @Column({ type: 'integer' })
   version!: number;

@@ -1,5 +1,6 @@
 import type { ExpensiveGate } from '../../../lib/kit/expensive';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { AppError } from '../../../lib/errors';
 import { Arg, Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
@@ -40,6 +41,12 @@ class HubNeighborhood {
   @Field(() => [HubEdge]) edges!: HubEdge[];
   @Field({ description: 'More nodes were reachable than the answer holds (HUB_NEIGHBORS_MAX_NODES).' })
   truncated!: boolean;
+  @Field(() => GraphQLJSONObject, {
+    description:
+      '`{ nodes, edges }` as plain JSON, with the fields of HubNode and HubEdge (as Hub.graph): the same as ' +
+      'selecting `nodes` and `edges`, without executing each field of each of up to 500 nodes.',
+  })
+  graph!: Record<string, unknown>;
 }
 
 const userOf = (ctx: SubgraphContext) => ctx.principal!.userId;
@@ -142,20 +149,20 @@ export class HubResolver {
   @Query(() => GraphQLJSONObject, { description: 'The hub as a JSON Canvas 1.0 document.' })
   async hubCanvas(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<Record<string, unknown>> {
     const hub = await this.service.get(userOf(ctx), id);
-    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    const { nodes, edges } = await this.service.graph(hub);
     return canvasOf(nodes, edges) as Record<string, unknown>;
   }
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubNode], { description: 'Every node, in creation order.' })
-  nodes(@Root() hub: Hub): Promise<HubNode[]> {
-    return this.service.nodesOf(hub.id);
+  async nodes(@Root() hub: Hub): Promise<readonly HubNode[]> {
+    return (await this.service.graph(hub)).nodes;
   }
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubEdge], { description: 'Every edge, in creation order.' })
-  edges(@Root() hub: Hub): Promise<HubEdge[]> {
-    return this.service.edgesOf(hub.id);
+  async edges(@Root() hub: Hub): Promise<readonly HubEdge[]> {
+    return (await this.service.graph(hub)).edges;
   }
 
   @RequiresScopes('hubs:read')
@@ -166,7 +173,8 @@ export class HubResolver {
       'each node: the cheap way to read a large hub whole.',
   })
   async graph(@Root() hub: Hub): Promise<Record<string, unknown>> {
-    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    // The kept graph's own arrays (frozen): built once per graph version, not per request.
+    const { nodes, edges } = await this.service.graph(hub);
     return { nodes, edges };
   }
 
@@ -177,7 +185,7 @@ export class HubResolver {
       'select `refNodes { … note { title } vaultItem { title } voice { name } }` beside it for their titles.',
   })
   async canvas(@Root() hub: Hub): Promise<Record<string, unknown>> {
-    const [nodes, edges] = await Promise.all([this.service.nodesOf(hub.id), this.service.edgesOf(hub.id)]);
+    const { nodes, edges } = await this.service.graph(hub);
     return canvasOf(nodes, edges) as Record<string, unknown>;
   }
 
@@ -186,7 +194,7 @@ export class HubResolver {
     description: 'The ref nodes only (note, vault_item, voice), in creation order: what the canvas export titles.',
   })
   async refNodes(@Root() hub: Hub): Promise<HubNode[]> {
-    return (await this.service.nodesOf(hub.id)).filter((n) => isRefType(n.type));
+    return (await this.service.graph(hub)).nodes.filter((n) => isRefType(n.type));
   }
 
   @RequiresScopes('hubs:read')
@@ -269,19 +277,20 @@ export class HubNodeResolver {
     @Ctx() ctx: SubgraphContext,
   ): Promise<HubNeighborhood> {
     const userId = userOf(ctx);
-    const start = await this.service.getNode(userId, hubId, nodeId);
-    const { nodes, edges, truncated } = await this.expensive.run(userId, 'neighbors', () =>
-      neighborsOf(
-        this.service.reads,
-        hubId,
-        start,
-        depth,
-        direction,
-        this.service.limits.neighborsMaxNodes,
-        this.service.limits.neighborsMaxEdges,
-      ),
-    );
-    return { nodes, edges, truncated };
+    const hub = await this.service.get(userId, hubId);
+    // Over the hub's graph in memory (read whole, a page at a time, when it is not kept: itself an
+    // expensive operation, so taken before this one's slot, never inside it).
+    const kept = await this.service.graph(hub);
+    const { nodes, edges, truncated } = await this.expensive.run(userId, 'neighbors', () => {
+      const graph = this.service.graphs.adjacencyOf(kept);
+      const start = graph.nodeById.get(nodeId);
+      if (!start) return Promise.reject(new AppError('not_found', 'No such node in this hub.'));
+      const { limits } = this.service;
+      return Promise.resolve(
+        neighborsOf(graph, start, depth, direction, limits.neighborsMaxNodes, limits.neighborsMaxEdges),
+      );
+    });
+    return { nodes, edges, truncated, graph: { nodes, edges } };
   }
 
   // Entity references: the gateway asks the owning subgraph, whose reference resolver answers

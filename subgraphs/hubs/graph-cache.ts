@@ -1,0 +1,103 @@
+// A whole hub's graph, built once per graph version and kept (issue 44): `GET /hubs/{id}`,
+// `Hub.graph`, the canvas export and the neighbours' walk all read it instead of 25,000 rows.
+//
+// The key is the hub's `graph_version`, which every write to its nodes or edges moves in the
+// transaction that makes it (HubService.reserve, refs-projection.ts): a graph built from rows
+// read after the hub's row at version v is at least as new as v, so keeping it under v never
+// serves an older graph than the database held when the request began. A graph whose version
+// moved while it was being read (its reads are several statements, with yields between them) is
+// answered once and not kept.
+//
+// Bounded by HUB_GRAPH_CACHE_BYTES (an estimate of what the graph holds), least recently used
+// out first. Each process keeps its own: the version makes a stale entry useless, never wrong.
+import type { HubEdge } from './entities/hub-edge';
+import type { HubNode } from './entities/hub-node';
+
+export interface CachedGraph {
+  readonly version: number;
+  readonly nodes: readonly HubNode[];
+  readonly edges: readonly HubEdge[];
+  /** Estimated bytes held. */
+  readonly bytes: number;
+}
+
+export interface Adjacency {
+  nodeById: Map<string, HubNode>;
+  /** Each node's edges out and in, by edge id (ids are UUIDv7: creation order). */
+  out: Map<string, HubEdge[]>;
+  in: Map<string, HubEdge[]>;
+}
+
+const NODE_OVERHEAD = 400;
+const EDGE_OVERHEAD = 300;
+
+/** An estimate of a graph's heap: its strings (2 bytes a character at most) and per-object overhead. */
+export function graphBytes(nodes: readonly HubNode[], edges: readonly HubEdge[]): number {
+  let bytes = 0;
+  for (const n of nodes)
+    bytes += NODE_OVERHEAD + 2 * ((n.text?.length ?? 0) + (n.url?.length ?? 0) + (n.label?.length ?? 0));
+  for (const e of edges) bytes += EDGE_OVERHEAD + 2 * (e.label?.length ?? 0);
+  return bytes;
+}
+
+export class GraphCache {
+  private readonly entries = new Map<string, CachedGraph>();
+  private readonly adjacency = new WeakMap<CachedGraph, Adjacency>();
+  private total = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** The hub's graph at exactly `version`, if kept (and now the most recently used). */
+  get(hubId: string, version: number): CachedGraph | undefined {
+    const entry = this.entries.get(hubId);
+    if (!entry) return undefined;
+    if (entry.version !== version) {
+      this.drop(hubId);
+      return undefined;
+    }
+    this.entries.delete(hubId);
+    this.entries.set(hubId, entry);
+    return entry;
+  }
+
+  /** Keeps a graph unless it alone is over the budget; the least recently used go to make room. */
+  put(hubId: string, graph: CachedGraph): void {
+    this.drop(hubId);
+    if (graph.bytes > this.maxBytes) return;
+    while (this.total + graph.bytes > this.maxBytes && this.entries.size) this.drop(this.entries.keys().next().value!);
+    this.entries.set(hubId, graph);
+    this.total += graph.bytes;
+  }
+
+  /** For tests and metrics. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  private drop(hubId: string): void {
+    const entry = this.entries.get(hubId);
+    if (!entry) return;
+    this.entries.delete(hubId);
+    this.total -= entry.bytes;
+  }
+
+  /** The graph's nodes by id and edges by end, built on first use and kept with the graph. */
+  adjacencyOf(graph: CachedGraph): Adjacency {
+    let adj = this.adjacency.get(graph);
+    if (adj) return adj;
+    adj = { nodeById: new Map(), out: new Map(), in: new Map() };
+    for (const n of graph.nodes) adj.nodeById.set(n.id, n);
+    const add = (map: Map<string, HubEdge[]>, key: string, edge: HubEdge) => {
+      const list = map.get(key);
+      if (list) list.push(edge);
+      else map.set(key, [edge]);
+    };
+    // Edges come in id order, so each list is in id order too.
+    for (const e of graph.edges) {
+      add(adj.out, e.fromNode, e);
+      add(adj.in, e.toNode, e);
+    }
+    this.adjacency.set(graph, adj);
+    return adj;
+  }
+}
