@@ -32,7 +32,15 @@ import {
 import { ensureOwnerRow, lockOwner, NOTES_CAP, releaseSlots, takeSlots } from './owner-row';
 import { indexNote, searchNoteIds, searchTerms, unindexNotes } from './search';
 import { publish } from '../../lib/kit/typed-events';
-import { NoteArchived, NoteCreated, NoteDeleted, NoteRestored, NoteTrashed, NoteUnarchived, NoteUpdated } from './events';
+import {
+  NoteArchived,
+  NoteCreated,
+  NoteDeleted,
+  NoteRestored,
+  NoteTrashed,
+  NoteUnarchived,
+  NoteUpdated,
+} from './events';
 
 export const MAX_BODY_CHARACTERS = 100_000;
 
@@ -87,7 +95,10 @@ const SUMMARY_COLUMNS = [
 const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
 
 /** What note.* events carry: ids, the title, the version, the names of changed fields; never the body. */
-const eventData = (n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>, extra: { changed?: string[]; purge_at?: string; reason?: 'user_deleted' | 'purged' } = {}) => ({
+const eventData = (
+  n: Pick<Note, 'id' | 'title' | 'version' | 'folderId'>,
+  extra: { changed?: string[]; purge_at?: string; reason?: 'user_deleted' | 'purged' } = {},
+) => ({
   note_id: n.id,
   title: n.title,
   version: n.version,
