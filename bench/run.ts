@@ -22,6 +22,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   notes: () => import('./notes'),
   vault: () => import('./vault'),
   starvation: () => import('./starvation'),
+  import: () => import('./import'),
 };
 
 async function main() {

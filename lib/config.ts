@@ -446,6 +446,18 @@ export function configSchema() {
     API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
     /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
     API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+
+    // ---- imports and exports (issue 45, subgraphs/transfer, docs/imports-and-exports.md) ----
+    /** The largest file POST /imports takes (streamed to the blob store in pieces, never whole in memory); larger: 413. */
+    IMPORT_MAX_BYTES: int(1024, 4 * 1024 ** 3).default(256 * 1024 * 1024),
+    /** Where uploaded import files (and export zips) are stored; DATA_DIR/transfer when not set. Shared by every transfer process. */
+    TRANSFER_DIR: z.string().optional(),
+    /** Records (bookmarks, notes, files) an import applies per batch of the kit's fair runner, then goes back to the queue. */
+    IMPORT_BATCH_RECORDS: int(1, 1000).default(50),
+    /** Records one import file may hold (bookmarks of a Netscape file); more: the job fails before importing any. */
+    IMPORT_MAX_RECORDS: int(1, 10_000_000).default(1_000_000),
+    /** An import or export not finished after this long is failed (its runner died over and over, or its uploader went away). */
+    IMPORT_STALE_SECONDS: int(60, 7 * 86_400).default(86_400),
   });
 }
 
@@ -474,6 +486,7 @@ export type Config = z.infer<ReturnType<typeof configSchema>> & {
   introspection: boolean;
   audioDir: string;
   vaultDir: string;
+  transferDir: string;
   subgraphUrls: Record<string, string>;
 };
 
@@ -528,6 +541,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
     vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
+    transferDir: path.resolve(cfg.TRANSFER_DIR ?? path.join(dataDir, 'transfer')),
     subgraphUrls,
   };
 }

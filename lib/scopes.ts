@@ -26,6 +26,8 @@ export const SCOPES = [
   'tts:write',
   'tts:synthesize',
   'events:read',
+  'transfer:read',
+  'transfer:write',
   'account:write',
   'admin:users',
   'admin:roles',

@@ -11,6 +11,7 @@ import { integrationsModule } from './integrations/module';
 import { notesModule } from './notes/module';
 import { ttsModule } from './tts/module';
 import { vaultModule } from './vault/module';
+import { transferModule } from './transfer/module';
 
 export const modules: ModuleDefinition[] = [
   authModule,
@@ -19,6 +20,7 @@ export const modules: ModuleDefinition[] = [
   integrationsModule,
   notesModule,
   vaultModule,
+  transferModule,
 ];
 
 /** The subgraphs named (all when none), loaded. */
