@@ -458,6 +458,10 @@ export function configSchema() {
     IMPORT_MAX_RECORDS: int(1, 10_000_000).default(1_000_000),
     /** An import or export not finished after this long is failed (its runner died over and over, or its uploader went away). */
     IMPORT_STALE_SECONDS: int(60, 7 * 86_400).default(86_400),
+    /** Entries an imported zip may hold (read from its central directory before any entry); more: the job fails. */
+    IMPORT_ZIP_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
+    /** Bytes an imported zip may inflate to, all entries together (declared and as inflated); more: the job fails (a zip bomb stops there). */
+    IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES: int(1024, 64 * 1024 ** 3).default(2 * 1024 ** 3),
   });
 }
 

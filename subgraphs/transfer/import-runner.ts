@@ -22,9 +22,14 @@ import type { Logger } from '../../lib/logger';
 import { recordEvent } from '../../lib/outbox';
 import type { TokenSigner } from '../../lib/tokens';
 import { TransferCounts, TransferError, TransferJob } from './entities/transfer-job';
+import crypto from 'node:crypto';
+import { isUniqueViolation } from '../../lib/database/portable';
+import { ImportSource } from './entities/import-source';
+import { FileRecord, hiddenPath, NoteRecord, noteFromMarkdown, rewriteLinks } from './formats/markdown';
 import { BookmarkRecord, NetscapeReader, NotNetscapeError } from './formats/netscape';
+import { readZip, ZipRefused } from './formats/zip';
 import { jobEventData } from './transfer-service';
-import { IMPORT_JOB_KIND, MAX_JOB_ERRORS, pieceKey, recordsKey } from './transfer-rules';
+import { attachmentKey, IMPORT_JOB_KIND, MAX_JOB_ERRORS, pieceKey, recordsKey } from './transfer-rules';
 
 /** Scopes an import's token carries, of those the user has: what creating their data needs. */
 const IMPORT_SCOPES = ['vault:read', 'vault:write', 'notes:read', 'notes:write', 'hubs:read', 'hubs:write'];
@@ -41,19 +46,55 @@ export class ImportFailed extends Error {}
 const CAPTURE_LINK = `mutation ImportBookmark($url: String!, $title: String, $tags: [String!]) {
   captureVaultItem(url: $url, title: $title, tags: $tags) { id }
 }`;
+const CAPTURE_FILE = `mutation ImportFile($file: VaultFileInput!) { captureVaultItem(file: $file) { id } }`;
+const CREATE_NOTE = `mutation ImportNote($title: String, $body: String!, $folderId: ID, $tags: [String!]) {
+  createNote(title: $title, body: $body, folderId: $folderId, tags: $tags) { id }
+}`;
+const FOLDERS = 'query ImportFolders { noteFolders { id path } }';
+const CREATE_FOLDER = `mutation ImportFolder($name: String!, $parentId: ID) {
+  createNoteFolder(name: $name, parentId: $parentId) { id path }
+}`;
+/** A `.md` file larger than this is not a note the notes module would take (100,000 characters). */
+const MAX_NOTE_FILE_BYTES = 512 * 1024;
+
+/** A part of the file passed over while reading it (too large, not readable): counted as skipped when applied. */
+interface SkipRecord {
+  kind: 'skip';
+  path: string;
+  message: string;
+}
+type LinkRecord = BookmarkRecord & { kind?: 'link' };
+type ImportRecord = LinkRecord | NoteRecord | FileRecord | SkipRecord;
+
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 export interface ImportRunnerDeps {
   dataSource: DataSource;
   store: BlobStore;
   gateway?: GatewayLink;
   signer: () => TokenSigner | null;
-  config: Pick<Config, 'IMPORT_BATCH_RECORDS' | 'IMPORT_MAX_RECORDS'>;
+  config: Pick<
+    Config,
+    | 'IMPORT_BATCH_RECORDS'
+    | 'IMPORT_MAX_RECORDS'
+    | 'IMPORT_ZIP_MAX_ENTRIES'
+    | 'IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES'
+    | 'VAULT_MAX_FILE_BYTES'
+  >;
   logger?: Logger;
-  /** For tests: called before each record is applied. */
-  beforeRecord?: () => Promise<void>;
 }
 
-type Outcome = 'created' | 'duplicate' | 'skipped' | { pause: number } | { fail: string };
+/** What applying one record came to. */
+type Outcome =
+  | { created: 'vaultItems' | 'notes'; folders?: number }
+  | { duplicate: true }
+  | { skipped: string }
+  | { pause: number }
+  | { fail: string };
+
+type GqlError = GraphQLFormattedError & {
+  extensions?: { code?: string; details?: { existingId?: string; limit?: string; max?: number }; retryAfter?: number };
+};
 
 export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: string }> {
   const { dataSource, store } = deps;
@@ -82,43 +123,119 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
   async function removeBlobs(job: TransferJob): Promise<void> {
     for (let n = 0; n < job.pieces; n++) await store.delete(pieceKey(job.id, n));
     await store.delete(recordsKey(job.id));
+    await store.delete(`${recordsKey(job.id)}.part`);
+    await store.delete(`${notesKey(job.id)}.part`);
+    await store.delete(notesKey(job.id));
+    if (job.format === 'markdown') for (let n = 0; n < job.total; n++) await store.delete(attachmentKey(job.id, n));
   }
+  const notesKey = (id: string) => `import-${id}-notes.jsonl`;
 
   /** The uploaded file, read a piece at a time into records (one JSON line each). Answers how many. */
   async function readFile(job: TransferJob): Promise<number> {
     const writer = await store.begin(`${recordsKey(job.id)}.part`);
     let count = 0;
     let lines: string[] = [];
-    const reader = new NetscapeReader((record: BookmarkRecord) => {
+    const add = (record: ImportRecord) => {
       count++;
       if (count > deps.config.IMPORT_MAX_RECORDS)
         throw new ImportFailed(
-          `The file holds more than ${deps.config.IMPORT_MAX_RECORDS} bookmarks (IMPORT_MAX_RECORDS).`,
+          `The file holds more than ${deps.config.IMPORT_MAX_RECORDS} records (IMPORT_MAX_RECORDS).`,
         );
       lines.push(JSON.stringify(record));
-    });
+    };
+    const flush = async (to = writer) => {
+      if (!lines.length) return;
+      await to.append(Buffer.from(lines.join('\n') + '\n'));
+      lines = [];
+    };
     try {
-      for (let n = 0; n < job.pieces; n++) {
-        const size = await store.size(pieceKey(job.id, n));
-        const bytes = size === null ? null : await store.read(pieceKey(job.id, n), 0, size);
-        if (!bytes) throw new ImportFailed('The uploaded file is gone; import it again.');
-        reader.write(bytes);
-        if (lines.length) {
-          await writer.append(Buffer.from(lines.join('\n') + '\n'));
-          lines = [];
+      if (job.format === 'netscape') {
+        const reader = new NetscapeReader(add);
+        for (let n = 0; n < job.pieces; n++) {
+          const size = await store.size(pieceKey(job.id, n));
+          const bytes = size === null ? null : await store.read(pieceKey(job.id, n), 0, size);
+          if (!bytes) throw new ImportFailed('The uploaded file is gone; import it again.');
+          reader.write(bytes);
+          await flush();
         }
+        reader.end();
+        await flush();
+      } else if (job.format === 'markdown') {
+        await readMarkdownZip(job, writer, add, flush);
+      } else {
+        throw new ImportFailed(`Imports of format "${job.format}" are not served yet.`);
       }
-      reader.end();
-      if (lines.length) await writer.append(Buffer.from(lines.join('\n') + '\n'));
       await writer.commit(recordsKey(job.id));
     } catch (err) {
       await writer.abort();
-      if (err instanceof NotNetscapeError) throw new ImportFailed(err.message);
+      if (err instanceof NotNetscapeError || err instanceof ZipRefused) throw new ImportFailed(err.message);
       throw err;
     }
     // The pieces are no longer needed: the records are what later batches read.
     for (let n = 0; n < job.pieces; n++) await store.delete(pieceKey(job.id, n));
     return count;
+  }
+
+  /** Files first (so that notes can link to their vault items), then the notes, from a second blob. */
+  async function readMarkdownZip(
+    job: TransferJob,
+    writer: Awaited<ReturnType<BlobStore['begin']>>,
+    add: (record: ImportRecord) => void,
+    flush: (to?: Awaited<ReturnType<BlobStore['begin']>>) => Promise<void>,
+  ): Promise<void> {
+    const notes = await store.begin(`${notesKey(job.id)}.part`);
+    let attachments = 0;
+    try {
+      const keys = Array.from({ length: job.pieces }, (_, n) => pieceKey(job.id, n));
+      await readZip(
+        store,
+        keys,
+        {
+          maxEntries: deps.config.IMPORT_ZIP_MAX_ENTRIES,
+          maxUncompressedBytes: deps.config.IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES,
+        },
+        async (entry) => {
+          if (hiddenPath(entry.path)) return;
+          if (/\.md$/i.test(entry.path)) {
+            const bytes = await entry.read(MAX_NOTE_FILE_BYTES);
+            if (!bytes) {
+              add({ kind: 'skip', path: entry.path, message: `larger than ${MAX_NOTE_FILE_BYTES} bytes: not a note` });
+              return;
+            }
+            const { record, warning } = noteFromMarkdown(entry.path, bytes.toString('utf8'));
+            if (warning) add({ kind: 'skip', path: entry.path, message: warning });
+            add(record);
+            await flush(notes);
+            return;
+          }
+          const bytes = await entry.read(deps.config.VAULT_MAX_FILE_BYTES);
+          if (!bytes) {
+            add({
+              kind: 'skip',
+              path: entry.path,
+              message: `larger than ${deps.config.VAULT_MAX_FILE_BYTES} bytes (VAULT_MAX_FILE_BYTES)`,
+            });
+            await flush(writer);
+            return;
+          }
+          const blob = attachmentKey(job.id, attachments++);
+          await store.put(blob, bytes);
+          add({ kind: 'file', path: entry.path, name: entry.path.split('/').pop()!, blob, size: bytes.length });
+          await flush(writer);
+        },
+      );
+      await flush(writer);
+      const size = await notes.commit(notesKey(job.id));
+      for (let at = 0; at < size;) {
+        const chunk = await store.read(notesKey(job.id), at, 1024 * 1024);
+        if (!chunk?.length) break;
+        await writer.append(chunk);
+        at += chunk.length;
+      }
+    } finally {
+      await notes.abort().catch(() => undefined);
+      await store.delete(notesKey(job.id));
+    }
   }
 
   function tokenFor(job: TransferJob): string {
@@ -140,27 +257,26 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     ).token;
   }
 
-  async function capture(token: string, record: BookmarkRecord): Promise<Outcome> {
-    if (!/^https?:\/\//i.test(record.url)) return 'skipped';
+  async function call(
+    token: string,
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<{ data?: Record<string, unknown> | null; error?: GqlError }> {
     if (!deps.gateway?.bound) throw new ImportFailed('This server has no gateway to import through (GATEWAY_URL).');
     const result = await deps.gateway.execute({
-      query: CAPTURE_LINK,
-      variables: { url: record.url, title: record.title || null, tags: record.tags.length ? record.tags : null },
+      query,
+      variables,
       headers: { authorization: `Bearer ${token}` },
       clientIp: '',
     });
-    const error = result.errors?.[0];
-    if (!error) return 'created';
-    return classify(error);
+    const error: GqlError | undefined = result.errors?.[0];
+    return { data: result.data, error };
   }
 
-  function classify(error: GraphQLFormattedError): Outcome {
-    const ext = (error.extensions ?? {}) as {
-      code?: string;
-      details?: { existingId?: string; limit?: string; max?: number };
-      retryAfter?: number;
-    };
-    if (ext.code === 'conflict' && ext.details?.existingId) return 'duplicate';
+  /** A refusal that is not the record's own fault, or null when it is (then it is skipped). */
+  function refusal(error: GqlError): Outcome | null {
+    const ext = error.extensions ?? {};
+    if (ext.code === 'conflict' && ext.details?.existingId) return { duplicate: true };
     if (ext.code === 'conflict' && ext.details?.limit)
       return {
         fail: `${error.message} (${ext.details.limit}: at most ${ext.details.max ?? '?'}); what was imported before stays.`,
@@ -168,9 +284,128 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     if (ext.code === 'rate_limit_exceeded') return { pause: Math.min(MAX_PAUSE_MS, (ext.retryAfter ?? 1) * 1000) };
     if (ext.code === 'unauthorized' || ext.code === 'forbidden')
       return { fail: `Your session no longer allows this import (${error.message}); import the file again to go on.` };
-    if (ext.code === 'validation_error' || ext.code === 'payload_too_large' || ext.code === 'conflict')
-      return 'skipped';
+    if (ext.code === 'validation_error' || ext.code === 'payload_too_large' || ext.code === 'conflict') return null;
     throw new Error(`import record: ${ext.code ?? 'error'}: ${error.message}`); // passing: the kit tries the batch again
+  }
+
+  /** What one batch knows of the user's note folders (path, lower-cased → id) and of this job's files. */
+  interface BatchState {
+    token: string;
+    folders?: Map<string, string>;
+    files?: { byPath: Map<string, string>; byName: Map<string, string> };
+  }
+
+  async function folderOf(job: TransferJob, state: BatchState, folder: string[]): Promise<Outcome | string | null> {
+    if (!state.folders) {
+      const { data, error } = await call(state.token, FOLDERS, {});
+      if (error) return refusal(error) ?? { skipped: error.message };
+      state.folders = new Map(
+        (data!.noteFolders as { id: string; path: string }[]).map((f) => [f.path.toLowerCase(), f.id]),
+      );
+    }
+    const names = folder.map((n) => [...n.trim()].slice(0, 100).join('') || '_');
+    const rootPath = job.targetFolderId
+      ? [...state.folders].find(([, id]) => id === job.targetFolderId)?.[0]
+      : undefined;
+    if (job.targetFolderId && rootPath === undefined)
+      return { fail: 'The target folder (target_folder_id) is not one of your note folders.' };
+    let parent: string | null = job.targetFolderId;
+    let at = rootPath ?? '';
+    let made = 0;
+    for (const name of names) {
+      at = at ? `${at}/${name.toLowerCase()}` : name.toLowerCase();
+      const known = state.folders.get(at);
+      if (known) {
+        parent = known;
+        continue;
+      }
+      const { data, error } = await call(state.token, CREATE_FOLDER, { name, parentId: parent });
+      if (error) return refusal(error) ?? { skipped: `its folder ${name}: ${error.message}` };
+      parent = (data!.createNoteFolder as { id: string }).id;
+      state.folders.set(at, parent);
+      made++;
+    }
+    return made ? `${parent ?? ''}+${made}` : parent;
+  }
+
+  async function filesOf(job: TransferJob, state: BatchState) {
+    if (!state.files) {
+      const rows = await dataSource.manager.find(ImportSource, { where: { jobId: job.id, kind: 'file' } });
+      state.files = {
+        byPath: new Map(rows.map((r) => [r.path, r.targetId])),
+        byName: new Map(rows.map((r) => [r.path.split('/').pop()!, r.targetId])),
+      };
+    }
+    return state.files;
+  }
+
+  async function remember(job: TransferJob, kind: string, sourceKey: string, path: string, targetId: string) {
+    try {
+      await dataSource.manager.insert(ImportSource, {
+        id: crypto.randomUUID(),
+        ownerId: job.ownerId,
+        jobId: job.id,
+        kind,
+        sourceKey,
+        path,
+        targetId,
+        createdAt: new Date(),
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+
+  async function apply(job: TransferJob, state: BatchState, record: ImportRecord): Promise<Outcome> {
+    switch (record.kind) {
+      case 'skip':
+        return { skipped: record.message };
+      case 'file': {
+        const bytes = await store.read(record.blob, 0, record.size);
+        if (!bytes) return { skipped: 'its bytes are gone' };
+        const { data, error } = await call(state.token, CAPTURE_FILE, {
+          file: { name: [...record.name].slice(0, 255).join(''), contentBase64: bytes.toString('base64') },
+        });
+        const id = error?.extensions?.details?.existingId ?? (data?.captureVaultItem as { id: string } | undefined)?.id;
+        if (id) {
+          await remember(job, 'file', sha256(`${job.id}\0${record.path}`), record.path, id);
+          state.files?.byPath.set(record.path, id);
+          state.files?.byName.set(record.name, id);
+        }
+        await store.delete(record.blob);
+        if (!error) return { created: 'vaultItems' };
+        return refusal(error) ?? { skipped: `the vault refused it: ${error.message}` };
+      }
+      case 'note': {
+        const key = sha256(`${record.path}\0${record.hash}`);
+        if (await dataSource.manager.existsBy(ImportSource, { ownerId: job.ownerId, kind: 'note', sourceKey: key }))
+          return { duplicate: true };
+        const folder = record.folder.length || job.targetFolderId ? await folderOf(job, state, record.folder) : null;
+        if (folder !== null && typeof folder === 'object') return folder;
+        const [folderId, made] = folder?.includes('+') ? folder.split('+') : [folder, '0'];
+        const files = await filesOf(job, state);
+        const body = rewriteLinks(record.body, record.path, files.byPath, files.byName);
+        const { data, error } = await call(state.token, CREATE_NOTE, {
+          title: record.title,
+          body,
+          folderId: folderId || null,
+          tags: record.tags.length ? record.tags : null,
+        });
+        if (error) return refusal(error) ?? { skipped: `the notes refused it: ${error.message}` };
+        await remember(job, 'note', key, record.path, (data!.createNote as { id: string }).id);
+        return { created: 'notes', folders: Number(made) };
+      }
+      default: {
+        if (!/^https?:\/\//i.test(record.url)) return { skipped: `not an http(s) link: ${record.url.slice(0, 100)}` };
+        const { error } = await call(state.token, CAPTURE_LINK, {
+          url: record.url,
+          title: record.title || null,
+          tags: record.tags.length ? record.tags : null,
+        });
+        if (!error) return { created: 'vaultItems' };
+        return refusal(error) ?? { skipped: `the vault refused this link: ${error.message}` };
+      }
+    }
   }
 
   return {
@@ -208,44 +443,47 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     },
   };
 
+  /** The records from the cursor: at least one whole line (a window grown for a long one). */
+  async function window(job: TransferJob): Promise<Buffer> {
+    for (let size = RECORDS_WINDOW; ; size *= 4) {
+      const bytes = (await store.read(recordsKey(job.id), job.cursor!, size)) ?? Buffer.alloc(0);
+      if (bytes.length < size || bytes.includes(0x0a) || size >= 64 * RECORDS_WINDOW) return bytes;
+    }
+  }
+
   async function applyBatch(
     ctx: Parameters<JobHandler<{ transferId: string }>['batch']>[0],
     job: TransferJob,
   ): Promise<boolean> {
-    const window = (await store.read(recordsKey(job.id), job.cursor!, RECORDS_WINDOW)) ?? Buffer.alloc(0);
+    const records = await window(job);
     const counts: TransferCounts = { ...job.counts };
     const errors: TransferError[] = [...job.errors];
     let cursor = job.cursor!;
     let done = job.done;
     let failure: string | null = null;
-    let token: string | undefined;
+    let state: BatchState | undefined;
     let at = 0;
     for (let n = 0; n < deps.config.IMPORT_BATCH_RECORDS; n++) {
-      const end = window.indexOf(0x0a, at);
+      const end = records.indexOf(0x0a, at);
       if (end < 0) break;
-      const record = JSON.parse(window.subarray(at, end).toString('utf8')) as BookmarkRecord;
-      await deps.beforeRecord?.();
-      token ??= tokenFor(job);
-      const outcome = await capture(token, record);
-      if (typeof outcome === 'object' && 'pause' in outcome) {
+      const record = JSON.parse(records.subarray(at, end).toString('utf8')) as ImportRecord;
+      state ??= { token: tokenFor(job) };
+      const outcome = await apply(job, state, record);
+      if ('pause' in outcome) {
         await new Promise((resolve) => setTimeout(resolve, outcome.pause));
         break; // this record again, in the next batch
       }
-      if (typeof outcome === 'object') {
+      if ('fail' in outcome) {
         failure = outcome.fail;
         break;
       }
-      if (outcome === 'created') counts.vaultItems++;
-      else if (outcome === 'duplicate') counts.duplicates++;
+      if ('created' in outcome) {
+        counts[outcome.created]++;
+        counts.folders += outcome.folders ?? 0;
+      } else if ('duplicate' in outcome) counts.duplicates++;
       else {
         counts.skipped++;
-        if (errors.length < MAX_JOB_ERRORS)
-          errors.push({
-            path: record.path,
-            message: /^https?:\/\//i.test(record.url)
-              ? 'the vault refused this link'
-              : `not an http(s) link: ${record.url.slice(0, 100)}`,
-          });
+        if (errors.length < MAX_JOB_ERRORS) errors.push({ path: record.path, message: outcome.skipped });
       }
       at = end + 1;
       cursor = job.cursor! + at;
@@ -254,7 +492,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     const finished = failure === null && done >= job.total;
     const now = new Date();
     const progressed = await ctx.transaction(async (m) => {
-      const state = failure !== null ? 'failed' : finished ? 'succeeded' : 'running';
+      const next = failure !== null ? 'failed' : finished ? 'succeeded' : 'running';
       if (failure !== null) errors.push({ path: '', message: failure });
       const r = await m
         .createQueryBuilder()
@@ -264,14 +502,14 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
           done,
           counts,
           errors: errors.slice(-MAX_JOB_ERRORS),
-          state,
-          ...(state !== 'running' ? { finishedAt: now } : {}),
+          state: next,
+          ...(next !== 'running' ? { finishedAt: now } : {}),
         })
         .where('id = :id AND state IN (:...states)', { id: job.id, states: ['queued', 'running'] })
         .execute();
       if (affectedRows(r) !== 1) return false; // canceled meanwhile: what was done stays
       const row = await m.findOneByOrFail(TransferJob, { id: job.id });
-      if (state !== 'running') {
+      if (next !== 'running') {
         await recordEvent(m, {
           type: 'import.finished',
           userId: job.ownerId,
@@ -287,7 +525,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
           data: jobEventData(row),
         });
       }
-      return state === 'running';
+      return next === 'running';
     });
     if (!progressed) await removeBlobs(job);
     return progressed;

@@ -12,6 +12,7 @@ import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { TokenSigner } from '../../lib/tokens';
+import { ImportSource } from './entities/import-source';
 import { TransferJob } from './entities/transfer-job';
 import { importHandler } from './import-runner';
 import { CreateTransferJobTables1795832786449 } from './migrations/1795832786449-CreateTransferJobTables';
@@ -20,7 +21,7 @@ import { TransferService } from './transfer-service';
 
 export const transferSubgraph: SubgraphDefinition = {
   name: 'transfer',
-  entities: [TransferJob, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
+  entities: [TransferJob, ImportSource, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
   migrations: [CreateTransferJobTables1795832786449],
   create({ config, dataSource, events, logger, keys, gateway }) {
     const store = new DiskBlobStore(config.transferDir);

@@ -70,9 +70,13 @@ export const transferRoutes: RouteSpec[] = [
       `${configured('IMPORT_MAX_BYTES', 'bytes')} (IMPORT_MAX_BYTES; larger: 413). It is stored as it arrives and ` +
       'imported in the background: follow `GET /imports/{id}` or the events `import.progress` and `import.finished`. ' +
       '`netscape`: the bookmark HTML every browser exports; each link becomes a vault item (enriched like any capture), ' +
-      'its folder path and TAGS its tags. Links already in your vault are counted as `duplicates`, so the same file ' +
-      'imported twice creates nothing the second time. A cap reached fails the job with that error and keeps what ' +
-      'was imported. The other formats of the contract (`markdown`, `canvas`, `karakeep`, `export`) are not served yet (400).',
+      'its folder path and TAGS its tags. `markdown`: a zip of Markdown files (an Obsidian vault, a Joplin or Bear ' +
+      'export): folders become note folders (under `target_folder_id` if given), YAML front matter gives the title and ' +
+      'tags, other files become vault files and links to them point at the vault items; a zip past ' +
+      `${configured('IMPORT_ZIP_MAX_ENTRIES')} entries or ${configured('IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES', 'bytes')} inflated, ` +
+      'or with `..` or absolute paths, fails the job before anything is written. What is already there is counted as ' +
+      '`duplicates`, so the same file imported twice creates nothing the second time. A cap reached fails the job with that error and keeps what ' +
+      'was imported. The other formats of the contract (`canvas`, `karakeep`, `export`) are not served yet (400).',
     query: {
       schema: {
         type: 'object',

@@ -36,6 +36,22 @@ export class CreateTransferJobTables1795832786449 implements MigrationInterface 
         indices: [{ columnNames: ['owner_id', 'direction', 'id'] }],
       }),
     );
+    await queryRunner.createTable(
+      new Table({
+        name: 'transfer_sources',
+        columns: [
+          c.uuid('id', { isPrimary: true }),
+          c.uuid('owner_id'),
+          c.uuid('job_id'),
+          c.string('kind', 8),
+          c.string('source_key', 64),
+          c.text('path'),
+          c.uuid('target_id'),
+          c.timestamp('created_at'),
+        ],
+        indices: [{ columnNames: ['owner_id', 'kind', 'source_key'], isUnique: true }, { columnNames: ['job_id'] }],
+      }),
+    );
     await createOutboxTable(queryRunner);
     await createUserCapsTable(queryRunner, {});
     // A deleted user's jobs go (the kit's cascade), and imports run on the kit's queue.
@@ -48,6 +64,7 @@ export class CreateTransferJobTables1795832786449 implements MigrationInterface 
     await queryRunner.dropTable(EVENT_CONSUMERS_TABLE);
     await queryRunner.dropTable('user_caps');
     await queryRunner.dropTable('outbox');
+    await queryRunner.dropTable('transfer_sources');
     await queryRunner.dropTable('transfer_jobs');
   }
 }
