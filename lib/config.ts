@@ -462,6 +462,8 @@ export function configSchema() {
     IMPORT_ZIP_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
     /** Bytes an imported zip may inflate to, all entries together (declared and as inflated); more: the job fails (a zip bomb stops there). */
     IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES: int(1024, 64 * 1024 ** 3).default(2 * 1024 ** 3),
+    /** Days an export's zip is kept before it is removed (DELETE removes one earlier). */
+    EXPORT_RETENTION_DAYS: int(1, 365).default(7),
   });
 }
 

@@ -14,9 +14,10 @@ import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { TokenSigner } from '../../lib/tokens';
 import { ImportSource } from './entities/import-source';
 import { TransferJob } from './entities/transfer-job';
+import { exportHandler } from './export-runner';
 import { importHandler } from './import-runner';
 import { CreateTransferJobTables1795832786449 } from './migrations/1795832786449-CreateTransferJobTables';
-import { TransferResolver } from './resolvers/transfer-resolver';
+import { ExportFileResolver, TransferResolver } from './resolvers/transfer-resolver';
 import { TransferService } from './transfer-service';
 
 export const transferSubgraph: SubgraphDefinition = {
@@ -26,8 +27,12 @@ export const transferSubgraph: SubgraphDefinition = {
   create({ config, dataSource, events, logger, keys, gateway }) {
     const store = new DiskBlobStore(config.transferDir);
     const queue = jobQueue({ config, dataSource, logger });
-    const service = new TransferService(dataSource, store, queue, { maxBytes: config.IMPORT_MAX_BYTES });
+    const service = new TransferService(dataSource, store, queue, {
+      maxBytes: config.IMPORT_MAX_BYTES,
+      exportDays: config.EXPORT_RETENTION_DAYS,
+    });
     let signer: TokenSigner | null | undefined;
+    const signerOf = () => (signer ??= keys.privateKey ? new TokenSigner(keys, config.JWT_ISSUER) : null);
     queue.register(
       importHandler({
         dataSource,
@@ -36,9 +41,10 @@ export const transferSubgraph: SubgraphDefinition = {
         config,
         logger,
         // Made on first use: a process without the private key fails imports with a clear error.
-        signer: () => (signer ??= keys.privateKey ? new TokenSigner(keys, config.JWT_ISSUER) : null),
+        signer: signerOf,
       }),
     );
+    queue.register(exportHandler({ dataSource, store, gateway, signer: signerOf }));
     const cascade = userCascade({
       module: 'transfer',
       dataSource,
@@ -55,7 +61,7 @@ export const transferSubgraph: SubgraphDefinition = {
         .sweep(config.IMPORT_STALE_SECONDS)
         .catch((err: unknown) => logger.warn({ err }, 'import sweep failed'));
     return {
-      resolvers: [new TransferResolver(service)],
+      resolvers: [new TransferResolver(service), new ExportFileResolver(service)],
       references: {
         TransferJob: {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>

@@ -57,6 +57,36 @@ const PATH = '/imports';
 const TAG = 'Imports';
 const location = (r: Record<string, any>) => `/api/v1${PATH}/${r.id}`;
 
+export const ExportJobBody: JsonSchema = {
+  type: 'object',
+  required: ['id', 'state', 'progress', 'errors', 'created_at', 'finished_at'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
+    progress: ImportJobBody.properties && (ImportJobBody.properties as Record<string, JsonSchema>).progress,
+    bytes: { type: 'number', minimum: 0, description: 'The size of the zip once it has succeeded' },
+    errors: (ImportJobBody.properties as Record<string, JsonSchema>).errors,
+    created_at: timestamp,
+    finished_at: { ...timestamp, type: ['string', 'null'] },
+  },
+};
+
+export const StartExportRequest: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    include: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'string', enum: ['notes', 'vault', 'hubs', 'voices', 'audio'] },
+      description: 'What to export; left out: all but audio',
+    },
+  },
+};
+
+const EXPORTS = '/exports';
+const EXPORT_TAG = 'Exports';
+
 export const transferRoutes: RouteSpec[] = [
   {
     operationId: 'startImport',
@@ -149,5 +179,83 @@ export const transferRoutes: RouteSpec[] = [
     location,
     response: CommandAck,
     errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    operationId: 'startExport',
+    method: 'post',
+    path: EXPORTS,
+    tag: EXPORT_TAG,
+    auth: true,
+    summary: 'Export your whole account as a zip, in the background',
+    description:
+      'The zip holds notes/<folder path>/<title>.md (YAML front matter, the body as stored), vault/bookmarks.html ' +
+      '(Netscape), vault/items.json, vault/files/…, hubs/<name>.canvas (JSON Canvas 1.0), voices.json and manifest.json. ' +
+      'One export runs per user at a time (409 `conflict`). Follow `GET /exports/{id}`, then download it; it is kept ' +
+      `${configured('EXPORT_RETENTION_DAYS')} days (EXPORT_RETENTION_DAYS).`,
+    body: StartExportRequest,
+    graphql: {
+      kind: 'mutation',
+      field: 'startExport',
+      args: { include: { type: '[String!]', value: ({ body }) => body.include } },
+      select: '{ id }',
+    },
+    status: 202,
+    ack: 'Started the export.',
+    location: (r) => `/api/v1${EXPORTS}/${r.id}`,
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'conflict', 'rate_limit_exceeded'],
+  },
+  {
+    operationId: 'getExport',
+    method: 'get',
+    path: `${EXPORTS}/:exportId`,
+    tag: EXPORT_TAG,
+    auth: true,
+    summary: 'One of your exports: its state and progress',
+    params: { exportId: uuidParam },
+    graphql: { kind: 'query', field: 'exportJob', args: idFrom('exportId') },
+    status: 200,
+    response: ExportJobBody,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    operationId: 'deleteExport',
+    method: 'delete',
+    path: `${EXPORTS}/:exportId`,
+    tag: EXPORT_TAG,
+    auth: true,
+    summary: 'Remove an export and its zip before it expires',
+    params: { exportId: uuidParam },
+    graphql: { kind: 'mutation', field: 'deleteExport', args: idFrom('exportId'), select: '{ id }' },
+    status: 202,
+    ack: 'Removed the export.',
+    response: CommandAck,
+    errors: ['validation_error', 'unauthorized', 'not_found'],
+  },
+  {
+    operationId: 'downloadExport',
+    method: 'get',
+    path: `${EXPORTS}/:exportId/download`,
+    tag: EXPORT_TAG,
+    auth: true,
+    summary: "A succeeded export's zip (with Range support)",
+    description:
+      'application/zip, as an attachment. One byte range answers 206; a range past the end, 416. Before the export has ' +
+      'succeeded: 409 `conflict`.',
+    params: { exportId: uuidParam },
+    graphql: {
+      kind: 'query',
+      field: 'exportFile',
+      args: idFrom('exportId'),
+      select: '{ bytes etag content_type: contentType file_name: fileName }',
+    },
+    download: {
+      chunk: `query ExportChunk($id: ID!, $offset: Int!, $length: Int!) { result: exportFile(id: $id) { chunk(offset: $offset, length: $length) } }`,
+      contentType: 'application/zip',
+      attachment: true,
+    },
+    status: 200,
+    response: { type: 'string', format: 'binary' },
+    errors: ['validation_error', 'unauthorized', 'not_found', 'conflict', 'range_not_satisfiable'],
   },
 ];

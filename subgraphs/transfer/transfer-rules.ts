@@ -17,3 +17,8 @@ export const attachmentKey = (id: string, n: number) => `import-${id}-a${n}.bin`
 
 /** Errors a job keeps (the contract's limit). */
 export const MAX_JOB_ERRORS = 100;
+
+/** The kit job kind that writes an export. */
+export const EXPORT_JOB_KIND = 'transfer.export';
+/** An export's zip in the blob store. */
+export const exportKey = (id: string) => `export-${id}.zip`;

@@ -5,7 +5,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { BlobStore } from '../../lib/blob-store';
-import { affectedRows } from '../../lib/database/portable';
+import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError } from '../../lib/errors';
 import type { JobQueue } from '../../lib/kit/jobs';
@@ -15,6 +15,8 @@ import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { Principal } from '../../lib/tokens';
 import { emptyCounts, FINISHED_STATES, TransferJob } from './entities/transfer-job';
 import {
+  EXPORT_JOB_KIND,
+  exportKey,
   IMPORT_FORMATS,
   IMPORT_JOB_KIND,
   ImportFormat,
@@ -46,7 +48,12 @@ export const jobEventData = (job: TransferJob) => ({
 
 export interface TransferSettings {
   maxBytes: number;
+  /** Days an export's zip is kept (EXPORT_RETENTION_DAYS). */
+  exportDays: number;
 }
+
+/** The most one export chunk read answers. */
+export const MAX_EXPORT_CHUNK = 1024 * 1024;
 
 export class TransferService {
   constructor(
@@ -81,6 +88,8 @@ export class TransferService {
       counts: emptyCounts(),
       errors: [],
       targetFolderId: targetFolderId ?? null,
+      options: null,
+      activeOwner: null,
       principal: {
         userId: principal.userId,
         sessionId: principal.sessionId,
@@ -169,8 +178,78 @@ export class TransferService {
 
   /** The uploaded pieces and the parsed records of a job. */
   async removeBlobs(job: Pick<TransferJob, 'id' | 'pieces'>): Promise<void> {
+    await this.store.delete(exportKey(job.id));
     for (let n = 0; n < job.pieces; n++) await this.store.delete(pieceKey(job.id, n));
     await this.store.delete(recordsKey(job.id));
+  }
+
+  /** A new export of the whole account (what `include` names): 409 while another of the user's runs. */
+  async startExport(principal: Principal, include: string[]): Promise<TransferJob> {
+    const job = this.dataSource.manager.create(TransferJob, {
+      id: uuidv7(),
+      ownerId: principal.userId,
+      direction: 'export',
+      format: 'zip',
+      state: 'queued',
+      uploaded: true,
+      bytes: 0,
+      pieces: 0,
+      cursor: null,
+      done: 0,
+      total: 0,
+      counts: emptyCounts(),
+      errors: [],
+      targetFolderId: null,
+      options: { include: [...new Set(include)] },
+      activeOwner: principal.userId,
+      principal: {
+        userId: principal.userId,
+        sessionId: principal.sessionId,
+        roles: [...principal.roles],
+        scopes: [...principal.scopes],
+      },
+      progressAt: null,
+      createdAt: new Date(),
+      finishedAt: null,
+    });
+    try {
+      await this.queue.request(
+        { kind: EXPORT_JOB_KIND, ownerId: principal.userId, params: { transferId: job.id } },
+        (m) => m.insert(TransferJob, job).then(() => undefined),
+      );
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw new AppError('conflict', 'An export of yours is already running; one runs at a time.', {
+          reason: 'export_running',
+        });
+      throw err;
+    }
+    return job;
+  }
+
+  /** A finished export's zip: its size and an ETag; null bytes until it has succeeded (then: conflict). */
+  async exportFile(ownerId: string, id: string): Promise<{ bytes: number; etag: string; fileName: string }> {
+    const job = await this.get(ownerId, id, 'export');
+    if (job.state !== 'succeeded')
+      throw new AppError('conflict', `The export is ${job.state}; download it once it has succeeded.`);
+    const size = await this.store.size(exportKey(id));
+    if (size === null) throw new AppError('not_found', 'The export has expired.');
+    return { bytes: size, etag: `"${id}"`, fileName: `export-${job.createdAt.toISOString().slice(0, 10)}.zip` };
+  }
+
+  async exportChunk(ownerId: string, id: string, offset: number, length: number): Promise<string> {
+    await this.get(ownerId, id, 'export');
+    const bytes = await this.store.read(exportKey(id), offset, Math.min(length, MAX_EXPORT_CHUNK));
+    return (bytes ?? Buffer.alloc(0)).toString('base64');
+  }
+
+  /** Removes an export (its zip too); a running one is canceled first. */
+  async deleteExport(ownerId: string, id: string): Promise<TransferJob> {
+    const job = await this.get(ownerId, id, 'export');
+    await this.dataSource.manager.delete(TransferJob, { id, ownerId });
+    await this.store.delete(exportKey(id));
+    await this.store.delete(`${exportKey(id)}.part`);
+    return job;
   }
 
   /** Another user's job is `not_found`, like an unknown id. */
@@ -245,8 +324,18 @@ export class TransferService {
       });
       await this.removeBlobs(job);
     }
+    // Exports past their retention go with their zips.
+    const expired = await this.dataSource.manager
+      .createQueryBuilder(TransferJob, 'job')
+      .where('job.direction = :d AND job.createdAt < :at', {
+        d: 'export',
+        at: new Date(now.getTime() - this.settings.exportDays * 86_400_000),
+      })
+      .take(100)
+      .getMany();
+    for (const job of expired) await this.deleteExport(job.ownerId, job.id);
     await this.store.prunePartial(before);
-    return stale.length;
+    return stale.length + expired.length;
   }
 
   /** A deleted user's jobs (the kit's cascade), a batch per transaction, with their stored files. */

@@ -114,6 +114,14 @@ export class TransferJob {
   @Column({ type: 'simple-json' })
   errors!: TransferError[];
 
+  /** An export's choices (`include`). */
+  @Column({ type: 'simple-json', nullable: true })
+  options!: { include?: string[] } | null;
+
+  /** The owner while an export of theirs is queued or running, else null: unique, so one export runs per user. */
+  @Column({ name: 'active_owner', type: 'varchar', length: 36, nullable: true })
+  activeOwner!: string | null;
+
   @Column({ name: 'target_folder_id', type: 'varchar', length: 36, nullable: true })
   targetFolderId!: string | null;
 

@@ -26,6 +26,8 @@ export class CreateTransferJobTables1795832786449 implements MigrationInterface 
           c.int('total'),
           c.text('counts'),
           c.text('errors'),
+          c.text('options', { isNullable: true }),
+          c.uuid('active_owner', { isNullable: true }),
           c.uuid('target_folder_id', { isNullable: true }),
           c.text('principal'),
           c.timestamp('progress_at', { isNullable: true }),
@@ -33,7 +35,8 @@ export class CreateTransferJobTables1795832786449 implements MigrationInterface 
           c.timestamp('finished_at', { isNullable: true }),
         ],
         // The owner's imports (or exports) page by page, in id (= creation) order.
-        indices: [{ columnNames: ['owner_id', 'direction', 'id'] }],
+        // One export per user at a time: active_owner is set while it is queued or running.
+        indices: [{ columnNames: ['owner_id', 'direction', 'id'] }, { columnNames: ['active_owner'], isUnique: true }],
       }),
     );
     await queryRunner.createTable(

@@ -1,4 +1,4 @@
-import { IsBase64, IsIn, IsOptional, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsBase64, IsIn, IsInt, IsOptional, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import {
   Args,
   ArgsType,
@@ -7,6 +7,7 @@ import {
   FieldResolver,
   Float,
   ID,
+  Int,
   Mutation,
   ObjectType,
   Query,
@@ -19,7 +20,8 @@ import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
 import { TransferJob, TransferProgress } from '../entities/transfer-job';
 import { IMPORT_FORMATS } from '../transfer-rules';
-import { MAX_PIECE_BYTES, TransferService } from '../transfer-service';
+import { DEFAULT_EXPORT_PARTS, EXPORT_PARTS } from '../export-runner';
+import { MAX_EXPORT_CHUNK, MAX_PIECE_BYTES, TransferService } from '../transfer-service';
 
 @ArgsType()
 class BeginImportArgs {
@@ -48,6 +50,42 @@ class AppendArgs {
   @IsBase64()
   @MaxLength(Math.ceil(MAX_PIECE_BYTES / 3) * 4)
   chunk!: string;
+}
+
+@ArgsType()
+class ExportArgs {
+  @Field(() => [String], {
+    nullable: true,
+    description: `What to export, of ${EXPORT_PARTS.join(', ')}; default: all but audio.`,
+  })
+  @IsOptional()
+  @ArrayMaxSize(EXPORT_PARTS.length * 2)
+  @IsIn([...EXPORT_PARTS], { each: true, message: `include must name ${EXPORT_PARTS.join(', ')}` })
+  include?: string[] | null;
+}
+
+@ArgsType()
+class ChunkArgs {
+  @Field(() => Int)
+  @IsInt()
+  @Min(0)
+  offset!: number;
+
+  @Field(() => Int)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_EXPORT_CHUNK)
+  length!: number;
+}
+
+@RequiresScopes('transfer:read')
+@ObjectType({ description: "An export's zip: its size and ETag, read in chunks." })
+class ExportFile {
+  @Field(() => ID) id!: string;
+  @Field(() => Float) bytes!: number;
+  @Field() etag!: string;
+  @Field() contentType!: string;
+  @Field() fileName!: string;
 }
 
 @ObjectType({ description: "A page of the caller's imports, newest first." })
@@ -105,8 +143,45 @@ export class TransferResolver {
     return this.service.list(ctx.principal!.userId, first, after);
   }
 
+  @RequiresScopes('transfer:write')
+  @Mutation(() => TransferJob, {
+    description: 'Export the whole account as a zip, in the background; one at a time (conflict).',
+  })
+  startExport(@Args() { include }: ExportArgs, @Ctx() ctx: SubgraphContext): Promise<TransferJob> {
+    return this.service.startExport(ctx.principal!, include ?? DEFAULT_EXPORT_PARTS);
+  }
+
+  @RequiresScopes('transfer:write')
+  @Mutation(() => TransferJob, { description: 'Remove an export and its zip (a running one stops).' })
+  deleteExport(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TransferJob> {
+    return this.service.deleteExport(ctx.principal!.userId, id);
+  }
+
+  @RequiresScopes('transfer:read')
+  @Query(() => TransferJob, { description: "One of the caller's exports." })
+  exportJob(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TransferJob> {
+    return this.service.get(ctx.principal!.userId, id, 'export');
+  }
+
+  @RequiresScopes('transfer:read')
+  @Query(() => ExportFile, { description: "A succeeded export's zip (conflict before)." })
+  async exportFile(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<ExportFile> {
+    const file = await this.service.exportFile(ctx.principal!.userId, id);
+    return { id, ...file, contentType: 'application/zip' };
+  }
+
   @FieldResolver(() => TransferProgress)
   progress(@Root() job: TransferJob): TransferProgress {
     return { done: job.done, total: job.total };
+  }
+}
+
+@Resolver(() => ExportFile)
+export class ExportFileResolver {
+  constructor(private readonly service: TransferService) {}
+
+  @FieldResolver(() => String, { description: 'Bytes of the zip, base64: `length` (at most 1 MiB) from `offset`.' })
+  chunk(@Root() file: ExportFile, @Args() { offset, length }: ChunkArgs, @Ctx() ctx: SubgraphContext): Promise<string> {
+    return this.service.exportChunk(ctx.principal!.userId, file.id, offset, length);
   }
 }
