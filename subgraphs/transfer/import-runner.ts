@@ -51,6 +51,9 @@ const CREATE_NOTE = `mutation ImportNote($title: String, $body: String!, $folder
   createNote(title: $title, body: $body, folderId: $folderId, tags: $tags) { id }
 }`;
 const FOLDERS = 'query ImportFolders { noteFolders { id path } }';
+const IMPORT_HUB = `mutation ImportHub($name: String!, $canvas: JSONObject!) { importHub(name: $name, canvas: $canvas) { id } }`;
+/** The most of vault/items.json an export import reads. */
+const MAX_ITEMS_JSON_BYTES = 256 * 1024 * 1024;
 const CREATE_FOLDER = `mutation ImportFolder($name: String!, $parentId: ID) {
   createNoteFolder(name: $name, parentId: $parentId) { id path }
 }`;
@@ -64,7 +67,15 @@ interface SkipRecord {
   message: string;
 }
 type LinkRecord = BookmarkRecord & { kind?: 'link' };
-type ImportRecord = LinkRecord | NoteRecord | FileRecord | SkipRecord;
+/** A hub of an export: its canvas, imported through the hubs module's importHub. */
+interface HubRecord {
+  kind: 'hub';
+  path: string;
+  name: string;
+  canvas: Record<string, unknown>;
+  hash: string;
+}
+type ImportRecord = LinkRecord | NoteRecord | FileRecord | SkipRecord | HubRecord;
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
@@ -86,7 +97,7 @@ export interface ImportRunnerDeps {
 
 /** What applying one record came to. */
 type Outcome =
-  | { created: 'vaultItems' | 'notes'; folders?: number }
+  | { created: 'vaultItems' | 'notes' | 'hubs'; folders?: number }
   | { duplicate: true }
   | { skipped: string }
   | { pause: number }
@@ -160,7 +171,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
         }
         reader.end();
         await flush();
-      } else if (job.format === 'markdown') {
+      } else if (job.format === 'markdown' || job.format === 'export') {
         await readMarkdownZip(job, writer, add, flush);
       } else {
         throw new ImportFailed(`Imports of format "${job.format}" are not served yet.`);
@@ -185,6 +196,78 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
   ): Promise<void> {
     const notes = await store.begin(`${notesKey(job.id)}.part`);
     let attachments = 0;
+    let manifest = false;
+    /**
+     * This service's export: manifest.json must say format_version 1; notes/ are notes (the
+     * prefix dropped), vault/files/<id>-<name> files, vault/items.json's links are links,
+     * hubs/*.canvas hubs; the rest (bookmarks.html, voices.json) is passed over. True: handled.
+     */
+    const exportEntry = async (entry: { path: string; read(max: number): Promise<Buffer | null> }) => {
+      const p = entry.path;
+      if (p === 'manifest.json') {
+        const text = (await entry.read(1024 * 1024))?.toString('utf8') ?? '';
+        let version: unknown;
+        try {
+          version = (JSON.parse(text) as { format_version?: unknown }).format_version;
+        } catch {
+          version = undefined;
+        }
+        if (version !== 1)
+          throw new ImportFailed('not an export of this service: manifest.json has no format_version 1');
+        manifest = true;
+        return true;
+      }
+      if (p.startsWith('notes/') && /\.md$/i.test(p)) {
+        const bytes = await entry.read(MAX_NOTE_FILE_BYTES);
+        if (!bytes) add({ kind: 'skip', path: p, message: `larger than ${MAX_NOTE_FILE_BYTES} bytes: not a note` });
+        else add(noteFromMarkdown(p.slice('notes/'.length), bytes.toString('utf8')).record);
+        await flush(notes);
+        return true;
+      }
+      if (p === 'vault/items.json') {
+        const bytes = await entry.read(MAX_ITEMS_JSON_BYTES);
+        let items: { kind?: string; url?: string; title?: string | null; tags?: { name: string }[] }[] = [];
+        try {
+          items = bytes ? (JSON.parse(bytes.toString('utf8')) as typeof items) : [];
+        } catch {
+          throw new ImportFailed('vault/items.json is not JSON');
+        }
+        if (!Array.isArray(items)) throw new ImportFailed('vault/items.json is not a list');
+        for (const item of items)
+          if (item?.kind === 'link' && typeof item.url === 'string')
+            add({
+              url: item.url,
+              title: item.title ?? '',
+              tags: (item.tags ?? []).map((t) => t.name).filter((t) => typeof t === 'string'),
+              path: `vault/items.json: ${item.url.slice(0, 200)}`,
+            });
+        await flush(writer);
+        return true;
+      }
+      if (p.startsWith('hubs/') && p.endsWith('.canvas')) {
+        const bytes = await entry.read(64 * 1024 * 1024);
+        let canvas: unknown;
+        try {
+          canvas = bytes ? JSON.parse(bytes.toString('utf8')) : undefined;
+        } catch {
+          canvas = undefined;
+        }
+        if (!canvas || typeof canvas !== 'object' || Array.isArray(canvas))
+          add({ kind: 'skip', path: p, message: 'not a JSON Canvas document' });
+        else
+          add({
+            kind: 'hub',
+            path: p,
+            name: p.slice('hubs/'.length, -'.canvas'.length).slice(0, 100),
+            canvas: canvas as Record<string, unknown>,
+            hash: sha256(bytes!.toString('utf8')),
+          });
+        await flush(writer);
+        return true;
+      }
+      if (p.startsWith('vault/files/')) return false; // a file: below, named without its old id
+      return true;
+    };
     try {
       const keys = Array.from({ length: job.pieces }, (_, n) => pieceKey(job.id, n));
       await readZip(
@@ -196,6 +279,9 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
         },
         async (entry) => {
           if (hiddenPath(entry.path)) return;
+          if (job.format === 'export') {
+            if (await exportEntry(entry)) return;
+          }
           if (/\.md$/i.test(entry.path)) {
             const bytes = await entry.read(MAX_NOTE_FILE_BYTES);
             if (!bytes) {
@@ -220,11 +306,16 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
           }
           const blob = attachmentKey(job.id, attachments++);
           await store.put(blob, bytes);
-          add({ kind: 'file', path: entry.path, name: entry.path.split('/').pop()!, blob, size: bytes.length });
+          const base = entry.path.split('/').pop()!;
+          // An export names its files <old item id>-<name>.
+          const name = job.format === 'export' ? base.replace(/^[0-9a-f-]{36}-/, '') : base;
+          add({ kind: 'file', path: entry.path, name, blob, size: bytes.length });
           await flush(writer);
         },
       );
       await flush(writer);
+      if (job.format === 'export' && !manifest)
+        throw new ImportFailed('not an export of this service: the zip has no manifest.json');
       const size = await notes.commit(notesKey(job.id));
       for (let at = 0; at < size;) {
         const chunk = await store.read(notesKey(job.id), at, 1024 * 1024);
@@ -360,6 +451,18 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     switch (record.kind) {
       case 'skip':
         return { skipped: record.message };
+      case 'hub': {
+        const key = sha256(`${record.path}\0${record.hash}`);
+        if (await dataSource.manager.existsBy(ImportSource, { ownerId: job.ownerId, kind: 'hub', sourceKey: key }))
+          return { duplicate: true };
+        const { data, error } = await call(state.token, IMPORT_HUB, {
+          name: record.name || 'Hub',
+          canvas: record.canvas,
+        });
+        if (error) return refusal(error) ?? { skipped: `the hubs refused it: ${error.message}` };
+        await remember(job, 'hub', key, record.path, (data!.importHub as { id: string }).id);
+        return { created: 'hubs' };
+      }
       case 'file': {
         const bytes = await store.read(record.blob, 0, record.size);
         if (!bytes) return { skipped: 'its bytes are gone' };

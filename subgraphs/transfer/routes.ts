@@ -106,7 +106,8 @@ export const transferRoutes: RouteSpec[] = [
       `${configured('IMPORT_ZIP_MAX_ENTRIES')} entries or ${configured('IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES', 'bytes')} inflated, ` +
       'or with `..` or absolute paths, fails the job before anything is written. What is already there is counted as ' +
       '`duplicates`, so the same file imported twice creates nothing the second time. A cap reached fails the job with that error and keeps what ' +
-      'was imported. The other formats of the contract (`canvas`, `karakeep`, `export`) are not served yet (400).',
+      'was imported. `export`: a zip this service exported (its manifest.json says format_version 1), brought back. ' +
+      'The other formats of the contract (`canvas`, `karakeep`) are not served yet (400).',
     query: {
       schema: {
         type: 'object',
@@ -212,6 +213,9 @@ export const transferRoutes: RouteSpec[] = [
     tag: EXPORT_TAG,
     auth: true,
     summary: 'One of your exports: its state and progress',
+    description:
+      "`state` goes queued → running → succeeded (then download it) or failed (with `errors`). Another user's export is " +
+      '`not_found`, like an unknown id.',
     params: { exportId: uuidParam },
     graphql: { kind: 'query', field: 'exportJob', args: idFrom('exportId') },
     status: 200,
@@ -225,6 +229,9 @@ export const transferRoutes: RouteSpec[] = [
     tag: EXPORT_TAG,
     auth: true,
     summary: 'Remove an export and its zip before it expires',
+    description:
+      `Exports are removed after ${configured('EXPORT_RETENTION_DAYS')} days (EXPORT_RETENTION_DAYS); this removes one earlier, ` +
+      'a running one included.',
     params: { exportId: uuidParam },
     graphql: { kind: 'mutation', field: 'deleteExport', args: idFrom('exportId'), select: '{ id }' },
     status: 202,

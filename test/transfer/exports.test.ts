@@ -52,6 +52,23 @@ async function download(id: string, token: string, range?: string) {
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
 
+async function importExport(zip: Buffer, token: string, from?: string, to?: string) {
+  const body = Buffer.from(zip);
+  if (from && to) for (let i = body.indexOf(from); i >= 0; i = body.indexOf(from, i + 1)) Buffer.from(to).copy(body, i);
+  const res = await request(server.url, 'POST', '/api/v1/imports?format=export', {
+    raw: body as unknown as string,
+    token,
+    headers: { 'content-type': 'application/zip' },
+  });
+  expect(res.status).toBe(202);
+  return until(async () => {
+    const job = await http.get(`/api/v1/imports/${res.body.id}`, { token });
+    return ['succeeded', 'failed'].includes(job.body.state)
+      ? (job.body as { state: string; counts: Record<string, number>; errors: { message: string }[] })
+      : null;
+  }, 'the import');
+}
+
 describe('exports', () => {
   it('exports notes, vault, hubs and voices as a zip in the contract layout, whole and by Range', async () => {
     const user = await createUserAndLogin(server.url, admin, 'exporter');
@@ -84,7 +101,7 @@ describe('exports', () => {
 
     const [a, b] = await Promise.all([
       http.post('/api/v1/exports', {}, { token: t }),
-      http.post('/api/v1/exports', { include: ['notes'] }, { token: t }),
+      http.post('/api/v1/exports', { include: ['notes', 'vault', 'hubs', 'voices'] }, { token: t }),
     ]);
     expect([a.status, b.status].sort()).toEqual([202, 409]);
     const started = a.status === 202 ? a : b;
@@ -127,6 +144,49 @@ describe('exports', () => {
     expect(part.headers.get('content-range')).toBe(`bytes 10-29/${whole.body.length}`);
     expect(part.body).toEqual(whole.body.subarray(10, 30));
     expect((await download(id, t, `bytes=${whole.body.length + 5}-`)).status).toBe(416);
+
+    // The round trip: the export imported into an empty account gives back what it holds; twice: nothing new.
+    const fresh = await createUserAndLogin(server.url, admin, 'exporter-roundtrip');
+    const imported = await importExport(whole.body, fresh.token);
+    expect(imported).toMatchObject({
+      state: 'succeeded',
+      counts: { notes: 1, folders: 1, vault_items: 2, hubs: 1, skipped: 0, duplicates: 0 },
+    });
+    const notes = await http.graphql('query { notes(first: 10) { items { id } } }', {}, fresh.token);
+    const copy = await http.graphql(
+      'query ($id: ID!) { note(id: $id) { title body tags folderId } noteFolders { id path } }',
+      { id: notes.body.data.notes.items[0].id },
+      fresh.token,
+    );
+    expect(copy.body.data.note).toMatchObject({
+      title: 'Crème brûlée / recette',
+      body: 'Sucre, œufs, crème.\n\n#dessert',
+      tags: expect.arrayContaining(['cuisine', 'dessert']),
+      folderId: copy.body.data.noteFolders[0].id,
+    });
+    expect(copy.body.data.noteFolders.map((f: { path: string }) => f.path)).toEqual(['Été 2024']);
+    const vault = await http.graphql(
+      'query { vaultItems(first: 10) { items { id kind url fileName } } }',
+      {},
+      fresh.token,
+    );
+    const copied = vault.body.data.vaultItems.items as { id: string; kind: string; url: string; fileName: string }[];
+    expect(copied.find((i) => i.kind === 'link')?.url).toBe('https://example.org/article');
+    const copiedFile = copied.find((i) => i.kind === 'file')!;
+    expect(copiedFile.fileName).toBe('spec sheet.pdf');
+    const bytes = await fetch(`${server.url}/api/v1/vault/items/${copiedFile.id}/content`, {
+      headers: { authorization: `Bearer ${fresh.token}` },
+    });
+    expect(Buffer.from(await bytes.arrayBuffer())).toEqual(pdf);
+    const hubs = await http.get('/api/v1/hubs', { token: fresh.token });
+    expect(hubs.body.items.map((h: { name: string }) => h.name)).toEqual(['Ideas']);
+    const again = await importExport(whole.body, fresh.token);
+    expect(again.counts).toMatchObject({ notes: 0, folders: 0, vault_items: 0, hubs: 0, duplicates: 4 });
+    // Not an export of this service (no manifest.json): the job fails, nothing written.
+    const stranger = await createUserAndLogin(server.url, admin, 'exporter-stranger');
+    const notOurs = await importExport(Buffer.from(whole.body), stranger.token, 'manifest.json', 'manifest.jsom');
+    expect(notOurs.state).toBe('failed');
+    expect(notOurs.errors.at(-1)?.message).toMatch(/manifest.json/);
 
     // Another may start now; DELETE removes one.
     const next = await http.post('/api/v1/exports', { include: ['voices'] }, { token: t });
