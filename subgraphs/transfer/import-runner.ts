@@ -52,6 +52,8 @@ const CREATE_NOTE = `mutation ImportNote($title: String, $body: String!, $folder
 }`;
 const FOLDERS = 'query ImportFolders { noteFolders { id path } }';
 const IMPORT_HUB = `mutation ImportHub($name: String!, $canvas: JSONObject!) { importHub(name: $name, canvas: $canvas) { id } }`;
+/** The largest canvas imported (the hubs module's own body limit is 8 MiB by default). */
+const MAX_CANVAS_BYTES = 16 * 1024 * 1024;
 /** The most of vault/items.json an export import reads. */
 const MAX_ITEMS_JSON_BYTES = 256 * 1024 * 1024;
 const CREATE_FOLDER = `mutation ImportFolder($name: String!, $parentId: ID) {
@@ -173,6 +175,9 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
         await flush();
       } else if (job.format === 'markdown' || job.format === 'export') {
         await readMarkdownZip(job, writer, add, flush);
+      } else if (job.format === 'canvas') {
+        await readCanvases(job, add);
+        await flush();
       } else {
         throw new ImportFailed(`Imports of format "${job.format}" are not served yet.`);
       }
@@ -185,6 +190,55 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     // The pieces are no longer needed: the records are what later batches read.
     for (let n = 0; n < job.pieces; n++) await store.delete(pieceKey(job.id, n));
     return count;
+  }
+
+  /** One `.canvas` file (JSON Canvas 1.0), or a zip of them: each a hub, named after its file. */
+  async function readCanvases(job: TransferJob, add: (record: ImportRecord) => void): Promise<void> {
+    const first = job.pieces ? await store.read(pieceKey(job.id, 0), 0, 4) : null;
+    const keys = Array.from({ length: job.pieces }, (_, n) => pieceKey(job.id, n));
+    const hub = (path: string, text: string) => {
+      let canvas: unknown;
+      try {
+        canvas = JSON.parse(text.replace(/^\uFEFF/, ''));
+      } catch (err) {
+        throw new ImportFailed(`${path} is not a JSON Canvas document: ${(err as Error).message}`);
+      }
+      if (!canvas || typeof canvas !== 'object' || Array.isArray(canvas))
+        throw new ImportFailed(`${path} is not a JSON Canvas document: not an object`);
+      const name =
+        path
+          .split('/')
+          .pop()!
+          .replace(/\.canvas$/i, '')
+          .slice(0, 100) || 'Canvas';
+      add({ kind: 'hub', path, name, canvas: canvas as Record<string, unknown>, hash: sha256(text) });
+    };
+    if (first?.subarray(0, 2).toString('latin1') === 'PK') {
+      await readZip(
+        store,
+        keys,
+        {
+          maxEntries: deps.config.IMPORT_ZIP_MAX_ENTRIES,
+          maxUncompressedBytes: deps.config.IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES,
+        },
+        async (entry) => {
+          if (hiddenPath(entry.path) || !/\.canvas$/i.test(entry.path)) return;
+          const bytes = await entry.read(MAX_CANVAS_BYTES);
+          if (!bytes) add({ kind: 'skip', path: entry.path, message: `larger than ${MAX_CANVAS_BYTES} bytes` });
+          else hub(entry.path, bytes.toString('utf8'));
+        },
+      );
+      return;
+    }
+    if (job.bytes > MAX_CANVAS_BYTES) throw new ImportFailed(`A canvas holds at most ${MAX_CANVAS_BYTES} bytes.`);
+    const parts: Buffer[] = [];
+    for (const key of keys) {
+      const size = (await store.size(key)) ?? 0;
+      const bytes = await store.read(key, 0, size);
+      if (!bytes) throw new ImportFailed('The uploaded file is gone; import it again.');
+      parts.push(bytes);
+    }
+    hub('Imported canvas.canvas', Buffer.concat(parts).toString('utf8'));
   }
 
   /** Files first (so that notes can link to their vault items), then the notes, from a second blob. */

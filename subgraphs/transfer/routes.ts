@@ -107,7 +107,8 @@ export const transferRoutes: RouteSpec[] = [
       'or with `..` or absolute paths, fails the job before anything is written. What is already there is counted as ' +
       '`duplicates`, so the same file imported twice creates nothing the second time. A cap reached fails the job with that error and keeps what ' +
       'was imported. `export`: a zip this service exported (its manifest.json says format_version 1), brought back. ' +
-      'The other formats of the contract (`canvas`, `karakeep`) are not served yet (400).',
+      '`canvas`: one JSON Canvas 1.0 file or a zip of `.canvas` files, each a hub named after its file. ' +
+      '`karakeep` is not served yet (400).',
     query: {
       schema: {
         type: 'object',

@@ -176,7 +176,7 @@ describe('netscape imports', () => {
     const unknown = await upload(firefox, user.token, 'opml');
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('validation_error');
-    const later = await upload(firefox, user.token, 'canvas', 'application/json');
+    const later = await upload(firefox, user.token, 'karakeep', 'application/json');
     expect(later.status).toBe(400);
     expect(later.body.details).toHaveProperty('format');
     expect((await request(server.url, 'POST', '/api/v1/imports?format=netscape', { raw: 'x' })).status).toBe(401);
