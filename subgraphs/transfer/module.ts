@@ -13,7 +13,7 @@ export const transferModule: ModuleDefinition = {
       {
         name: 'Imports',
         description:
-          "Bring your data in: bookmark files and Markdown vaults (next: canvases, Karakeep and this service's own exports).",
+          "Bring your data in: bookmark files, Markdown vaults, canvases and this service's own exports (Karakeep next).",
       },
       { name: 'Exports', description: 'Take all your data out: the whole account as one zip.' },
     ],
