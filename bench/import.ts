@@ -85,6 +85,8 @@ export async function run(): Promise<void> {
       for (const deadline = performance.now() + SECONDS * 1000; performance.now() < deadline;)
         idle.push((await timed(`${base}/api/v1/notes`, other)).ms);
 
+      const rssBefore = server.rssMiB();
+      peakRss = rssBefore;
       const cpu0 = cpuMs(server.pid);
       const t0 = performance.now();
       const res = await fetch(`${base}/api/v1/imports?format=netscape`, {
@@ -133,7 +135,7 @@ export async function run(): Promise<void> {
         state: job ? `${job.state} (${job.counts.vault_items} items, ${job.counts.duplicates} dup)` : 'timed out',
         'records / s': job ? Math.round(job.progress.done / seconds) : 0,
         'server CPU ms / record': job ? Math.round((cpu * 1000 * 100) / Math.max(1, job.progress.done)) / 100 : 0,
-        'peak RSS MiB': Math.round(peakRss),
+        'RSS MiB before / peak during': `${Math.round(rssBefore)} / ${Math.round(peakRss)}`,
         'other p50 / p95 idle ms': `${quantile(idle, 0.5)} / ${quantile(idle, 0.95)}`,
         'other p50 / p95 during ms': `${quantile(during, 0.5)} / ${quantile(during, 0.95)}`,
         'other p95 ratio': Math.round((quantile(during, 0.95) / quantile(idle, 0.95)) * 10) / 10,
