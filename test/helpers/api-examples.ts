@@ -17,6 +17,7 @@ export const MODULE_PAGES: Record<string, string[]> = {
   'docs/integrations.md': ['integrations', 'createapikey'],
   'docs/notes.md': ['notes'],
   'docs/vault.md': ['vault'],
+  'docs/imports-and-exports.md': ['transfer'],
 };
 
 export interface Example {
