@@ -23,6 +23,7 @@ const scenarios: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   vault: () => import('./vault'),
   starvation: () => import('./starvation'),
   fanout: () => import('./fanout'),
+  import: () => import('./import'),
 };
 
 async function main() {

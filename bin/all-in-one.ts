@@ -6,6 +6,7 @@ import { createGateway, Gateway } from '../gateway';
 import { startEvents } from '../gateway/events';
 import type { Config } from '../lib/config';
 import { EventLog } from '../lib/event-log';
+import { GatewayLink } from '../lib/gateway-link';
 import { ApiKeyExchange } from '../lib/api-keys';
 import { IdempotencyStore } from '../lib/idempotency';
 import { listen, runService } from '../lib/http-server';
@@ -38,8 +39,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = loadKeys(config);
   const log = await EventLog.open(config, logger);
   const subgraphs: RunningSubgraph[] = [];
+  // Bound to the gateway once it exists (created after the subgraphs it composes).
+  const link = new GatewayLink();
   for (const def of await selectSubgraphs(config.SUBGRAPHS))
-    subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log }));
+    subgraphs.push(await startSubgraph(def, { config, logger, keys, events: log, gateway: link }));
   const apiKeys = new ApiKeyExchange(config.API_KEY_CACHE_SECONDS, log);
   const events = await startEvents({
     config,
@@ -57,6 +60,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     idempotency: { store: new IdempotencyStore(log.dataSource, config, logger), callers: log },
     apiKeys,
   });
+  link.bind((r) => gateway.execute(r));
   const app = createFacadeApp({
     config,
     logger,

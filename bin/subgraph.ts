@@ -10,6 +10,8 @@ import { hopClientAddress, hopJsonBody, HopSecret, requireHopSecret, subgraphHos
 import { createBaseApp, sendJson } from '../lib/http-app';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
+import { GatewayLink } from '../lib/gateway-link';
+import { httpGraphQLClient } from '../rest-facade/graphql-client';
 import { RunningSubgraph, startSubgraph, SubgraphRequest } from '../lib/subgraph';
 import { loadKeys } from '../lib/tokens';
 import { selectSubgraphs } from '../subgraphs';
@@ -66,7 +68,13 @@ export async function startSubgraphServer(config: Config, name: string) {
   const [definition] = await selectSubgraphs([name]);
   const logger = createLogger(config).child({ subgraph: name });
   const events = await EventLog.open(config, logger);
-  const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config), events });
+  // Background work acting as a user (imports) reaches the gateways at GATEWAY_URL.
+  const gateway = new GatewayLink();
+  if (config.GATEWAY_URL.length) {
+    const client = httpGraphQLClient(config.GATEWAY_URL, config.SUBGRAPH_SECRET);
+    gateway.bind((r) => client.execute(r));
+  }
+  const subgraph = await startSubgraph(definition, { config, logger, keys: loadKeys(config), events, gateway });
   const app = createBaseApp({ config, logger, checks: () => subgraph.readiness() });
   const hop = new HopSecret(config.SUBGRAPH_SECRET);
   app.use(

@@ -157,7 +157,7 @@ export class DiskBlobStore implements BlobStore {
 }
 
 /** The areas of the store: each module keeps its blobs under its own. */
-export type BlobArea = 'audio' | 'vault';
+export type BlobArea = 'audio' | 'vault' | 'transfer';
 
 interface RemoteStores {
   backend: () => Promise<ObjectBackend>;
@@ -199,10 +199,11 @@ function remote(url: string): RemoteStores {
  * each area under its own prefix), else its folder under DATA_DIR (AUDIO_DIR, VAULT_DIR).
  */
 export function openBlobStore(
-  config: Pick<Config, 'BLOB_STORE_URL' | 'audioDir' | 'vaultDir'>,
+  config: Pick<Config, 'BLOB_STORE_URL' | 'audioDir' | 'vaultDir' | 'transferDir'>,
   area: BlobArea,
 ): BlobStore {
-  if (!config.BLOB_STORE_URL) return new DiskBlobStore(area === 'audio' ? config.audioDir : config.vaultDir);
+  if (!config.BLOB_STORE_URL)
+    return new DiskBlobStore({ audio: config.audioDir, vault: config.vaultDir, transfer: config.transferDir }[area]);
   const url = config.BLOB_STORE_URL;
   const prefix = url.startsWith('s3:') ? s3Prefix(url) : '';
   return new ObjectBlobStore(remote(url).backend, `${prefix}${area}/`);

@@ -520,6 +520,24 @@ export function hostSchema() {
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),
+
+    // ---- imports and exports (issue 45, subgraphs/transfer, docs/imports-and-exports.md) ----
+    /** The largest file POST /imports takes (streamed to the blob store in pieces, never whole in memory); larger: 413. */
+    IMPORT_MAX_BYTES: int(1024, 4 * 1024 ** 3).default(256 * 1024 * 1024),
+    /** Where uploaded import files (and export zips) are stored; DATA_DIR/transfer when not set. Shared by every transfer process. */
+    TRANSFER_DIR: z.string().optional(),
+    /** Records (bookmarks, notes, files) an import applies per batch of the kit's fair runner, then goes back to the queue. */
+    IMPORT_BATCH_RECORDS: int(1, 1000).default(50),
+    /** Records one import file may hold (bookmarks of a Netscape file); more: the job fails before importing any. */
+    IMPORT_MAX_RECORDS: int(1, 10_000_000).default(1_000_000),
+    /** An import or export not finished after this long is failed (its runner died over and over, or its uploader went away). */
+    IMPORT_STALE_SECONDS: int(60, 7 * 86_400).default(86_400),
+    /** Entries an imported zip may hold (read from its central directory before any entry); more: the job fails. */
+    IMPORT_ZIP_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
+    /** Bytes an imported zip may inflate to, all entries together (declared and as inflated); more: the job fails (a zip bomb stops there). */
+    IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES: int(1024, 64 * 1024 ** 3).default(2 * 1024 ** 3),
+    /** Days an export's zip is kept before it is removed (DELETE removes one earlier). */
+    EXPORT_RETENTION_DAYS: int(1, 365).default(7),
   });
 }
 
@@ -549,6 +567,7 @@ export type Config = z.infer<ReturnType<typeof hostSchema>> &
     introspection: boolean;
     audioDir: string;
     vaultDir: string;
+    transferDir: string;
     subgraphUrls: Record<string, string>;
   };
 
@@ -632,6 +651,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
     vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
+    transferDir: path.resolve(cfg.TRANSFER_DIR ?? path.join(dataDir, 'transfer')),
     subgraphUrls,
   };
 }

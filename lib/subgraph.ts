@@ -33,6 +33,7 @@ import { AppError } from './errors';
 import { isUnavailableError } from './graphql-errors';
 import { EventLog, OutboxRelay } from './event-log';
 import type { ReadinessReport } from './http-app';
+import type { GatewayLink } from './gateway-link';
 import type { Logger } from './logger';
 import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
@@ -64,6 +65,8 @@ export interface SubgraphDeps {
   logger: Logger;
   keys: KeyMaterial;
   events: EventLog;
+  /** The gateway, for background work that acts as a user through other modules' operations (lib/gateway-link.ts). */
+  gateway?: GatewayLink;
 }
 
 // A reference resolver declares the representation it takes (`{ id: string }`): `never` admits any such parameter.
@@ -275,7 +278,7 @@ function entityKeys(type: GraphQLObjectType): string[][] {
 
 export async function startSubgraph(
   definition: SubgraphDefinition,
-  deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog },
+  deps: { config: Config; logger: Logger; keys: KeyMaterial; events: EventLog; gateway?: GatewayLink },
 ): Promise<RunningSubgraph> {
   const { logger, dataSource, relay, close } = await openSubgraphData(definition, deps);
   const parts = await definition.create({ ...deps, logger, dataSource });

@@ -4,10 +4,10 @@ import type { BodyReadError } from '../lib/graphql-errors';
 import path from 'node:path';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import type { Config } from '../lib/config';
-import { jsonBody } from '../lib/large-bodies';
+import { bodyCaller, jsonBody, largeBodyAdmission } from '../lib/large-bodies';
 import type { Logger } from '../lib/logger';
 import { createBaseApp, HEALTH_PATHS, sendJson } from '../lib/http-app';
-import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
+import { AppError, DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { ExpensiveGate, sharedExpensiveGate } from '../lib/kit/expensive';
 import { snakeKeys } from '../lib/naming';
 import { IDEMPOTENCY_KEY_HEADER, REQUEST_ID_HEADER, STREAM_TICKET_HEADER } from '../lib/request-context';
@@ -80,7 +80,13 @@ export function createFacadeApp(options: FacadeOptions): Express {
 
   // ---- the route table -------------------------------------------------------------------
   const api = express.Router();
+  // Uploads take a raw body of any type, read by their own handler (uploadHandler): no JSON parser.
+  const uploads = routes
+    .filter((r) => r.upload)
+    .map((r) => ({ pattern: pathPattern(r.path), method: r.method.toUpperCase() }));
+  const isUpload = (req: Request) => uploads.some((u) => u.method === req.method && u.pattern.test(req.path));
   api.use((req, res, next) => {
+    if (isUpload(req)) return next();
     if (hasBody(req) && !req.is(['application/json', 'application/*+json']))
       return sendError(res, 'unsupported_media_type');
     next();
@@ -98,6 +104,7 @@ export function createFacadeApp(options: FacadeOptions): Express {
       parser: jsonParser(r.bodyLimit!(config)),
     }));
   api.use((req, res, next) => {
+    if (isUpload(req)) return next();
     const own = ownLimits.find((o) => o.method === req.method && o.pattern.test(req.path));
     (own?.parser ?? defaultParser)(req, res, next);
   });
@@ -108,7 +115,9 @@ export function createFacadeApp(options: FacadeOptions): Express {
       ? streamHandler(route, graphql, config)
       : route.download
         ? downloadHandler(route, graphql, config)
-        : routeHandler(route, graphql, gate);
+        : route.upload
+          ? uploadHandler(route, graphql, config)
+          : routeHandler(route, graphql, gate);
     api[route.method](route.path, handler);
   }
   app.use(API_PREFIX, api);
@@ -276,7 +285,7 @@ async function run(
         'user-agent': req.headers['user-agent'],
         ...(route.auth ? { authorization: req.headers.authorization } : {}),
         // Commands honour Idempotency-Key (lib/idempotency.ts, in the gateway's pipeline).
-        ...(route.method === 'post' && req.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
+        ...(route.method === 'post' && !route.upload && req.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
           ? { [IDEMPOTENCY_KEY_HEADER]: req.headers[IDEMPOTENCY_KEY_HEADER] }
           : {}),
       },
@@ -353,6 +362,104 @@ function routeHandler(route: RouteSpec, graphql: GraphQLClient, gate: ExpensiveG
       route.status,
       route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data, input) : data,
     );
+  };
+}
+
+/** The bytes of one upload piece sent to GraphQL (base64 in a JSON body, under LARGE_BODY_BYTES). */
+const UPLOAD_PIECE_BYTES = 512 * 1024;
+
+/**
+ * A raw body streamed through GraphQL a piece at a time (route.upload): never more than a piece
+ * or two in memory, whatever its size. A Content-Length past the limit is 413 before any byte is
+ * read; a chunked body is cut off (and what was received given up) as soon as it passes it. Each
+ * upload in flight counts as one large body of its caller (LARGE_BODIES_PER_USER, lib/large-bodies.ts).
+ */
+function uploadHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
+  const validate = compileValidator(route);
+  const begin = graphqlOperation({ ...route, graphql: { ...route.graphql, select: '{ id }' } });
+  const { append, finish, abort, maxBytes } = route.upload!;
+  const name = route.operationId[0].toUpperCase() + route.operationId.slice(1);
+  const appendQuery = `mutation ${name}Append($id: ID!, $offset: Float!, $chunk: String!) { result: ${append}(id: $id, offset: $offset, chunk: $chunk) }`;
+  const finishQuery = graphqlOperation({
+    operationId: `${route.operationId}Finish`,
+    graphql: { kind: 'mutation', field: finish, args: { id: { type: 'ID!', value: (i) => i.params.id } } },
+    response: route.response,
+  }).query;
+  const abortQuery = `mutation ${name}Abort($id: ID!) { result: ${abort}(id: $id) }`;
+  return async (req: Request, res: Response) => {
+    const max = maxBytes(config);
+    const tooLarge = () =>
+      sendError(res, 'payload_too_large', `The file is larger than ${max} bytes.`, { limit: 'IMPORT_MAX_BYTES', max });
+    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    if (declared !== undefined && declared > max) {
+      res.setHeader('Connection', 'close');
+      return tooLarge();
+    }
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding !== 'identity')
+      return sendError(res, 'unsupported_media_type', 'Send the file as it is, without Content-Encoding.', {
+        content_encoding: ['must be identity'],
+      });
+    req.body = {};
+    const input = routeInput(route, validate, req, res);
+    if (!input) return;
+    const admitted = largeBodyAdmission(config).admit(bodyCaller(req), UPLOAD_PIECE_BYTES);
+    if (admitted instanceof AppError)
+      return sendError(res, admitted.code, admitted.message, admitted.details, admitted.retryAfter);
+    res.once('close', admitted);
+    const started = await run(graphql, route, req, res, begin.query, begin.variables(input));
+    if (!started) return;
+    const id = String((started.data!.result as { id: string }).id);
+    let offset = 0;
+    let ok = false;
+    const send = async (piece: Buffer) => {
+      const r = await run(graphql, route, req, res, appendQuery, { id, offset, chunk: piece.toString('base64') });
+      if (!r) return false;
+      offset += piece.length;
+      return true;
+    };
+    try {
+      let pending: Buffer[] = [];
+      let size = 0;
+      for await (const data of req as AsyncIterable<Buffer>) {
+        if (offset + size + data.length > max) {
+          res.setHeader('Connection', 'close');
+          tooLarge();
+          return;
+        }
+        pending.push(data);
+        size += data.length;
+        while (size >= UPLOAD_PIECE_BYTES) {
+          const all = Buffer.concat(pending);
+          if (!(await send(all.subarray(0, UPLOAD_PIECE_BYTES)))) return;
+          pending = [all.subarray(UPLOAD_PIECE_BYTES)];
+          size = pending[0].length;
+        }
+      }
+      if (size && !(await send(Buffer.concat(pending)))) return;
+      const result = await run(graphql, route, req, res, finishQuery, { id });
+      if (!result) return;
+      ok = true;
+      const data = result.data!.result as Record<string, unknown>;
+      if (route.location) res.location(route.location(data, input));
+      sendJson(res, route.status, route.present ? route.present(data, input) : data);
+    } catch (err) {
+      // The client went away mid-body (or its body broke off): nothing to answer.
+      req.log?.info({ err }, 'upload broke off');
+      if (!res.headersSent)
+        sendError(res, 'validation_error', 'The request body broke off.', { body: ['is incomplete'] });
+    } finally {
+      // Given up: its pieces go (nothing half-written stays).
+      if (!ok)
+        await graphql
+          .execute({
+            query: abortQuery,
+            variables: { id },
+            headers: { authorization: req.headers.authorization },
+            clientIp: req.ip ?? '',
+          })
+          .catch(() => undefined);
+    }
   };
 }
 

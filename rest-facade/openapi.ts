@@ -87,7 +87,9 @@ const IDEMPOTENCY_KEY_PARAM = {
     'while the first still runs, 409 with `Retry-After`. Keys are per user; send a new UUID for each new request',
 };
 
-const takesIdempotencyKey = (route: RouteSpec) => route.method === 'post' && route.auth && !route.stream;
+// Not an upload: its body is streamed in pieces, which a replayed first answer cannot stand for.
+const takesIdempotencyKey = (route: RouteSpec) =>
+  route.method === 'post' && route.auth && !route.stream && !route.upload;
 
 /** Every response may also be one of these. */
 const ALWAYS: ErrorCode[] = ['internal_error', 'service_unavailable'];
@@ -182,7 +184,9 @@ function operation(route: RouteSpec, names: Names) {
     ...route.errors,
     // A route that needs a token needs a scope too: a role without it answers 403 (docs/roles-and-scopes.md).
     ...(route.auth ? (['unauthorized', 'forbidden'] as ErrorCode[]) : []),
-    ...(route.body ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    ...(route.body || route.upload ? (['payload_too_large', 'unsupported_media_type'] as ErrorCode[]) : []),
+    // An upload is a large body: LARGE_BODIES_PER_USER at once (lib/large-bodies.ts).
+    ...(route.upload ? (['rate_limit_exceeded'] as ErrorCode[]) : []),
     // A route with a larger body limit may take a large body: LARGE_BODIES_PER_USER at once (lib/large-bodies.ts).
     ...(route.bodyLimit ? (['rate_limit_exceeded'] as ErrorCode[]) : []),
     // Idempotency-Key: a key reused with another request, or one still running, is 409.
@@ -239,6 +243,15 @@ function operation(route: RouteSpec, names: Names) {
     ],
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(names, route.body) } } } }
+      : {}),
+    ...(route.upload
+      ? {
+          requestBody: {
+            required: true,
+            description: route.upload.description,
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+        }
       : {}),
     responses,
   };

@@ -74,6 +74,20 @@ export interface RouteSpec {
      */
     attachment?: boolean;
   };
+  /**
+   * A raw body of any type (a file to import), streamed through GraphQL a piece at a time and
+   * never held whole: the route's operation begins it and answers `{ id }`; the mutation `append`
+   * (`id`, `offset`, `chunk` in base64) takes each piece; `finish` (`id`) answers the result, read
+   * with the response schema; `abort` (`id`) gives it up when the body breaks off or passes
+   * `maxBytes` (413). Documented as an `application/octet-stream` body of `description`.
+   */
+  upload?: {
+    append: string;
+    finish: string;
+    abort: string;
+    maxBytes: (config: Config) => number;
+    description: string;
+  };
   /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */
   graphql: GraphQLCall;
   /** 202 for commands, 200 for queries. */

@@ -14,6 +14,7 @@ import { integrationsModule } from './integrations/module';
 import { notesModule } from './notes/module';
 import { ttsModule } from './tts/module';
 import { vaultModule } from './vault/module';
+import { transferModule } from './transfer/module';
 
 export const modules: ModuleDefinition[] = [
   authModule,
@@ -22,6 +23,7 @@ export const modules: ModuleDefinition[] = [
   integrationsModule,
   notesModule,
   vaultModule,
+  transferModule,
 ];
 
 /**

@@ -53,7 +53,7 @@ const { routes } = routeTable(facadeRoutes);
     operationId: string,
     method: string,
     url: string,
-    options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+    options: { body?: unknown; raw?: Buffer; token?: string; headers?: Record<string, string> } = {},
   ) {
     const route = routes.find((r) => r.operationId === operationId);
     if (!route) throw new Error(`no route ${operationId}`);
@@ -66,7 +66,7 @@ const { routes } = routeTable(facadeRoutes);
     const res = await fetch(`${server.url}${url}`, {
       method,
       headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
     });
     const type = res.headers.get('content-type') ?? '';
     const bytes = Buffer.from(await res.arrayBuffer());
@@ -78,7 +78,9 @@ const { routes } = routeTable(facadeRoutes);
         method,
         url,
         requestHeaders: options.headers,
-        requestBody: options.body,
+        requestBody: options.raw
+          ? `(${options.raw.length} bytes: ${options.raw.toString('utf8').slice(0, 120)}…)`
+          : options.body,
         status: res.status,
         headers: Object.fromEntries(res.headers),
         body: json ?? (/^text\//.test(type) ? text : `(${bytes.length} bytes of ${type})`),
@@ -398,6 +400,35 @@ const { routes } = routeTable(facadeRoutes);
 
     // ---- the event stream ----------------------------------------------------------------
     examples.set('streamEvents', await streamExample(token));
+
+    // ---- transfer: imports and exports ---------------------------------------------------
+    const bookmarks = Buffer.from(
+      '<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n<DT><H3>Reading</H3>\n<DL><p>\n' +
+        '<DT><A HREF="https://example.org/moon" ADD_DATE="1700000000" TAGS="space">The Moon</A>\n</DL><p>\n</DL><p>\n',
+    );
+    const started = await show('startImport', 'POST', '/api/v1/imports?format=netscape', {
+      raw: bookmarks,
+      token,
+      headers: { 'content-type': 'text/html' },
+    });
+    await until(
+      async () => (await get(`/api/v1/imports/${started.body.id}`, token)).body.state === 'succeeded',
+      'the import',
+    );
+    await show('getImport', 'GET', `/api/v1/imports/${started.body.id}`, { token });
+    await show('listImports', 'GET', '/api/v1/imports?limit=5', { token });
+    await show('cancelImport', 'DELETE', `/api/v1/imports/${started.body.id}`, { token });
+    const exported = await show('startExport', 'POST', '/api/v1/exports', {
+      body: { include: ['notes', 'hubs'] },
+      token,
+    });
+    await until(
+      async () => (await get(`/api/v1/exports/${exported.body.id}`, token)).body.state === 'succeeded',
+      'the export',
+    );
+    await show('getExport', 'GET', `/api/v1/exports/${exported.body.id}`, { token });
+    await show('downloadExport', 'GET', `/api/v1/exports/${exported.body.id}/download`, { token });
+    await show('deleteExport', 'DELETE', `/api/v1/exports/${exported.body.id}`, { token });
 
     // ---- auth: what ends a user, last ----------------------------------------------------
     ada = await get(`/api/v1/admin/users/${adaId}`, admin);

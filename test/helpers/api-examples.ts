@@ -19,6 +19,7 @@ export const MODULE_PAGES: Record<string, string[]> = {
   'docs/notes.md': ['notes'],
   'docs/vault.md': ['vault'],
   'docs/trash.md': ['trash'],
+  'docs/imports-and-exports.md': ['transfer'],
 };
 
 export interface Example {
