@@ -4,6 +4,9 @@
 // (`<EVENT_LOG_STREAM>-wake.<topic>`), so their loops need not poll MySQL while nothing happens.
 // Without a transport (the table log) loops keep their back-off polls for other processes' writes.
 
+import type { DataSource } from 'typeorm';
+import { onCommit } from './database/transactions';
+
 export interface WakeTransport {
   notify(topic: string): void;
   listen(topic: string, listener: () => void): () => void;
@@ -33,4 +36,36 @@ export function notifyAcross(topic: string): void {
 /** Runs `listener` on every process's notifyAcross(topic); a no-op without a transport. */
 export function listenAcross(topic: string, listener: () => void): () => void {
   return transport ? transport.listen(topic, listener) : () => undefined;
+}
+
+// ---- work added in a transaction: told to every process once it commits -------------------
+
+const added = new WeakMap<DataSource, Set<string>>();
+
+/**
+ * Marks that the transaction under way on `dataSource` adds work for `topic` (a due delivery, a
+ * pending item): when a transaction on it next commits, every process's listenAcross(topic) runs.
+ * A no-op without a transport (this process's own loops are woken by the commit, lib/poller.ts).
+ * A transaction that rolls back leaves the mark to the next commit: one wake-up too many, harmless.
+ */
+export function workAdded(dataSource: DataSource, topic: string): void {
+  if (!transport) return;
+  let topics = added.get(dataSource);
+  if (!topics) {
+    const mine = (topics = new Set());
+    added.set(dataSource, mine);
+    onCommit(dataSource, () => {
+      if (!mine.size) return;
+      const told = [...mine];
+      mine.clear();
+      for (const t of told) notifyAcross(t);
+    });
+  }
+  topics.add(topic);
+}
+
+/** A topic named after a module database (one queue per database): `<prefix>.<database>`. */
+export function databaseTopic(prefix: string, dataSource: DataSource): string {
+  const db = String(dataSource.options.database ?? 'default');
+  return `${prefix}.${db.replace(/^.*[\\/]/, '').replace(/[^A-Za-z0-9_-]/g, '_') || 'default'}`;
 }

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Dispatcher } from 'undici';
-import { In, LessThan, LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
+import { In, LessThan, LessThanOrEqual, MoreThan, type DataSource, type EntityManager } from 'typeorm';
 import type { Config } from '../../lib/config';
 import { affectedRows } from '../../lib/database/portable';
 import { announceCommit, inTransaction } from '../../lib/database/transactions';
@@ -21,7 +21,8 @@ import { guardedAgent, isBlockedAddress } from '../../lib/ssrf-guard';
 import { WebhookAttempt } from './entities/webhook-attempt';
 import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
-import { NO_LEASE } from './webhook-service';
+import { NO_LEASE, webhookTopic } from './webhook-service';
+import { listenAcross, wakesAcrossProcesses, workAdded } from '../../lib/wakeups';
 import { signedHeaders } from './webhook-signing';
 
 /** undici's request, loaded on first use (issue 44's idle memory). */
@@ -102,6 +103,8 @@ export class WebhookDeliveryWorker {
   private readonly agent: Dispatcher;
   private stopped = false;
   private retention?: NodeJS.Timeout;
+  /** With wake-ups across processes: set for the earliest retry or lease end known (watchDueTimes()). */
+  private dueTimer?: NodeJS.Timeout;
   /** Attempts waiting to be recorded, and whether a transaction of records is running (record()). */
   private readonly toRecord: RecordRequest[] = [];
   private recording = false;
@@ -118,13 +121,19 @@ export class WebhookDeliveryWorker {
   }
 
   start(): void {
+    const topic = webhookTopic(this.dataSource);
+    // New deliveries are committed in this database: this process's fan-out wakes it at once. With
+    // wake-ups across processes (EVENT_LOG_URL), every dueNow() and every retry scheduled in any
+    // process tells every worker, and a timer set for the earliest due time known wakes it for a
+    // retry or a lease that ends: no poll while idle. Without them, it polls with back-off.
     this.poller = startPoller({
       name: 'webhook delivery',
       intervalMs: this.config.WEBHOOK_POLL_MS,
       maxIntervalMs: this.config.POLL_MAX_IDLE_MS,
-      // New deliveries are committed in this database: this process's fan-out wakes it at once.
       wakeOn: this.dataSource,
-      work: () => this.claimEndpoints(),
+      wakeWith: (wake) => listenAcross(topic, wake),
+      idlePoll: !wakesAcrossProcesses(),
+      work: () => this.claimThenWatch(),
       logger: this.logger,
     });
     this.retention = setInterval(() => void this.prune(), 10 * 60_000);
@@ -139,8 +148,41 @@ export class WebhookDeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.retention);
+    clearTimeout(this.dueTimer);
     await this.poller?.stop();
     await Promise.all(this.serving.values());
+  }
+
+  /**
+   * claimEndpoints(); then, when the worker does not poll (wake-ups cross processes) and has a free
+   * slot, a timer for the earliest time something becomes due that no wake-up announces: an
+   * endpoint's next retry (its next_delivery_at ahead) or the end of a lease another worker holds
+   * (it may have died). Nothing waiting anywhere: no timer, and no query until the next wake-up.
+   */
+  private async claimThenWatch(): Promise<boolean> {
+    const found = await this.claimEndpoints();
+    if (found || this.stopped || !wakesAcrossProcesses()) return found;
+    if (this.serving.size >= this.config.WEBHOOK_CONCURRENCY) return found; // a slot that frees wakes it
+    const now = new Date();
+    const { manager } = this.dataSource;
+    const retry = await manager.findOne(Webhook, {
+      select: { id: true, nextDeliveryAt: true },
+      where: { enabled: true, nextDeliveryAt: MoreThan(now) },
+      order: { nextDeliveryAt: 'ASC' },
+    });
+    const lease = await manager.findOne(Webhook, {
+      select: { id: true, leaseUntil: true },
+      where: { enabled: true, leaseUntil: MoreThan(now) },
+      order: { leaseUntil: 'ASC' },
+    });
+    const times = [retry?.nextDeliveryAt, lease?.leaseUntil].filter((t): t is Date => !!t).map((t) => t.getTime());
+    clearTimeout(this.dueTimer);
+    if (times.length) {
+      const inMs = Math.max(0, Math.min(...times) - Date.now()) + 50;
+      this.dueTimer = setTimeout(() => this.poller?.wake(), Math.min(inMs, 2 ** 31 - 1));
+      this.dueTimer.unref();
+    }
+    return found;
   }
 
   /**
@@ -545,6 +587,8 @@ export class WebhookDeliveryWorker {
   private async reschedule(webhookId: string, m: EntityManager): Promise<WebhookDelivery | null> {
     const head = await this.nextWaiting(webhookId, m);
     await m.update(Webhook, { id: webhookId }, { nextDeliveryAt: head?.nextAttemptAt ?? null });
+    // A retry ahead: every worker sets its timer for it (claimThenWatch()).
+    if (head?.nextAttemptAt) workAdded(m.connection, webhookTopic(m.connection));
     return head;
   }
 

@@ -15,6 +15,7 @@ import { snakeKeys } from '../../lib/naming';
 import { recordEvent } from '../../lib/outbox';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { Principal } from '../../lib/tokens';
+import { databaseTopic, workAdded } from '../../lib/wakeups';
 import { WebhookAttempt } from './entities/webhook-attempt';
 import { DeliveryState, WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
@@ -73,10 +74,17 @@ function checkEventTypes(types: string[]): void {
     });
 }
 
+/** The wake-up topic of the delivery workers of one integrations database (lib/wakeups.ts). */
+export function webhookTopic(dataSource: DataSource): string {
+  return databaseTopic('webhooks', dataSource);
+}
+
 /** Endpoints with waiting events are due now unless their head is due earlier (one statement for all). */
 export async function dueNow(m: EntityManager, webhookIds: string | string[]): Promise<void> {
   const ids = Array.isArray(webhookIds) ? webhookIds : [webhookIds];
   if (!ids.length) return;
+  // Every process's delivery worker is told once this commits (none polls on the stream).
+  workAdded(m.connection, webhookTopic(m.connection));
   await m
     .createQueryBuilder()
     .update(Webhook)

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
-import { IsNull, LessThan } from 'typeorm';
+import { IsNull, LessThan, MoreThan } from 'typeorm';
 import type { Dispatcher } from 'undici';
 import type { BlobStore } from '../../lib/blob-store';
 import { affectedRows } from '../../lib/database/portable';
@@ -19,13 +19,22 @@ import { secondsSince } from '../../lib/metrics';
 import { vaultEnrichments, vaultEnrichSeconds } from './metrics';
 import { recordEvent } from '../../lib/outbox';
 import { Poller, startPoller } from '../../lib/poller';
+import { listenAcross, wakesAcrossProcesses } from '../../lib/wakeups';
 import { classify, documentWords, trainModel } from './classifier';
 import { ClassifiedBy, VaultItem, VaultItemKind, VaultItemState } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';
-import { classifiedEvent, excerptOf, itemEventData, itemSearchWords, syncTags, VaultService } from './vault-service';
+import {
+  classifiedEvent,
+  excerptOf,
+  itemEventData,
+  itemSearchWords,
+  syncTags,
+  VaultService,
+  vaultTopic,
+} from './vault-service';
 
 export interface VaultWorkerOptions {
   dataSource: DataSource;
@@ -58,19 +67,26 @@ export class VaultWorker {
   private readonly running = new Map<string, Promise<void>>();
   private poller?: Poller;
   private stopping = false;
+  /** With wake-ups across processes: set for the earliest lease end of a job held elsewhere (watchLeases()). */
+  private leaseTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: VaultWorkerOptions) {}
 
   start(): void {
     const { pollMs, maxPollMs, logger, dataSource } = this.options;
-    // A capture committed in this process wakes it at once; other processes' captures are found
-    // by a look that backs off to maxPollMs while nothing comes.
+    // A capture committed in this process wakes it at once. Other processes' captures are found
+    // by a look that backs off to maxPollMs while nothing comes, or, with wake-ups across
+    // processes (EVENT_LOG_URL), by their wake-ups (vaultWorkAdded()) and a timer for the end of
+    // a lease held elsewhere: no poll while idle.
+    const topic = vaultTopic(dataSource);
     this.poller = startPoller({
       name: 'vault worker',
       intervalMs: pollMs,
       maxIntervalMs: maxPollMs,
       wakeOn: dataSource,
-      work: () => this.fill(),
+      wakeWith: (wake) => listenAcross(topic, wake),
+      idlePoll: !wakesAcrossProcesses(),
+      work: () => this.fillThenWatchLeases(),
       logger,
     });
   }
@@ -89,6 +105,27 @@ export class VaultWorker {
         OR EXISTS (SELECT 1 FROM vault_items WHERE train_pending = 1) THEN 1 ELSE 0 END) AS w`,
     );
     return Number(row?.w) === 1;
+  }
+
+  /**
+   * fill(); then, when the worker does not poll, a timer for the earliest end of a lease of a
+   * pending job (its worker may die: the job is taken again then). None: no timer, no query.
+   */
+  private async fillThenWatchLeases(): Promise<boolean> {
+    const found = await this.fill();
+    if (found || this.stopping || !wakesAcrossProcesses()) return found;
+    const held = await this.options.dataSource.manager.findOne(VaultItem, {
+      select: { id: true, leaseUntil: true },
+      where: { state: VaultItemState.PENDING, leaseUntil: MoreThan(new Date()) },
+      order: { leaseUntil: 'ASC' },
+    });
+    clearTimeout(this.leaseTimer);
+    if (held?.leaseUntil) {
+      const inMs = Math.max(0, held.leaseUntil.getTime() - Date.now()) + 50;
+      this.leaseTimer = setTimeout(() => this.wake(), inMs);
+      this.leaseTimer.unref();
+    }
+    return found;
   }
 
   private async fill(): Promise<boolean> {
@@ -375,6 +412,7 @@ export class VaultWorker {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.leaseTimer);
     await this.poller?.stop();
     await Promise.race([
       Promise.all(this.running.values()),

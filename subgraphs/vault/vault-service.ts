@@ -17,6 +17,7 @@ import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } f
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
 import { recordEvent } from '../../lib/outbox';
+import { databaseTopic, workAdded } from '../../lib/wakeups';
 import { decodeSearchCursor, encodeSearchCursor, Page, pageOf, PageOrder } from '../../lib/paging';
 import { classify, Predictor, StoredModel } from './classifier';
 import {
@@ -120,6 +121,16 @@ const LISTED = [
   'updatedAt',
 ] as const;
 /** The search index's words of an item (lib/kit/owner-search.ts): its title, text and url, behind its owner's tag. */
+/** The wake-up topic of the enrichment workers of one vault database (lib/wakeups.ts). */
+export function vaultTopic(dataSource: DataSource): string {
+  return databaseTopic('vault', dataSource);
+}
+
+/** The transaction under way adds work for the enrichment workers: each process's is told once it commits. */
+export function vaultWorkAdded(m: EntityManager): void {
+  workAdded(m.connection, vaultTopic(m.connection));
+}
+
 export const itemSearchWords = (item: Pick<VaultItem, 'ownerId' | 'title' | 'text' | 'url'>): string =>
   ownerWords(item.ownerId, item.title, item.text, item.url);
 /** Characters of a search's `q`. */
@@ -408,6 +419,7 @@ export class VaultService {
     source?: { hubId: string; nodeId: string },
   ): Promise<VaultItem> {
     await m.insert(VaultItem, { ...item, searchWords: itemSearchWords(item) });
+    vaultWorkAdded(m); // pending: to enrich
     await syncTags(m, item);
     await recordEvent(m, {
       type: 'vault.item.captured',
@@ -617,6 +629,7 @@ export class VaultService {
         set.classifiedRuleId = null;
         set.classifiedConfidence = null;
         set.trainPending = true;
+        vaultWorkAdded(m); // to learn
         changed.push('category');
       }
       if (changes.tags !== undefined) {
@@ -811,6 +824,7 @@ export class VaultService {
     await this.caps.prepare(ownerId, [this.cap.pending.limit]);
     return inTransaction(this.dataSource, async (m) => {
       await this.caps.take(m, ownerId, { cap: this.cap.pending });
+      vaultWorkAdded(m); // pending again: to fetch
       const result = await m.update(
         VaultItem,
         { id, ownerId, state: item.state },
