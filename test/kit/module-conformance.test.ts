@@ -33,6 +33,8 @@ interface Row {
   collection: string;
   /** The i-th create's body. */
   create: (i: number) => unknown;
+  /** A create that is not JSON: the i-th create's raw body and its query (imports take the file itself). */
+  rawCreate?: (i: number) => { query: string; body: string; contentType: string };
   /** A change's body (PATCH at `?version=N`); none: the resource is not changed, only deleted. */
   update?: unknown;
   /** Whether GET `${collection}/${id}` exists (API keys have none). */
@@ -88,6 +90,18 @@ const ROWS: Record<string, Row> = {
     cap: 'NOTES_PER_USER',
     tables: [{ table: 'notes' }],
     events: { created: 'note.created', updated: 'note.updated', deleted: 'note.deleted' },
+  },
+  // Imports: the resource a user makes is an import job (the file sent raw); one export runs at a time, so not that.
+  transfer: {
+    collection: '/imports',
+    create: () => undefined,
+    rawCreate: (i) => ({
+      query: '?format=netscape',
+      contentType: 'text/html',
+      body: `<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n<DT><A HREF="https://example.com/${i}">link ${i}</A>\n</DL><p>\n`,
+    }),
+    tables: [{ table: 'transfer_jobs' }],
+    events: { created: 'import.created', deleted: 'import.deleted' },
   },
   vault: {
     collection: '/vault/rules',
@@ -161,7 +175,14 @@ const versioned = (row: Row, path: string, version: number) =>
   row.versionedDelete === false ? path : `${path}?version=${version}`;
 
 async function created(token: string, row: Row, i = 0): Promise<{ id: string }> {
-  const res = await send(token, 'POST', row.collection, row.create(i));
+  const raw = row.rawCreate?.(i);
+  const res = raw
+    ? await request(server.url, 'POST', `/api/v1${row.collection}${raw.query}`, {
+        token,
+        raw: raw.body,
+        headers: { 'content-type': raw.contentType },
+      })
+    : await send(token, 'POST', row.collection, row.create(i));
   expect({ status: res.status, body: res.body }).toEqual({ status: expect.any(Number), body: expect.anything() });
   expect([200, 201, 202]).toContain(res.status);
   return res.body as { id: string };
