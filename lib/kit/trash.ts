@@ -18,6 +18,7 @@ import type { DataSource, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryB
 import { inTransaction } from '../database/transactions';
 import type { Logger } from '../logger';
 import { Page, PageOf, pageOf, PageOrder } from '../paging';
+import { Authenticated } from '../scopes';
 import { KitJob, type JobQueue } from './jobs';
 
 export type TrashType = 'note' | 'vault_item' | 'hub';
@@ -29,6 +30,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const purgeAt = (deletedAt: Date, retentionDays: number): Date =>
   new Date(deletedAt.getTime() + retentionDays * DAY_MS);
 
+// What an entry holds is the caller's own; the queries that return one need the module's read scope.
+@Authenticated()
 @Directive('@shareable')
 @ObjectType({ description: 'Something of yours in the trash: a note, a vault item or a hub.' })
 export class TrashEntry {
@@ -52,6 +55,7 @@ export class TrashEntry {
 @ObjectType({ description: 'A page of the trash, newest first; the cursor is the same for every part of it.' })
 export class TrashPage extends PageOf(TrashEntry) {}
 
+@Authenticated()
 @Directive('@shareable')
 @ObjectType({ description: 'An emptying of the trash, accepted: it runs in the background.' })
 export class TrashEmptying {

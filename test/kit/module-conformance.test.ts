@@ -73,7 +73,7 @@ const ROWS: Record<string, Row> = {
     update: { name: 'renamed' },
     cap: 'HUBS_PER_USER',
     tables: [{ table: 'hubs' }],
-    events: { created: 'hub.created', updated: 'hub.updated', deleted: 'hub.deleted' },
+    events: { created: 'hub.created', updated: 'hub.updated', deleted: 'hub.trashed' }, // a delete goes to the trash
   },
   integrations: {
     collection: '/integrations/webhooks',
@@ -89,7 +89,7 @@ const ROWS: Record<string, Row> = {
     update: { title: 'renamed' },
     cap: 'NOTES_PER_USER',
     tables: [{ table: 'notes' }],
-    events: { created: 'note.created', updated: 'note.updated', deleted: 'note.deleted' },
+    events: { created: 'note.created', updated: 'note.updated', deleted: 'note.trashed' }, // a delete goes to the trash
   },
   // Imports: the resource a user makes is an import job (the file sent raw); one export runs at a time, so not that.
   transfer: {
