@@ -1,6 +1,7 @@
 // The tts module (voices and speech synthesis): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { ttsEvents } from './events';
 import { synthesisRenderSeconds } from './metrics';
 import { ttsRoutes, ttsSchemas } from './routes';
 
@@ -15,4 +16,5 @@ export const ttsModule: ModuleDefinition = {
   metrics: [synthesisRenderSeconds],
   scopes: ['tts:read', 'tts:write', 'tts:synthesize'],
   publicFields: ['Query.baseVoices', 'BaseVoice'],
+  events: ttsEvents,
 };

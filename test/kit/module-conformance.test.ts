@@ -43,8 +43,11 @@ interface Row {
   cap?: string;
   /** The module's tables holding a user's rows, and their owner column. */
   tables: { table: string; owner?: string }[];
-  /** The event types of a create, an update and a delete. */
-  events: { created: string; updated?: string; deleted: string };
+  /**
+   * The event types of a create, an update and a delete (a module with a trash: the move to it),
+   * and any a delete writes after its own (`alsoDeleted`).
+   */
+  events: { created: string; updated?: string; deleted: string; alsoDeleted?: string[] };
 }
 
 const ROWS: Record<string, Row> = {
@@ -55,7 +58,7 @@ const ROWS: Record<string, Row> = {
     versionedDelete: false,
     cap: 'API_KEYS_PER_USER',
     tables: [{ table: 'api_keys', owner: 'user_id' }],
-    events: { created: 'api_key.created', deleted: 'api_key.revoked' },
+    events: { created: 'api_key.created', deleted: 'api_key.revoked', alsoDeleted: ['session.revoked'] },
   },
   tts: {
     collection: '/tts/voices',
@@ -71,7 +74,7 @@ const ROWS: Record<string, Row> = {
     update: { name: 'renamed' },
     cap: 'HUBS_PER_USER',
     tables: [{ table: 'hubs' }],
-    events: { created: 'hub.created', updated: 'hub.updated', deleted: 'hub.deleted' },
+    events: { created: 'hub.created', updated: 'hub.updated', deleted: 'hub.trashed' },
   },
   integrations: {
     collection: '/integrations/webhooks',
@@ -87,7 +90,7 @@ const ROWS: Record<string, Row> = {
     update: { title: 'renamed' },
     cap: 'NOTES_PER_USER',
     tables: [{ table: 'notes' }],
-    events: { created: 'note.created', updated: 'note.updated', deleted: 'note.deleted' },
+    events: { created: 'note.created', updated: 'note.updated', deleted: 'note.trashed' },
   },
   vault: {
     collection: '/vault/rules',
@@ -251,7 +254,12 @@ describe.each(table)('the $name module', ({ module, name, row }) => {
       version = 2;
     }
     expect([200, 202, 204]).toContain((await send(token, 'DELETE', versioned(row, one, version))).status);
-    const wanted = [row.events.created, ...(row.update ? [row.events.updated!] : []), row.events.deleted];
+    const wanted = [
+      row.events.created,
+      ...(row.update ? [row.events.updated!] : []),
+      row.events.deleted,
+      ...(row.events.alsoDeleted ?? []),
+    ];
     const events = await until(async () => {
       const logged = await loggedFor(log, id);
       return logged.length >= wanted.length ? logged : undefined;
