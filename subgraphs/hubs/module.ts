@@ -21,4 +21,5 @@ export const hubsModule: ModuleDefinition = {
   scopes: ['hubs:read', 'hubs:write'],
   settings: hubsSettings,
   events: hubsEvents,
+  trash: { type: 'hub', list: 'trashedHubs', empty: 'emptyHubTrash', plural: 'hubs', titleIs: 'a hub: its name' },
 };

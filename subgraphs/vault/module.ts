@@ -20,4 +20,5 @@ export const vaultModule: ModuleDefinition = {
   metrics: [vaultEnrichments, vaultEnrichSeconds],
   scopes: ['vault:read', 'vault:write'],
   events: vaultEvents,
+  trash: { type: 'vault_item', list: 'trashedVaultItems', empty: 'emptyVaultTrash', plural: 'vault items' },
 };
