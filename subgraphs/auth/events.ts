@@ -10,6 +10,8 @@ const audited = <S extends z.ZodRawShape>(shape: S) => z.strictObject({ ...shape
 /** Who did it: a user's id, or `cli` (the users command). */
 const by = z.string();
 const strings = z.array(z.string());
+/** The caller's address as the facade saw it (none when the connection had closed). */
+const client_address = z.string().optional();
 
 export const UserCreated = eventType(
   'user.created',
@@ -18,6 +20,8 @@ export const UserCreated = eventType(
 export const UserDeleted = eventType('user.deleted', audited({ user_id: z.string(), by }));
 export const UserDisabled = eventType('user.disabled', audited({ user_id: z.string(), by }));
 export const UserEnabled = eventType('user.enabled', audited({ user_id: z.string(), by }));
+/** An administrator cleared the user's login-failure counts. */
+export const UserUnlocked = eventType('user.unlocked', audited({ user_id: z.string(), by }));
 export const UserRolesChanged = eventType(
   'user.roles_changed',
   audited({ user_id: z.string(), roles: strings, previous_roles: strings, by }),
@@ -29,25 +33,19 @@ export const UserScopesChanged = eventType(
 );
 export const PasswordChanged = eventType(
   'password.changed',
-  audited({ user_id: z.string(), by, session_id: z.string() }),
+  audited({ user_id: z.string(), by, session_id: z.string().optional() }),
 );
 export const SessionCreated = eventType(
   'session.created',
-  audited({ session_id: z.string(), user_id: z.string(), client_address: z.string() }),
+  audited({ session_id: z.string(), user_id: z.string(), client_address }),
 );
 export const SessionRefreshed = eventType('session.refreshed', audited({ session_id: z.string() }));
 /** `session_id` is an API key's id when the key was revoked (its tokens' session). */
 export const SessionRevoked = eventType('session.revoked', audited({ session_id: z.string(), reason: z.string() }));
 /** A spent refresh token presented again: the session is revoked. */
-export const RefreshReused = eventType(
-  'refresh.reused',
-  audited({ session_id: z.string(), client_address: z.string() }),
-);
-export const LoginFailed = eventType('login.failed', audited({ client_address: z.string(), reason: z.string() }));
-export const LoginLocked = eventType(
-  'login.locked',
-  audited({ client_address: z.string(), retry_after_seconds: z.number() }),
-);
+export const RefreshReused = eventType('refresh.reused', audited({ session_id: z.string(), client_address }));
+export const LoginFailed = eventType('login.failed', audited({ client_address, reason: z.string() }));
+export const LoginLocked = eventType('login.locked', audited({ client_address, retry_after_seconds: z.number() }));
 export const ApiKeyCreated = eventType(
   'api_key.created',
   audited({ api_key_id: z.string(), name: z.string(), prefix: z.string(), scopes: strings }),
@@ -67,6 +65,7 @@ export const authEvents = [
   UserDeleted,
   UserDisabled,
   UserEnabled,
+  UserUnlocked,
   UserRolesChanged,
   UserScopesChanged,
   PasswordChanged,
