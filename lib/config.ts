@@ -283,27 +283,6 @@ export function hostSchema() {
     /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
     AUDIO_DIR: z.string().optional(),
     /**
-     * Syntheses this process renders at once, each in an engine thread of its own. 0: none here
-     * (distributed mode: leave them to `npm run start:worker` processes).
-     */
-    SYNTHESIS_CONCURRENCY: int(0, 64).default(1),
-    /**
-     * Threads of the tts subgraph process that encode stored syntheses into MP3, Opus or FLAC
-     * (GET …/audio?format=), each taking several encodings in turn.
-     */
-    AUDIO_ENCODER_THREADS: int(1, 64).default(2),
-    /** A running job whose worker has not renewed its lease for this long is taken again. */
-    SYNTHESIS_LEASE_SECONDS: int(2, 3600).default(30),
-    /** Takes of one job (workers that died on it) before it is failed instead. */
-    SYNTHESIS_MAX_ATTEMPTS: int(1, 100).default(3),
-    /**
-     * How often every synthesis worker writes its heartbeat; one silent for three periods no
-     * longer counts as live (readiness marks synthesis `degraded` with none).
-     */
-    SYNTHESIS_HEARTBEAT_SECONDS: int(1, 300).default(5),
-    /** How often idle workers look for jobs queued by other processes (this process's own wake them at once). */
-    SYNTHESIS_POLL_MS: int(5, 60_000).default(200),
-    /**
      * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
      * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
      */
@@ -320,8 +299,6 @@ export function hostSchema() {
     SPEECH_POLL_MS: int(5, 10_000).default(50),
     /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
     SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
-    /** Finished syntheses and their audio are deleted this long after they finished. */
-    SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400).default(7 * 86_400),
 
     /**
      * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
@@ -381,8 +358,6 @@ export function hostSchema() {
       .default([]),
     /** The share of traces this process starts (or of untrusted callers' traces) that it samples. */
     TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
-    /** Voices one user may keep; more are refused (409). */
-    VOICES_PER_USER: int(1, 100_000_000).default(1000),
     // ---- expensive operations and search (lib/kit/expensive.ts, lib/kit/owner-search.ts) ----
     /** Expensive operations (searches, neighbours) of one user running at once in a process; beyond: 429 with Retry-After. */
     EXPENSIVE_PER_USER: int(1, 1000).default(2),

@@ -7,6 +7,7 @@
 // loaded when a process runs or composes it, so a facade of its own loads no module's code.
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
+import type { TrashPart } from '../rest-facade/trash-routes';
 import type { SettingsFragment } from './config';
 import type { EventType } from './kit/typed-events';
 import type { DeclaredScope } from './scopes';
@@ -37,6 +38,12 @@ export interface ModuleDefinition {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of types of different payloads
   events?: readonly EventType<any>[];
+  /**
+   * Its part of the trash (CONTRACT.md "Trash"), when its deletes go there: its rows' type and its
+   * subgraph's root fields listing and emptying them. GET and DELETE /trash are built from the
+   * parts (rest-facade/trash-routes.ts), which name no module.
+   */
+  trash?: TrashPart;
   /** Its fields anyone may call without a token (`Type.field`, or `Type`), joined to the catalogue's public fields. */
   publicFields?: readonly string[];
 }

@@ -7,7 +7,7 @@ import { installSettings } from '../lib/config';
 import { composeScopes, installScopes } from '../lib/scopes';
 import type { SubgraphDefinition } from '../lib/subgraph';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
-import { trashRoutes } from '../rest-facade/trash-routes';
+import { trashRoutes as trashRoutesOf } from '../rest-facade/trash-routes';
 import { authModule } from './auth/module';
 import { hubsModule } from './hubs/module';
 import { integrationsModule } from './integrations/module';
@@ -41,9 +41,23 @@ export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefin
   return Promise.all(selectModules(modules, names).map((m) => m.subgraph()));
 }
 
-/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), the trash's (over notes, vault and hubs) and the event stream's. */
+/**
+ * The trash's routes (GET and DELETE /trash) over the modules' declared parts, in the contract's
+ * order (notes, the vault, hubs); a module not named follows them.
+ */
+export const trashRoutes: ModuleRoutes = trashRoutesOf(
+  orderedBy(modules, ['notes', 'vault', 'hubs']).flatMap((m) => (m.trash ? [m.trash] : [])),
+);
+
+/** The REST facade's routes: every module's (the facade serves them all, whichever subgraphs a process runs), the trash's (over the modules' parts) and the event stream's. */
 export const facadeRoutes: ModuleRoutes[] = [
   ...modules.flatMap((m) => (m.routes ? [m.routes] : [])),
   trashRoutes,
   eventsRoutes,
 ];
+
+/** The modules named first, in that order, then the others in the list's. */
+function orderedBy(list: readonly ModuleDefinition[], first: readonly string[]): ModuleDefinition[] {
+  const rank = (m: ModuleDefinition) => (first.includes(m.name) ? first.indexOf(m.name) : first.length);
+  return [...list].sort((a, b) => rank(a) - rank(b));
+}

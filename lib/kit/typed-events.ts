@@ -71,8 +71,10 @@ export class EventPayloadError extends Error {
 }
 
 /**
- * Records an event of a declared type in the outbox, in the transaction `m` of the change: the
- * payload as its schema gives it back (a strict schema refuses a field it does not declare).
+ * Records an event of a declared type in the outbox, in the transaction `m` of the change, once
+ * the payload matches its schema (a strict schema refuses a field it does not declare). The payload
+ * is written as given, its fields in the producer's order: a schema describes a payload, it never
+ * changes one (consumers and webhooks read the bytes written before the types were declared).
  */
 export async function publish<T extends Record<string, unknown>>(
   m: EntityManager,
@@ -85,7 +87,7 @@ export async function publish<T extends Record<string, unknown>>(
       event.type,
       parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
     );
-  await recordEvent(m, { type: event.type, userId: at.userId, resourceId: at.resourceId, data: parsed.data });
+  await recordEvent(m, { type: event.type, userId: at.userId, resourceId: at.resourceId, data: at.data });
 }
 
 /** Declares an event type and the fields its payload carries (others may be there too). */

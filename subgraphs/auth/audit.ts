@@ -4,9 +4,16 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
-import { recordEvent } from '../../lib/outbox';
+import { publish, type EventType } from '../../lib/kit/typed-events';
+import { authEvents } from './events';
+
+/** The declared audit event types (./events.ts), by name. */
+const declared = new Map<string, EventType<Record<string, unknown>>>(
+  (authEvents as unknown as readonly EventType<Record<string, unknown>>[]).map((e) => [e.type, e]),
+);
 
 export interface AuditEvent {
+  /** One of the event types declared in ./events.ts. */
   type: string;
   /** Whose stream the event belongs to; '' when no user is known (a login as an unknown name). */
   userId: string;
@@ -27,8 +34,9 @@ export async function auditedTransaction<T>(
   const result = await inTransaction(dataSource, (m) => {
     recorded = []; // a retried transaction starts over
     return work(m, async (event) => {
-      await recordEvent(m, {
-        type: event.type,
+      const type = declared.get(event.type);
+      if (!type) throw new Error(`audit event ${event.type} is not declared in subgraphs/auth/events.ts`);
+      await publish(m, type, {
         userId: event.userId,
         resourceId: event.resourceId,
         data: { ...event.data, username: event.username },

@@ -1,6 +1,7 @@
 // The auth module (users, sessions, roles and API keys): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { authEvents } from './events';
 import { loginAttempts } from './metrics';
 import { authRoutes, authSchemas } from './routes';
 
@@ -18,4 +19,5 @@ export const authModule: ModuleDefinition = {
   metrics: [loginAttempts],
   scopes: ['account:write', 'admin:users', 'admin:roles', 'admin:integrations'],
   publicFields: ['Mutation.login', 'Mutation.refreshSession', 'TokenSet', 'Mutation.exchangeApiKey', 'ApiKeyToken'],
+  events: authEvents,
 };

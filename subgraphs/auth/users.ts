@@ -4,7 +4,8 @@ import type { DataSource } from 'typeorm';
 import { isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { UserCreated } from './events';
 import { User } from './entities/user';
 import { hashPassword } from './passwords';
 import { passwordProblems } from './password-policy';
@@ -46,8 +47,7 @@ export async function createUser(dataSource: DataSource, input: NewUser): Promis
   try {
     return await inTransaction(dataSource, async (m) => {
       await m.insert(User, user);
-      await recordEvent(m, {
-        type: 'user.created',
+      await publish(m, UserCreated, {
         userId: user.id,
         resourceId: user.id,
         data: {

@@ -8,7 +8,8 @@ import { In } from 'typeorm';
 import type { EntityManager } from 'typeorm';
 import type { JobQueue } from '../../lib/kit/jobs';
 import type { UserCascadeBatch } from '../../lib/kit/user-cascade';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { HubDeleted } from './events';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
@@ -66,8 +67,7 @@ function userBatch(queue: JobQueue): UserCascadeBatch {
         if (!gone.length) return;
         await m.delete(Hub, { id: In(gone.map((h) => h.id)) });
         for (const hub of gone)
-          await recordEvent(m, {
-            type: 'hub.deleted',
+          await publish(m, HubDeleted, {
             userId,
             resourceId: hub.id,
             data: { hub_id: hub.id, name: hub.name, version: hub.version, reason: 'user_deleted' },

@@ -15,7 +15,20 @@ import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
 import type { JobQueue } from '../../lib/kit/jobs';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import {
+  HubCaptureRequested,
+  HubCreated,
+  HubDeleted,
+  HubEdgeAdded,
+  HubEdgeRemoved,
+  HubNodeAdded,
+  HubNodeRemoved,
+  HubNodeUpdated,
+  HubRestored,
+  HubTrashed,
+  HubUpdated,
+} from './events';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
@@ -154,7 +167,7 @@ export class HubService {
       await this.caps.take(m, ownerId, { cap });
       await m.insert(Hub, hub);
       if (graph) await this.insertGraph(m, hub, graph, now);
-      await recordEvent(m, { type: 'hub.created', userId: ownerId, resourceId: hub.id, data: hubEventData(hub) });
+      await publish(m, HubCreated, { userId: ownerId, resourceId: hub.id, data: hubEventData(hub) });
       return hub;
     });
   }
@@ -296,8 +309,7 @@ export class HubService {
       );
       if (affectedRows(result) !== 1) return null;
       const hub = await m.findOneByOrFail(Hub, { id, ownerId });
-      await recordEvent(m, {
-        type: 'hub.updated',
+      await publish(m, HubUpdated, {
         userId: ownerId,
         resourceId: id,
         data: hubEventData(hub, Object.keys(values)),
@@ -319,7 +331,7 @@ export class HubService {
       (await inTransaction(this.dataSource, async (m) => {
         if (affectedRows(await m.delete(Hub, { id, ownerId, version })) !== 1) return false;
         await forgetHubs(m, this.jobs, ownerId, [id]);
-        await recordEvent(m, { type: 'hub.deleted', userId: ownerId, resourceId: id, data: hubEventData(hub) });
+        await publish(m, HubDeleted, { userId: ownerId, resourceId: id, data: hubEventData(hub) });
         return true;
       }));
     if (!won) return lostAtVersion('hub', version, () => this.get(ownerId, id));
@@ -350,8 +362,7 @@ export class HubService {
           { deletedAt, version: trashed.version },
         );
         if (affectedRows(result) !== 1) return false;
-        await recordEvent(m, {
-          type: 'hub.trashed',
+        await publish(m, HubTrashed, {
           userId: ownerId,
           resourceId: id,
           data: { ...hubEventData(trashed), purge_at: purgeAt(deletedAt, this.retentionDays).toISOString() },
@@ -380,7 +391,7 @@ export class HubService {
         { deletedAt: null, version: restored.version, updatedAt: restored.updatedAt },
       );
       if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such hub in the trash.');
-      await recordEvent(m, { type: 'hub.restored', userId: ownerId, resourceId: id, data: hubEventData(restored) });
+      await publish(m, HubRestored, { userId: ownerId, resourceId: id, data: hubEventData(restored) });
       return restored;
     });
   }
@@ -390,8 +401,7 @@ export class HubService {
     if (affectedRows(await m.delete(Hub, { id: hub.id, ownerId: hub.ownerId, deletedAt: Not(IsNull()) })) !== 1)
       return false;
     await forgetHubs(m, this.jobs, hub.ownerId, [hub.id]);
-    await recordEvent(m, {
-      type: 'hub.deleted',
+    await publish(m, HubDeleted, {
       userId: hub.ownerId,
       resourceId: hub.id,
       data: { ...hubEventData(hub), reason: 'purged' },
@@ -541,7 +551,7 @@ export class HubService {
       await this.reserve(m, ownerId, hubId, { nodes: 1, textBytes: textBytes(node.text) });
       await this.checkNode(m, ownerId, node.type, input);
       await m.insert(HubNode, node);
-      await recordEvent(m, { type: 'hub.node.added', userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
+      await publish(m, HubNodeAdded, { userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
       return node;
     });
   }
@@ -580,8 +590,7 @@ export class HubService {
       if (affectedRows(result) !== 1)
         await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       const node = await m.findOneByOrFail(HubNode, { id: nodeId });
-      await recordEvent(m, {
-        type: 'hub.node.updated',
+      await publish(m, HubNodeUpdated, {
         userId: ownerId,
         resourceId: nodeId,
         data: nodeEventData(node, Object.keys(values)),
@@ -608,8 +617,7 @@ export class HubService {
         await lostAtVersion('node', version, () => m.findOneBy(HubNode, { id: nodeId, hubId }));
       for (let i = 0; i < edges.length; i += INSERT_CHUNK)
         await m.delete(HubEdge, { id: In(edges.slice(i, i + INSERT_CHUNK).map((e) => e.id)) });
-      await recordEvent(m, {
-        type: 'hub.node.removed',
+      await publish(m, HubNodeRemoved, {
         userId: ownerId,
         resourceId: nodeId,
         data: { ...nodeEventData(node), edges_removed: edges.length },
@@ -647,7 +655,7 @@ export class HubService {
       if (Object.keys(problems).length)
         throw validationError(problems, 'Both ends of an edge must be nodes of its hub.');
       await m.insert(HubEdge, edge);
-      await recordEvent(m, { type: 'hub.edge.added', userId: ownerId, resourceId: edge.id, data: edgeEventData(edge) });
+      await publish(m, HubEdgeAdded, { userId: ownerId, resourceId: edge.id, data: edgeEventData(edge) });
       return edge;
     });
   }
@@ -660,8 +668,7 @@ export class HubService {
       await this.reserve(m, ownerId, hubId, { edges: -1 });
       if (affectedRows(await m.delete(HubEdge, { id: edgeId, hubId })) !== 1)
         throw new AppError('not_found', 'No such edge in this hub.');
-      await recordEvent(m, {
-        type: 'hub.edge.removed',
+      await publish(m, HubEdgeRemoved, {
         userId: ownerId,
         resourceId: edgeId,
         data: edgeEventData(edge),
@@ -711,7 +718,7 @@ export class HubService {
         updatedAt: now,
       });
       await m.insert(HubNode, node);
-      await recordEvent(m, { type: 'hub.node.added', userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
+      await publish(m, HubNodeAdded, { userId: ownerId, resourceId: node.id, data: nodeEventData(node) });
       if (near) {
         const edge = m.create(HubEdge, {
           id: uuidv7(),
@@ -727,16 +734,14 @@ export class HubService {
           createdAt: now,
         });
         await m.insert(HubEdge, edge);
-        await recordEvent(m, {
-          type: 'hub.edge.added',
+        await publish(m, HubEdgeAdded, {
           userId: ownerId,
           resourceId: edge.id,
           data: edgeEventData(edge),
         });
       }
       if (input.capture)
-        await recordEvent(m, {
-          type: 'hub.capture_requested',
+        await publish(m, HubCaptureRequested, {
           userId: ownerId,
           resourceId: node.id,
           data: { hub_id: hubId, node_id: node.id, ...content },

@@ -1,6 +1,7 @@
 // The hubs module (hubs (JSON Canvas boards)): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { hubsEvents } from './events';
 import { hubsRoutes } from './routes';
 import { hubsSettings } from './settings';
 
@@ -19,4 +20,6 @@ export const hubsModule: ModuleDefinition = {
   },
   scopes: ['hubs:read', 'hubs:write'],
   settings: hubsSettings,
+  events: hubsEvents,
+  trash: { type: 'hub', list: 'trashedHubs', empty: 'emptyHubTrash', plural: 'hubs', titleIs: 'a hub: its name' },
 };

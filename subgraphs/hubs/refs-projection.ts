@@ -20,7 +20,8 @@ import { In } from 'typeorm';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { HubNodeUpdated } from './events';
 import { Hub } from './entities/hub';
 import { HubNode, RefType } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
@@ -92,8 +93,7 @@ async function markMissing(m: EntityManager, event: LoggedEvent, kind: RefType, 
       { missing, version: node.version + 1, updatedAt: now },
     );
     if (!result.affected) continue;
-    await recordEvent(m, {
-      type: 'hub.node.updated',
+    await publish(m, HubNodeUpdated, {
       userId: event.userId,
       resourceId: node.id,
       data: {
@@ -149,8 +149,7 @@ async function finishCapture(m: EntityManager, event: LoggedEvent): Promise<void
     .set({ textBytes: () => 'text_bytes - :freed', graphVersion: () => 'graph_version + 1', updatedAt: now })
     .where('id = :hubId', { hubId, freed: textBytes(node.text) })
     .execute();
-  await recordEvent(m, {
-    type: 'hub.node.updated',
+  await publish(m, HubNodeUpdated, {
     userId: event.userId,
     resourceId: nodeId,
     data: {

@@ -15,7 +15,8 @@ import { affectedRows } from '../../lib/database/portable';
 import { announceCommit, inTransaction } from '../../lib/database/transactions';
 import type { Logger } from '../../lib/logger';
 import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from './metrics';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { WebhookDisabled } from './events';
 import { Poller, startPoller } from '../../lib/poller';
 import { guardedAgent, isBlockedAddress } from '../../lib/ssrf-guard';
 import { WebhookAttempt } from './entities/webhook-attempt';
@@ -543,8 +544,7 @@ export class WebhookDeliveryWorker {
         await m.insert(WebhookAttempt, this.attemptRow(webhook, delivery, result, plan));
         if (givesUp) {
           await m.update(Webhook, { id: webhook.id }, { enabled: false, disabledReason: reason, updatedAt: now });
-          await recordEvent(m, {
-            type: 'webhook.disabled',
+          await publish(m, WebhookDisabled, {
             userId: webhook.ownerId,
             resourceId: webhook.id,
             data: { webhook_id: webhook.id, url: webhook.url, reason, last_event_id: delivery.eventId },

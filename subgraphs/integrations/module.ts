@@ -1,6 +1,7 @@
 // The integrations module (webhooks): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { integrationsEvents } from './events';
 import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from './metrics';
 import { integrationsRoutes } from './routes';
 
@@ -18,4 +19,5 @@ export const integrationsModule: ModuleDefinition = {
     ],
   },
   metrics: [webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled],
+  events: integrationsEvents,
 };

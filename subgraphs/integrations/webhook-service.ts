@@ -12,7 +12,8 @@ import { UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion } from '../../lib/kit/versioned';
 import type { EventLog } from '../../lib/event-log';
 import { snakeKeys } from '../../lib/naming';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { WebhookCreated, WebhookDeleted, type WebhookPayload, WebhookSecretRotated, WebhookUpdated } from './events';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { Principal } from '../../lib/tokens';
 import { databaseTopic, workAdded } from '../../lib/wakeups';
@@ -49,7 +50,7 @@ export interface WebhookChangesInput {
 export const mayAdministerIntegrations = (principal: Principal) => principal.scopes.includes('admin:integrations');
 
 /** What webhook.* events carry: never the secret. */
-const eventData = (w: Webhook) =>
+const eventData = (w: Webhook): WebhookPayload =>
   snakeKeys<unknown>({
     webhookId: w.id,
     url: w.url,
@@ -57,7 +58,7 @@ const eventData = (w: Webhook) =>
     enabled: w.enabled,
     allUsers: w.allUsers,
     version: w.version,
-  });
+  }) as WebhookPayload;
 
 /** The one URL rule for REST and GraphQL (./webhook-url.ts). */
 function checkUrl(url: string): void {
@@ -143,8 +144,7 @@ export class WebhookService {
     return inTransaction(this.dataSource, async (m) => {
       await this.caps.take(m, ownerId, { cap });
       await m.insert(Webhook, webhook);
-      await recordEvent(m, {
-        type: 'webhook.created',
+      await publish(m, WebhookCreated, {
         userId: ownerId,
         resourceId: webhook.id,
         data: eventData(webhook),
@@ -185,7 +185,7 @@ export class WebhookService {
       // Enabled again: what waited while it was disabled is sent now, in order.
       if (changes.enabled) await dueNow(m, id);
       const item = await m.findOneByOrFail(Webhook, { id, ownerId });
-      await recordEvent(m, { type: 'webhook.updated', userId: ownerId, resourceId: id, data: eventData(item) });
+      await publish(m, WebhookUpdated, { userId: ownerId, resourceId: id, data: eventData(item) });
       return item;
     });
     return updated ?? lostAtVersion('webhook', version, () => this.get(ownerId, id));
@@ -201,7 +201,7 @@ export class WebhookService {
         await this.caps.release(m, ownerId, 'WEBHOOKS_PER_USER');
         await m.delete(WebhookDelivery, { webhookId: id });
         await m.delete(WebhookAttempt, { webhookId: id });
-        await recordEvent(m, { type: 'webhook.deleted', userId: ownerId, resourceId: id, data: eventData(item) });
+        await publish(m, WebhookDeleted, { userId: ownerId, resourceId: id, data: eventData(item) });
         return true;
       }));
     return won ? item : lostAtVersion('webhook', version, () => this.get(ownerId, id));
@@ -226,8 +226,7 @@ export class WebhookService {
       );
       if (affectedRows(result) !== 1) throw new AppError('conflict', 'The webhook changed meanwhile; try again.');
       const webhook = { ...item, version: item.version + 1 };
-      await recordEvent(m, {
-        type: 'webhook.secret_rotated',
+      await publish(m, WebhookSecretRotated, {
         userId: ownerId,
         resourceId: id,
         data: eventData(webhook),

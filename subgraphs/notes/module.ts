@@ -18,4 +18,5 @@ export const notesModule: ModuleDefinition = {
   scopes: ['notes:read', 'notes:write'],
   settings: notesSettings,
   events: notesEvents,
+  trash: { type: 'note', list: 'trashedNotes', empty: 'emptyNoteTrash', plural: 'notes' },
 };

@@ -1,6 +1,8 @@
 // The tts module (voices and speech synthesis): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { ttsEvents } from './events';
+import { ttsSettings } from './settings';
 import { synthesisRenderSeconds } from './metrics';
 import { ttsRoutes, ttsSchemas } from './routes';
 
@@ -15,4 +17,6 @@ export const ttsModule: ModuleDefinition = {
   metrics: [synthesisRenderSeconds],
   scopes: ['tts:read', 'tts:write', 'tts:synthesize'],
   publicFields: ['Query.baseVoices', 'BaseVoice'],
+  settings: ttsSettings,
+  events: ttsEvents,
 };

@@ -6,7 +6,8 @@ import { In, LessThan } from 'typeorm';
 import { affectedRows } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { SynthesisCanceled, SynthesisDeleted, SynthesisQueued } from './events';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { AudioStore } from './audio/audio-store';
 import { WAV_CONTENT_TYPE } from './audio/wav';
@@ -279,8 +280,7 @@ export class SynthesisService {
         }
       }
       await m.insert(Synthesis, synthesis);
-      await recordEvent(m, {
-        type: 'synthesis.queued',
+      await publish(m, SynthesisQueued, {
         userId: ownerId,
         resourceId: synthesis.id,
         data: {
@@ -313,8 +313,7 @@ export class SynthesisService {
       if (affectedRows(await m.update(Synthesis, { id, ownerId, state: In(ACTIVE_STATES) }, stopped)) !== 1)
         return null;
       const row = await m.findOneByOrFail(Synthesis, { id });
-      await recordEvent(m, {
-        type: 'synthesis.canceled',
+      await publish(m, SynthesisCanceled, {
         userId: ownerId,
         resourceId: id,
         data: synthesisEventData(row),
@@ -334,8 +333,7 @@ export class SynthesisService {
     await this.deleteFiles(id, finished.audioKey ?? synthesisAudioKey(id));
     const deleted = await inTransaction(this.dataSource, async (m) => {
       if (affectedRows(await m.delete(Synthesis, { id, ownerId, state: finished.state })) !== 1) return false;
-      await recordEvent(m, {
-        type: 'synthesis.deleted',
+      await publish(m, SynthesisDeleted, {
         userId: ownerId,
         resourceId: id,
         data: synthesisEventData(finished),

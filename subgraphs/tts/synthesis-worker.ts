@@ -13,7 +13,8 @@ import type { Logger } from '../../lib/logger';
 import { secondsSince } from '../../lib/metrics';
 import { synthesisRenderSeconds } from './metrics';
 import { inLinkedSpan } from '../../lib/tracing';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { SynthesisCanceled, SynthesisFailed, SynthesisStarted, SynthesisSucceeded } from './events';
 import { Poller, startPoller } from '../../lib/poller';
 import type { AudioStore, AudioWriter } from './audio/audio-store';
 import { pcmBytes, UNKNOWN_SIZE, WAV_HEADER_BYTES, wavHeader } from './audio/wav';
@@ -82,6 +83,13 @@ class AppendQueue {
       throw this.failure instanceof Error ? this.failure : new Error('the audio write failed', { cause: this.failure });
   }
 }
+
+/** The event of each state a job ends in. */
+const OUTCOME_EVENTS: Partial<Record<SynthesisState, typeof SynthesisSucceeded>> = {
+  [SynthesisState.SUCCEEDED]: SynthesisSucceeded,
+  [SynthesisState.FAILED]: SynthesisFailed,
+  [SynthesisState.CANCELED]: SynthesisCanceled,
+};
 
 const unique = (jobs: Synthesis[]) => [...new Map(jobs.map((j) => [j.id, j])).values()];
 
@@ -242,8 +250,7 @@ export class SynthesisWorker {
           );
           if (affectedRows(result) !== 1) return null;
           const taken = await m.findOneByOrFail(Synthesis, { id: seen.id });
-          await recordEvent(m, {
-            type: 'synthesis.started',
+          await publish(m, SynthesisStarted, {
             userId: taken.ownerId,
             resourceId: taken.id,
             data: { ...eventData(taken), attempt: taken.attempts },
@@ -498,7 +505,9 @@ export class SynthesisWorker {
   }
 
   private recordOutcome(m: EntityManager, s: Synthesis) {
-    return recordEvent(m, { type: `synthesis.${s.state}`, userId: s.ownerId, resourceId: s.id, data: eventData(s) });
+    const event = OUTCOME_EVENTS[s.state];
+    if (!event) throw new Error(`synthesis ${s.id}: ${s.state} is not an outcome`);
+    return publish(m, event, { userId: s.ownerId, resourceId: s.id, data: eventData(s) });
   }
 
   private async renew(job: Synthesis): Promise<void> {

@@ -12,7 +12,8 @@ import type { JobQueue } from '../../lib/kit/jobs';
 import { UserCap, UserCaps } from '../../lib/kit/user-caps';
 import { userCascade, UserCascadeBatch } from '../../lib/kit/user-cascade';
 import type { Logger } from '../../lib/logger';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { VoiceDeleted } from './events';
 import type { AudioStore } from './audio/audio-store';
 import { Synthesis, synthesisEncodedKeys } from './entities/synthesis';
 import { Voice } from './entities/voice';
@@ -53,8 +54,7 @@ export function deleteUserBatch(store: AudioStore, logger?: Logger): UserCascade
       const voices = voiceIds.length ? await m.find(Voice, { where: { id: In(voiceIds.map((v) => v.id)) } }) : [];
       if (voices.length) await m.delete(Voice, { id: In(voices.map((v) => v.id)) });
       for (const v of voices)
-        await recordEvent(m, {
-          type: 'voice.deleted',
+        await publish(m, VoiceDeleted, {
           userId,
           resourceId: v.id,
           data: { ...voiceEventData(v), reason: 'user_deleted' },

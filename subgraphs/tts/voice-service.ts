@@ -8,7 +8,8 @@ import { AppError, validationError } from '../../lib/errors';
 import { UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion } from '../../lib/kit/versioned';
 import { snakeKeys } from '../../lib/naming';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { VoiceCreated, VoiceDeleted, VoiceUpdated, type VoicePayload } from './events';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import type { SpeechEngine } from './engine/speech-engine';
 import { Voice } from './entities/voice';
@@ -40,7 +41,7 @@ const CHANGEABLE = [
 ] as const satisfies readonly (keyof VoiceChanges)[];
 
 /** The fields an event carries: what a stream reader needs to show the voice (spelled as events spell them: lib/naming.ts). */
-export const voiceEventData = (v: Voice) =>
+export const voiceEventData = (v: Voice): VoicePayload =>
   snakeKeys<unknown>({
     voiceId: v.id,
     name: v.name,
@@ -49,7 +50,7 @@ export const voiceEventData = (v: Voice) =>
     language: v.language,
     speed: v.speed,
     version: v.version,
-  });
+  }) as VoicePayload;
 
 /** The counter of VOICES_PER_USER (lib/kit/user-caps.ts). */
 export const VOICES_CAP = 'VOICES_PER_USER';
@@ -94,8 +95,7 @@ export class VoiceService {
       return await inTransaction(this.dataSource, async (m) => {
         await this.caps.take(m, ownerId, { cap });
         await m.insert(Voice, voice);
-        await recordEvent(m, {
-          type: 'voice.created',
+        await publish(m, VoiceCreated, {
           userId: ownerId,
           resourceId: voice.id,
           data: voiceEventData(voice),
@@ -173,8 +173,7 @@ export class VoiceService {
       won = await inTransaction(this.dataSource, async (m) => {
         const result = await m.update(Voice, { id, ownerId, version }, next);
         if (affectedRows(result) !== 1) return false;
-        await recordEvent(m, {
-          type: 'voice.updated',
+        await publish(m, VoiceUpdated, {
           userId: ownerId,
           resourceId: id,
           data: { ...voiceEventData(updated), changed: snakeKeys(changed), previous: snakeKeys(previous) },
@@ -204,7 +203,7 @@ export class VoiceService {
         const result = await m.delete(Voice, { id, ownerId, version });
         if (affectedRows(result) !== 1) return false;
         await this.caps.release(m, ownerId, VOICES_CAP);
-        await recordEvent(m, { type: 'voice.deleted', userId: ownerId, resourceId: id, data: voiceEventData(voice) });
+        await publish(m, VoiceDeleted, { userId: ownerId, resourceId: id, data: voiceEventData(voice) });
         return true;
       }));
     if (won) return voice;

@@ -8,7 +8,8 @@ import type { Config } from '../../lib/config';
 import { EventConsumer } from '../../lib/event-consumer';
 import type { EventLog, LoggedEvent } from '../../lib/event-log';
 import type { Logger } from '../../lib/logger';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { VaultCaptureRefused } from './events';
 import type { JobQueue } from '../../lib/kit/jobs';
 import { userCascade, UserCascadeBatch } from '../../lib/kit/user-cascade';
 import { UserCaps } from '../../lib/kit/user-caps';
@@ -99,8 +100,7 @@ export function hubCaptureConsumer(options: ConsumerOptions & { service: VaultSe
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (!code || code === 'internal_error') throw err; // ours: the batch is retried
-        await recordEvent(m, {
-          type: 'vault.capture.refused',
+        await publish(m, VaultCaptureRefused, {
           userId: event.userId,
           resourceId: nodeId,
           data: { source: { hub_id: hubId, node_id: nodeId }, reason: code, message: (err as Error).message },

@@ -17,7 +17,8 @@ import { inTransaction, retryOnLockConflict } from '../../lib/database/transacti
 import type { Logger } from '../../lib/logger';
 import { secondsSince } from '../../lib/metrics';
 import { vaultEnrichments, vaultEnrichSeconds } from './metrics';
-import { recordEvent } from '../../lib/outbox';
+import { publish } from '../../lib/kit/typed-events';
+import { VaultItemClassified, VaultItemFailed, VaultItemReady } from './events';
 import { Poller, startPoller } from '../../lib/poller';
 import { listenAcross, wakesAcrossProcesses } from '../../lib/wakeups';
 import { classify, documentWords, trainModel } from './classifier';
@@ -209,8 +210,7 @@ export class VaultWorker {
       if (affectedRows(result) !== 1) return;
       const item = await m.findOneByOrFail(VaultItem, { id: row.id });
       await this.options.service.caps.release(m, item.ownerId, this.options.service.cap.pending.limit);
-      await recordEvent(m, {
-        type: 'vault.item.failed',
+      await publish(m, VaultItemFailed, {
         userId: item.ownerId,
         resourceId: item.id,
         data: itemEventData(item, { error: item.error }),
@@ -323,13 +323,12 @@ export class VaultWorker {
         // No longer waiting: a slot of the pending cap is free.
         await service.caps.release(m, item.ownerId, service.cap.pending.limit);
         await syncTags(m, item);
-        await recordEvent(m, {
-          type: item.state === VaultItemState.READY ? 'vault.item.ready' : 'vault.item.failed',
+        await publish(m, item.state === VaultItemState.READY ? VaultItemReady : VaultItemFailed, {
           userId: item.ownerId,
           resourceId: item.id,
           data: itemEventData(item, item.error ? { error: item.error } : {}),
         });
-        if (item.category || item.tags.length) await recordEvent(m, classifiedEvent(item));
+        if (item.category || item.tags.length) await publish(m, VaultItemClassified, classifiedEvent(item));
         return true;
       }),
     );

@@ -1,6 +1,7 @@
 // The vault module (the Vault (captured pages and files)): what it contributes, in one place (lib/module.ts). Listed
 // in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
+import { vaultEvents } from './events';
 import { vaultEnrichSeconds, vaultEnrichments } from './metrics';
 import { vaultRoutes } from './routes';
 
@@ -18,4 +19,6 @@ export const vaultModule: ModuleDefinition = {
   },
   metrics: [vaultEnrichments, vaultEnrichSeconds],
   scopes: ['vault:read', 'vault:write'],
+  events: vaultEvents,
+  trash: { type: 'vault_item', list: 'trashedVaultItems', empty: 'emptyVaultTrash', plural: 'vault items' },
 };

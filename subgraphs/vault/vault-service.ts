@@ -16,9 +16,20 @@ import type { ExpensiveGate } from '../../lib/kit/expensive';
 import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } from '../../lib/kit/owner-search';
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
-import { recordEvent } from '../../lib/outbox';
 import { databaseTopic, workAdded } from '../../lib/wakeups';
 import { decodeSearchCursor, encodeSearchCursor, Page, pageOf, PageOrder } from '../../lib/paging';
+import { publish } from '../../lib/kit/typed-events';
+import {
+  VaultItemCaptured,
+  VaultItemClassified,
+  VaultItemDeleted,
+  VaultItemRestored,
+  VaultItemTrashed,
+  VaultItemUpdated,
+  VaultRuleCreated,
+  VaultRuleDeleted,
+  VaultRuleUpdated,
+} from './events';
 import { classify, Predictor, StoredModel } from './classifier';
 import {
   ClassifiedBy,
@@ -150,7 +161,7 @@ export const excerptOf = (text: string | null | undefined): string | null => {
 };
 
 /** What vault.item.* events carry: ids, the title, the kind and state; never texts. */
-export const itemEventData = (item: VaultItem, extra: Record<string, unknown> = {}) => ({
+export const itemEventData = <E extends object = object>(item: VaultItem, extra: E = {} as E) => ({
   vault_item_id: item.id,
   kind: item.kind,
   title: item.title,
@@ -421,8 +432,7 @@ export class VaultService {
     await m.insert(VaultItem, { ...item, searchWords: itemSearchWords(item) });
     vaultWorkAdded(m); // pending: to enrich
     await syncTags(m, item);
-    await recordEvent(m, {
-      type: 'vault.item.captured',
+    await publish(m, VaultItemCaptured, {
       userId: item.ownerId,
       resourceId: item.id,
       data: itemEventData(item, source ? { source: { hub_id: source.hubId, node_id: source.nodeId } } : {}),
@@ -448,8 +458,7 @@ export class VaultService {
     if (existing) {
       // Already captured: the node is pointed at the item the user has.
       const found = await m.findOneByOrFail(VaultItem, { id: existing });
-      await recordEvent(m, {
-        type: 'vault.item.captured',
+      await publish(m, VaultItemCaptured, {
         userId: ownerId,
         resourceId: found.id,
         data: itemEventData(found, { source: { hub_id: source.hubId, node_id: source.nodeId }, duplicate: true }),
@@ -650,8 +659,7 @@ export class VaultService {
         return null;
       const saved = await m.findOneByOrFail(VaultItem, { id, ownerId });
       if (set.tags) await syncTags(m, saved);
-      await recordEvent(m, {
-        type: 'vault.item.updated',
+      await publish(m, VaultItemUpdated, {
         userId: ownerId,
         resourceId: id,
         data: itemEventData(saved, { version: saved.version, changed }),
@@ -676,8 +684,7 @@ export class VaultService {
         if (affectedRows(await m.delete(VaultItem, { id, ownerId, version, state: item.state })) !== 1) return false;
         await this.releaseCaps(m, item);
         await m.delete(VaultItemTag, { itemId: id });
-        await recordEvent(m, {
-          type: 'vault.item.deleted',
+        await publish(m, VaultItemDeleted, {
           userId: ownerId,
           resourceId: id,
           data: itemEventData(item),
@@ -708,8 +715,7 @@ export class VaultService {
         if (affectedRows(result) !== 1) return false;
         // Its tags leave the counts (the item keeps them in `tags` for a restore).
         await m.delete(VaultItemTag, { itemId: id });
-        await recordEvent(m, {
-          type: 'vault.item.trashed',
+        await publish(m, VaultItemTrashed, {
           userId: ownerId,
           resourceId: id,
           data: itemEventData(trashed, {
@@ -742,8 +748,7 @@ export class VaultService {
       );
       if (affectedRows(result) !== 1) throw new AppError('not_found', 'No such vault item in the trash.');
       await syncTags(m, restored);
-      await recordEvent(m, {
-        type: 'vault.item.restored',
+      await publish(m, VaultItemRestored, {
         userId: ownerId,
         resourceId: id,
         data: itemEventData(restored, { version: restored.version }),
@@ -760,8 +765,7 @@ export class VaultService {
       return false;
     await this.releaseCaps(m, item);
     await m.delete(VaultItemTag, { itemId: id });
-    await recordEvent(m, {
-      type: 'vault.item.deleted',
+    await publish(m, VaultItemDeleted, {
       userId: ownerId,
       resourceId: id,
       data: itemEventData(item, { reason: 'purged' }),
@@ -843,8 +847,7 @@ export class VaultService {
         return this.get(ownerId, id);
       }
       const saved = await m.findOneByOrFail(VaultItem, { id });
-      await recordEvent(m, {
-        type: 'vault.item.updated',
+      await publish(m, VaultItemUpdated, {
         userId: ownerId,
         resourceId: id,
         data: itemEventData(saved, { version: saved.version, changed: ['state', 'error'] }),
@@ -867,7 +870,7 @@ export class VaultService {
         await lostAtVersion('vault item', item.version, () => m.findOneBy(VaultItem, { id, ownerId }));
       const saved = await m.findOneByOrFail(VaultItem, { id });
       await syncTags(m, saved);
-      await recordEvent(m, classifiedEvent(saved));
+      await publish(m, VaultItemClassified, classifiedEvent(saved));
       return saved;
     });
   }
@@ -965,8 +968,7 @@ export class VaultService {
         updatedAt: now,
       });
       await m.insert(VaultRule, rule);
-      await recordEvent(m, {
-        type: 'vault.rule.created',
+      await publish(m, VaultRuleCreated, {
         userId: ownerId,
         resourceId: rule.id,
         data: { rule_id: rule.id, name: rule.name },
@@ -994,8 +996,7 @@ export class VaultService {
       if (!(await updateAtVersion(m, VaultRule, { id, ownerId }, version, { ...set, updatedAt: new Date() })))
         await lostAtVersion('rule', version, () => this.getRule(ownerId, id));
       const saved = await m.findOneByOrFail(VaultRule, { id });
-      await recordEvent(m, {
-        type: 'vault.rule.updated',
+      await publish(m, VaultRuleUpdated, {
         userId: ownerId,
         resourceId: id,
         data: { rule_id: id, name: saved.name, changed: Object.keys(set) },
@@ -1010,8 +1011,7 @@ export class VaultService {
       if (rule.version !== version || affectedRows(await m.delete(VaultRule, { id, ownerId, version })) !== 1)
         await lostAtVersion('rule', version, () => this.getRule(ownerId, id));
       await this.caps.release(m, ownerId, this.cap.rules.limit);
-      await recordEvent(m, {
-        type: 'vault.rule.deleted',
+      await publish(m, VaultRuleDeleted, {
         userId: ownerId,
         resourceId: id,
         data: { rule_id: id, name: rule.name },
@@ -1030,8 +1030,8 @@ export class VaultService {
   }
 }
 
+/** vault.item.classified of an item: its category, who decided it and its tags' names. */
 export const classifiedEvent = (item: VaultItem) => ({
-  type: 'vault.item.classified',
   userId: item.ownerId,
   resourceId: item.id,
   data: itemEventData(item, {

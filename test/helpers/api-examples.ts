@@ -4,8 +4,7 @@
 import path from 'node:path';
 import { eventsRoutes } from '../../gateway/events-routes';
 import type { RouteSpec } from '../../rest-facade/route-spec';
-import { trashRoutes } from '../../rest-facade/trash-routes';
-import { modules } from '../../subgraphs';
+import { modules, trashRoutes } from '../../subgraphs';
 
 export const API_EXAMPLES_DOC = path.join(__dirname, '../../docs/api-examples.md');
 

@@ -45,8 +45,11 @@ interface Row {
   cap?: string;
   /** The module's tables holding a user's rows, and their owner column. */
   tables: { table: string; owner?: string }[];
-  /** The event types of a create, an update and a delete. */
-  events: { created: string; updated?: string; deleted: string };
+  /**
+   * The event types of a create, an update and a delete (a module with a trash: the move to it),
+   * and any a delete writes after its own (`alsoDeleted`).
+   */
+  events: { created: string; updated?: string; deleted: string; alsoDeleted?: string[] };
 }
 
 const ROWS: Record<string, Row> = {
@@ -57,7 +60,7 @@ const ROWS: Record<string, Row> = {
     versionedDelete: false,
     cap: 'API_KEYS_PER_USER',
     tables: [{ table: 'api_keys', owner: 'user_id' }],
-    events: { created: 'api_key.created', deleted: 'api_key.revoked' },
+    events: { created: 'api_key.created', deleted: 'api_key.revoked', alsoDeleted: ['session.revoked'] },
   },
   tts: {
     collection: '/tts/voices',
@@ -272,7 +275,12 @@ describe.each(table)('the $name module', ({ module, name, row }) => {
       version = 2;
     }
     expect([200, 202, 204]).toContain((await send(token, 'DELETE', versioned(row, one, version))).status);
-    const wanted = [row.events.created, ...(row.update ? [row.events.updated!] : []), row.events.deleted];
+    const wanted = [
+      row.events.created,
+      ...(row.update ? [row.events.updated!] : []),
+      row.events.deleted,
+      ...(row.events.alsoDeleted ?? []),
+    ];
     const events = await until(async () => {
       const logged = await loggedFor(log, id);
       return logged.length >= wanted.length ? logged : undefined;

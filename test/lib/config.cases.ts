@@ -2,6 +2,8 @@
 // in the error. No database: the same on both jest projects.
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../lib/config';
+// The module list installs the modules' settings (their settings.ts), as every entry point loads it.
+import '../../subgraphs';
 
 /** The message of the ConfigError that loading `env` throws. */
 function refusal(env: Record<string, string | undefined>): string {

@@ -1,0 +1,46 @@
+// The tts module's settings that only the module reads: its fragment of the configuration
+// (lib/config.ts merges it; each `.describe()` is the setting's row in docs/configuration.md,
+// written by `npm run docs:config`). The speech endpoint's settings, which the facade reads, stay
+// in lib/config.ts.
+import type { z } from 'zod';
+import type { SettingKinds } from '../../lib/config';
+
+export const ttsSettings = ({ int }: SettingKinds) => ({
+  VOICES_PER_USER: int(1, 100_000_000)
+    .default(1000)
+    .describe('voices one user keeps; past it a create is 409 `conflict` with `details: { limit, max, count }`'),
+  AUDIO_ENCODER_THREADS: int(1, 64)
+    .default(2)
+    .describe(
+      'worker threads of a tts subgraph process that encode stored syntheses into MP3, Opus or FLAC (`GET /api/v1/tts/syntheses/{id}/audio?format=`), each taking several encodings in turn; made on first use',
+    ),
+  SYNTHESIS_CONCURRENCY: int(0, 64)
+    .default(1)
+    .describe(
+      'syntheses this process renders at once, each in an eSpeak NG thread of its own; `0`: none (leave them to `npm run start:worker`)',
+    ),
+  SYNTHESIS_LEASE_SECONDS: int(2, 3600)
+    .default(30)
+    .describe('a running job whose worker stopped renewing its lease for this long is taken by another worker'),
+  SYNTHESIS_MAX_ATTEMPTS: int(1, 100)
+    .default(3)
+    .describe('takes of one job (workers that died on it) before it is failed instead'),
+  SYNTHESIS_HEARTBEAT_SECONDS: int(1, 300)
+    .default(5)
+    .describe(
+      'how often each synthesis worker writes its heartbeat into the tts database; one silent for 3 periods no longer counts as live',
+    ),
+  SYNTHESIS_POLL_MS: int(5, 60_000)
+    .default(200)
+    .describe(
+      'how often idle workers look for jobs queued by other processes (jobs of their own process wake them at once)',
+    ),
+  SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400)
+    .default(7 * 86_400)
+    .describe('finished syntheses and their audio are deleted this long (7 days) after they finished'),
+});
+
+declare module '../../lib/config' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the module's settings join Config
+  interface ModuleSettings extends z.output<z.ZodObject<ReturnType<typeof ttsSettings>>> {}
+}
