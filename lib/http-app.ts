@@ -6,6 +6,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { jsonBody } from './json-text';
 import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from './request-context';
 import { serveTraced } from './tracing';
@@ -157,7 +158,8 @@ function tokenSubject(authorization: string | undefined): string | undefined {
  * of a session read (issue 14). Routes with an ETag check freshness themselves (`req.fresh`).
  */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  // Top-level values serialised ahead of time (./json-text.ts) are spliced in, not serialised again.
+  const text = jsonBody(body) ?? JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body
