@@ -42,10 +42,11 @@ export async function buildJsonArray<T>(items: readonly T[], form: (item: T) => 
 }
 
 /**
- * A plain object as JSON bytes, its top-level JsonText values spliced in as they are; undefined
- * when it has none (then JSON.stringify is as good).
+ * A plain object as the pieces of its JSON, its top-level JsonText values among them as they are
+ * (written one after another, never copied into one buffer); undefined when it has none (then
+ * JSON.stringify is as good).
  */
-export function jsonBody(body: unknown): Buffer | undefined {
+export function jsonBody(body: unknown): Buffer[] | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const entries = Object.entries(body);
   if (!entries.some(([, v]) => v instanceof JsonText)) return undefined;
@@ -56,5 +57,5 @@ export function jsonBody(body: unknown): Buffer | undefined {
     parts.push(value instanceof JsonText ? value.bytes : Buffer.from(JSON.stringify(value)));
   }
   parts.push(Buffer.from(parts.length ? '}' : '{}'));
-  return Buffer.concat(parts);
+  return parts;
 }
