@@ -56,6 +56,8 @@ export async function apolloSetup(options: {
   const { config, logger, pipeline, contextFor } = options;
   const hop = new HopSecret(config.SUBGRAPH_SECRET);
   const limitsStep = pipeline.steps.find((s) => s.name === 'limits') as OperationStep;
+  // The early refusal of an expensive field from a user whose slots are taken, before the limits.
+  const earlyStep = pipeline.steps.find((s) => s.name === 'expensive-early');
 
   const apollo = new ApolloServer<GatewayContext>({
     gateway: options.gateway,
@@ -94,8 +96,9 @@ export async function apolloSetup(options: {
       DIRECT_KINDS,
       logger,
     );
-    // The limits step is synchronous: it answers (or not) before this returns.
-    void limitsStep.before!(op);
+    // Both steps are synchronous: they answer (or not) before this returns.
+    if (earlyStep) void earlyStep.before!(op);
+    if (!op.result) void limitsStep.before!(op);
     if (!op.result) return undefined;
     // A refusal claimed no Idempotency-Key: the after-steps finish at once.
     void pipeline.finish(op);
@@ -113,7 +116,8 @@ export async function apolloSetup(options: {
       const input: unknown = req.method === 'GET' ? fromQueryString(req.query) : req.body;
       // Batches are refused by Apollo (allowBatchedHttpRequests is off).
       if (!input || typeof input !== 'object' || Array.isArray(input)) return next();
-      // A token that turns out invalid is refused (401) before Apollo parses anything.
+      // A token that turns out invalid is refused (401) before Apollo parses anything; a busy
+      // user's expensive field gets 429 with Retry-After (lib/operation-pipeline/expensive-early.ts).
       const refused = refusal(input, req.headers);
       if (!refused) return next();
       // The statuses and media types Apollo would use for a request error (./http-status.ts).
@@ -123,8 +127,10 @@ export async function apolloSetup(options: {
         !legacy && accept && /application\/graphql-response\+json/i.test(accept)
           ? 'application/graphql-response+json; charset=utf-8'
           : 'application/json; charset=utf-8';
+      const tooMany = refused.errors?.[0]?.extensions?.code === 'rate_limit_exceeded';
+      if (tooMany) res.set('Retry-After', String(Number(refused.errors![0].extensions!.retryAfter ?? 1)));
       res
-        .status(legacy ? 200 : 400)
+        .status(tooMany ? 429 : legacy ? 200 : 400)
         .type(type)
         .send(JSON.stringify(refused));
     },

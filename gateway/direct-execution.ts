@@ -11,6 +11,7 @@ import { DocumentCache } from '../lib/document-cache';
 import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
 import {
+  ExpensiveEarlyParts,
   FormattedResult,
   Operation,
   OperationLimits,
@@ -41,13 +42,15 @@ export interface DirectExecutionOptions {
    * caller may still have the answer (./caller-access.ts); without, the header is ignored.
    */
   idempotency?: { store: IdempotencyStore; callers: CallerLog };
+  /** The early refusal of expensive fields (lib/operation-pipeline/expensive-early.ts), where they run in this process. */
+  early?: ExpensiveEarlyParts<DirectCaller, GatewayContext>;
 }
 
 /** Queries and mutations: subscriptions are /graphql/stream's. */
 export const DIRECT_KINDS = [OperationTypeNode.QUERY, OperationTypeNode.MUTATION];
 
 export function directExecution(gateway: ApolloGateway, options: DirectExecutionOptions) {
-  const { logger, metrics, maxResponseBytes, plans, limits, contextFor, idempotency } = options;
+  const { logger, metrics, maxResponseBytes, plans, limits, contextFor, idempotency, early } = options;
   let schema: GraphQLSchema | undefined;
   let documents: DocumentCache | undefined;
   // What each field needs is declared in the supergraph (its scope directives), not in the API
@@ -69,6 +72,7 @@ export function directExecution(gateway: ApolloGateway, options: DirectExecution
   const executor: ApolloGateway['executor'] = (requestContext) => gateway.executor(requestContext);
 
   const pipeline = operationPipeline<DirectCaller, GatewayContext>({
+    early,
     limits: limits && {
       limits,
       authenticated: ({ caller }) =>

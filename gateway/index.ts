@@ -10,7 +10,8 @@ import { ApiKeyExchange, EXCHANGE_API_KEY, exchangedToken } from '../lib/api-key
 import type { IdempotencyStore } from '../lib/idempotency';
 import type { Logger } from '../lib/logger';
 import { operationLimits } from '../lib/operation-pipeline';
-import { REQUEST_ID_HEADER, type Headers } from '../lib/request-context';
+import { sharedExpensiveGate } from '../lib/kit/expensive';
+import { headerValue, REQUEST_ID_HEADER, type Headers } from '../lib/request-context';
 import { KeyMaterial, TokenVerifier } from '../lib/tokens';
 import { apolloGateway } from './apollo-adapter';
 import { apolloSetup } from './apollo-setup';
@@ -116,6 +117,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     maxResponseBytes: config.GRAPHQL_MAX_RESPONSE_BYTES,
     plans,
     limits: operationLimits(config),
+    // A user already verified here whose expensive slots are all taken (the subgraphs of this
+    // process hold them) is refused before the operation is looked at (issue 41 finding 2).
+    early: {
+      gate: sharedExpensiveGate(config),
+      userOf: ({ caller }) =>
+        'context' in caller
+          ? (caller.context.principal?.userId ?? undefined)
+          : verifier.known(headerValue(caller.headers, 'authorization'))?.userId,
+      maxTokens: config.GRAPHQL_MAX_TOKENS,
+    },
     contextFor,
     idempotency: options.idempotency,
   });

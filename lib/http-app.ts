@@ -6,6 +6,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { jsonBody } from './json-text';
 import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from './request-context';
 import { serveTraced } from './tracing';
@@ -157,6 +158,18 @@ function tokenSubject(authorization: string | undefined): string | undefined {
  * of a session read (issue 14). Routes with an ETag check freshness themselves (`req.fresh`).
  */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  // Top-level values serialised ahead of time (./json-text.ts) are written as they are, not serialised again.
+  const parts = jsonBody(body);
+  if (parts) {
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader(
+      'Content-Length',
+      parts.reduce((n, p) => n + p.length, 0),
+    );
+    for (const part of parts) res.write(part);
+    return void res.end();
+  }
   const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

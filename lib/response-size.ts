@@ -4,8 +4,23 @@
 // so an answer of hundreds of megabytes is refused without first being made.
 import { AppError } from './errors';
 
-/** True when `value` as JSON would take more than `limit` bytes (a lower bound: escapes are not counted). */
+const sizes = new WeakMap<readonly unknown[], number>();
+
+/** Remembers what `value` (an array never changed afterwards) counts for in jsonExceeds (./json-text.ts). */
+export function rememberJsonSize(value: readonly unknown[], size: number): void {
+  sizes.set(value, size);
+}
+
+/**
+ * True when `value` as JSON would take more than `limit` bytes (a lower bound: escapes are not
+ * counted). An array whose size was remembered (./json-text.ts) counts for that size, unwalked.
+ */
 export function jsonExceeds(value: unknown, limit: number): boolean {
+  return jsonAtLeast(value, limit) > limit;
+}
+
+/** The lower bound jsonExceeds counts, walked until it passes `limit` (Infinity: the whole value). */
+export function jsonAtLeast(value: unknown, limit = Infinity): number {
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length) {
@@ -14,8 +29,12 @@ export function jsonExceeds(value: unknown, limit: number): boolean {
     else if (v === null || v === undefined || typeof v === 'boolean') total += 4;
     else if (typeof v === 'number' || typeof v === 'bigint') total += 1;
     else if (Array.isArray(v)) {
-      total += 2 + v.length;
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      const known = sizes.get(v);
+      if (known !== undefined) total += known;
+      else {
+        total += 2 + v.length;
+        for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      }
     } else if (typeof v === 'object') {
       if (v instanceof Date) {
         total += 26;
@@ -27,9 +46,9 @@ export function jsonExceeds(value: unknown, limit: number): boolean {
         stack.push((v as Record<string, unknown>)[key]);
       }
     }
-    if (total > limit) return true;
+    if (total > limit) return total;
   }
-  return false;
+  return total;
 }
 
 export function responseTooLarge(limit: number): AppError {

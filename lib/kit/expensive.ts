@@ -83,6 +83,8 @@ export interface ExpensiveField {
   type: 'Query' | 'Mutation';
   field: string;
   whenArgument?: string;
+  /** The kind its refusal names (lib/operation-pipeline/expensive-early.ts). */
+  kind: ExpensiveKind;
 }
 
 const fields = new Map<string, ExpensiveField>();
@@ -90,6 +92,11 @@ const fields = new Map<string, ExpensiveField>();
 /** A module declares its expensive fields when it is created; the process's operation limits count them. */
 export function declareExpensiveFields(list: ExpensiveField[]): void {
   for (const f of list) fields.set(`${f.type}.${f.field}`, f);
+}
+
+/** The names of every declared field (the early refusal's first, textual look at a document). */
+export function expensiveFieldNames(): string[] {
+  return [...new Set([...fields.values()].map((f) => f.field))];
 }
 
 /** The declared field at `Type.field`, if any. */

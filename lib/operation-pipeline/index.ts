@@ -4,6 +4,7 @@ import type { DocumentCache } from '../document-cache';
 import { errorsStep } from './errors';
 import { IdempotencyParts, idempotencySteps, IdempotentContext } from './idempotency';
 import { executeStep } from './execute';
+import { expensiveEarlyStep, ExpensiveEarlyParts } from './expensive-early';
 import { limitsStep, OperationLimits } from './limits';
 import { metricsStep, OperationObserver } from './metrics';
 import { parseStep } from './parse';
@@ -21,8 +22,14 @@ export { operationLimits } from './limits';
 export type { OperationLimits, LimitsConfig } from './limits';
 export type { CallerAccess } from './scopes';
 export type { IdempotencyParts } from './idempotency';
+export type { ExpensiveEarlyParts } from './expensive-early';
 
 export interface PipelineParts<Caller, Context> {
+  /**
+   * The early refusal of an expensive field from a user whose slots are all taken (./expensive-early.ts):
+   * where the expensive work runs in this process (the gateway of the one-process server).
+   */
+  early?: ExpensiveEarlyParts<Caller, Context>;
   /** The shape limits, and whether the caller presented a token; none where the caller is this process. */
   limits?: { limits: OperationLimits; authenticated: (op: Operation<Caller, Context>) => boolean };
   /** The parsed-document cache of the operation's schema. */
@@ -54,6 +61,7 @@ export function operationPipeline<Caller, Context>(parts: PipelineParts<Caller, 
   // Tracing on: a span per operation, around every step (./tracing.ts).
   return traced(
     pipeline<Caller, Context>([
+      parts.early && expensiveEarlyStep(parts.early),
       parts.limits && limitsStep(parts.limits.limits, parts.limits.authenticated),
       parseStep(parts.documents),
       wellFormedTextStep(),

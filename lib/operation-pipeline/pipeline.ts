@@ -4,7 +4,7 @@
 // how it executes). Steps are envelop-style: `before` hooks run in order until one answers (a
 // refusal, or the execution), then every `after` hook runs in order, so a refusal is normalised,
 // capped and counted like an answer. The order (./index.ts's `operationPipeline`):
-//   limits → parse and validate → well-formed text → principal → scopes → idempotency → execute →
+//   expensive early refusal → limits → parse and validate → well-formed text → principal → scopes → idempotency → execute →
 //   error normalisation → answer-size cap → metrics → the idempotency record (and tracing around).
 // One small object per operation carries what the steps share; no closures are made per call.
 import type {

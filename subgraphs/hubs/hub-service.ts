@@ -35,6 +35,7 @@ import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
 import { CachedGraph, GraphCache } from './graph-cache';
+import { keepRestText } from './rest-form';
 import { GraphReads } from './graph-reads';
 import { forgetHubs } from './hub-jobs';
 import { capReached, charCount, hubCap, HubLimits, isHttpUrl, textBytes } from './hub-rules';
@@ -279,14 +280,17 @@ export class HubService {
     if (under && under.version === version) return under.graph;
     // A read of 25,000 rows is an expensive operation of the hub's owner (one slot for every
     // request that joins it): distinct big hubs read at once by one user are bounded like searches.
-    const read = () => this.reads.graphOf(hub.id);
-    const graph = (this.expensive ? this.expensive.run(hub.ownerId, 'export', read) : read()).then(
-      ({ graph, steady }) => {
-        // Kept only when no write came between its pages, under the version read before them.
-        if (steady && graph.version === version) this.graphs.put(hub.id, graph);
-        return graph;
-      },
-    );
+    // Kept only when no write came between its pages, under the version read before them; with
+    // its REST JSON, built in chunks within the same slot (rest-form.ts), counted in its bytes.
+    const read = async () => {
+      const { graph, steady } = await this.reads.graphOf(hub.id);
+      if (!steady || graph.version !== version) return graph;
+      const textBytes = await keepRestText(graph.nodes, graph.edges);
+      const kept = { ...graph, bytes: graph.bytes + textBytes };
+      this.graphs.put(hub.id, kept);
+      return kept;
+    };
+    const graph = this.expensive ? this.expensive.run(hub.ownerId, 'export', read) : read();
     const entry = { version, graph };
     this.loading.set(hub.id, entry);
     const done = () => {

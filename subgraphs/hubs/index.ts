@@ -43,7 +43,7 @@ export const hubsSubgraph: SubgraphDefinition = {
     const queue = jobQueue({ config, dataSource, logger });
     registerHubJobs(queue);
     const expensive = sharedExpensiveGate(config);
-    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors' }]);
+    declareExpensiveFields([{ type: 'Query', field: 'hubNeighbors', kind: 'neighbors' }]);
     const service = new HubService(
       dataSource,
       {

@@ -16,6 +16,7 @@ import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
 import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
 import { NODE_TYPES } from './hub-rules';
+import { restEdge, restGraph, restNode } from './rest-form';
 
 const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
 const size = { type: 'integer', minimum: 1, maximum: 100_000 };
@@ -306,37 +307,6 @@ export const NeighborhoodBody: JsonSchema = {
   },
 };
 
-/** A node of Hub.graph (GraphQL names, dates as ISO text) in REST's names. */
-const restNode = (n: Record<string, unknown>) => ({
-  id: n.id,
-  hub_id: n.hubId,
-  type: n.type,
-  x: n.x,
-  y: n.y,
-  width: n.width,
-  height: n.height,
-  color: n.color,
-  label: n.label,
-  text: n.text,
-  url: n.url,
-  ref_id: n.refId,
-  missing: n.missing,
-  version: n.version,
-  created_at: n.createdAt,
-  updated_at: n.updatedAt,
-});
-const restEdge = (e: Record<string, unknown>) => ({
-  id: e.id,
-  from_node: e.fromNode,
-  to_node: e.toNode,
-  from_side: e.fromSide,
-  to_side: e.toSide,
-  from_end: e.fromEnd,
-  to_end: e.toEnd,
-  label: e.label,
-  color: e.color,
-});
-
 const PATH = '/hubs';
 const ONE = `${PATH}/:hubId`;
 const NODE = `${ONE}/nodes/:nodeId`;
@@ -416,11 +386,8 @@ export const hubsRoutes: RouteSpec[] = [
       args: idFrom('hubId'),
       select: selection({ ...HubBody, properties: { ...HUB_SUMMARY, description: {}, graph: {} } }),
     },
-    present: ({ graph, ...hub }: Record<string, any>) => ({
-      ...hub,
-      nodes: (graph.nodes as Record<string, unknown>[]).map(restNode),
-      edges: (graph.edges as Record<string, unknown>[]).map(restEdge),
-    }),
+    // The kept graph's REST JSON, sent as it is, when this is the kept graph itself (rest-form.ts).
+    present: ({ graph, ...hub }: Record<string, any>) => ({ ...hub, ...restGraph(graph) }),
     status: 200,
     response: HubBody,
     errors: [...HUB_ERRORS, 'rate_limit_exceeded'],

@@ -46,7 +46,7 @@ export const notesSubgraph: SubgraphDefinition = {
       searchCandidates: config.SEARCH_CANDIDATES,
       expensive: sharedExpensiveGate(config),
     });
-    declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q' }]);
+    declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q', kind: 'search' }]);
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });
     // Tag renames and a deleted user's notes and folders: the kit's fair queue, in batches.
     const queue = jobQueue({ config, dataSource, logger });

@@ -108,7 +108,7 @@ export const vaultSubgraph: SubgraphDefinition = {
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);
-    declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q' }]);
+    declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q', kind: 'search' }]);
     const worker =
       config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
     const consumerOptions = {

@@ -144,6 +144,52 @@ it('refuses a caller whose slots are taken before looking at the request (REST, 
   }
 });
 
+it('refuses a GraphQL operation naming an expensive field from a user whose slots are taken, with 429, before validating it; other operations are served', async () => {
+  const busy = await newUser('early-graphql');
+  const { hubId, centre } = await star(busy.token, 3);
+  const run = (query: string, variables: Record<string, unknown> = {}, token = busy.token) =>
+    api(server.url).graphql(query, variables, token);
+  expect((await run('{ notes(q: "x") { nextCursor } }')).body.errors).toBeUndefined(); // the token is verified once
+  const gate = sharedExpensiveGate(server.config);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const running = [gate.run(busy.id, 'search', () => held), gate.run(busy.id, 'search', () => held)];
+  try {
+    for (const [query, kind] of [
+      // Not valid (an unknown field), and over GRAPHQL_MAX_EXPENSIVE_FIELDS: refused for the slots before either is checked.
+      ['{ notes(q: "x") { nope } }', 'search'],
+      [
+        '{ a: notes(q: "x") { nextCursor } b: notes(q: "y") { nextCursor } c: vaultItems(q: "z") { nextCursor } }',
+        'search',
+      ],
+      [
+        `query N { ...F } fragment F on Query { hubNeighbors(hubId: "${hubId}", nodeId: "${centre}") { truncated } }`,
+        'neighbors',
+      ],
+    ]) {
+      const res = await run(query);
+      expect([query, res.status, res.headers.get('retry-after')]).toEqual([query, 429, '1']);
+      expect(res.body.data).toBeUndefined();
+      expect(res.body.errors[0].extensions).toMatchObject({
+        code: 'rate_limit_exceeded',
+        details: { limit: 'EXPENSIVE_PER_USER', max: 2, kind },
+      });
+    }
+    // A listing (q null or left out) is no search, and other fields are served.
+    expect((await run('query ($q: String) { notes(q: $q) { nextCursor } }', { q: null })).body.errors).toBeUndefined();
+    expect((await run('{ notes { nextCursor } }')).body.errors).toBeUndefined();
+    // The same user's id in a token whose signature fails: 401, never told about the slots.
+    const [head, payload] = busy.token.split('.');
+    expect((await run('{ notes(q: "x") { nextCursor } }', {}, `${head}.${payload}.${'A'.repeat(43)}`)).status).toBe(
+      401,
+    );
+  } finally {
+    release();
+    await Promise.all(running);
+  }
+  expect((await run('{ notes(q: "x") { nextCursor } }')).body.errors).toBeUndefined();
+});
+
 it('refuses more than GRAPHQL_MAX_EXPENSIVE_FIELDS searches or neighbours in one operation, aliases and fragments included', async () => {
   const user = await newUser('aliases');
   const run = (query: string) => api(server.url).graphql(query, {}, user.token);

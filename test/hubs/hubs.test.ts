@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import { JSON_CANVAS_SCHEMA } from '../../subgraphs/hubs/canvas';
+import { restTextCounts } from '../../subgraphs/hubs/rest-form';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
@@ -294,7 +295,9 @@ describe('hubs', () => {
   it('GET /hubs/{id}, its canvas and GraphQL Hub.graph show every change at once: the graph kept in memory follows graph_version', async () => {
     const token = await newUser('hubs-kept');
     const id = await createHub(token);
-    const whole = async () => (await call('GET', HUB, `${H}/${id}`, token)).body;
+    let gets = 0;
+    const sentBefore = restTextCounts.sent;
+    const whole = async () => (gets++, (await call('GET', HUB, `${H}/${id}`, token)).body);
     const canvas = async () => (await request(server.url, 'GET', `${H}/${id}/canvas`, { token })).body;
     const graphql = async () =>
       (
@@ -328,6 +331,8 @@ describe('hubs', () => {
     expect([after.nodes.length, after.edges.length]).toEqual([2, 1]);
     expect((await graphql()).nodes.map((n: any) => n.text)).toEqual(['uno', 'three']);
     expect((await canvas()).nodes.map((n: any) => n.text)).toEqual(['uno', 'three']);
+    // Every whole GET sent the kept graph's REST JSON as it was built, not serialised again.
+    expect(restTextCounts.sent - sentBefore).toBe(gets);
     // Another user still gets 404, kept graph or not.
     expect((await call('GET', HUB, `${H}/${id}`, await newUser('hubs-kept-other'))).status).toBe(404);
   });

@@ -21,6 +21,9 @@ describe('federated-schema.cases.ts', () => {
 describe('http-server.cases.ts', () => {
   require('./http-server.cases');
 });
+describe('json-text.cases.ts', () => {
+  require('./json-text.cases');
+});
 describe('mysql-test-url.cases.ts', () => {
   require('./mysql-test-url.cases');
 });

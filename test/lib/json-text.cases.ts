@@ -1,0 +1,53 @@
+// JSON serialised ahead of time (lib/json-text.ts): an array built a chunk at a time is the same
+// text as JSON.stringify of it, a body with such values is spliced into the same JSON, the chunks
+// leave the event loop between them, and the answer-size step counts a built array unwalked.
+import { buildJsonArray, JSON_CHUNK_ITEMS, jsonBody, JsonText } from '../../lib/json-text';
+import { jsonAtLeast, jsonExceeds } from '../../lib/response-size';
+
+const items = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `n${i}`, text: `"quoted" ü ${i}`, at: new Date(i * 1000), gone: null }));
+const form = (x: { id: string; text: string; at: Date }) => ({ node_id: x.id, text: x.text, at: x.at });
+
+describe('buildJsonArray', () => {
+  it('gives the text JSON.stringify gives, for none, one, and several chunks', async () => {
+    for (const n of [0, 1, JSON_CHUNK_ITEMS, JSON_CHUNK_ITEMS * 2 + 7]) {
+      const list = items(n);
+      const text = await buildJsonArray(list, form);
+      expect(text.bytes.toString('utf8')).toBe(JSON.stringify(list.map(form)));
+      expect(JSON.stringify({ a: text })).toBe(JSON.stringify({ a: list.map(form) })); // toJSON, the slow way
+    }
+  });
+
+  it('lets the event loop run between chunks', async () => {
+    let ran = false;
+    setImmediate(() => (ran = true));
+    await buildJsonArray(items(JSON_CHUNK_ITEMS * 3), form);
+    // Built in one step, the array would be done before anything queued on the loop ran.
+    expect(ran).toBe(true);
+  });
+
+  it('remembers the array’s size as the answer-size step counts it, so it is not walked again', async () => {
+    const list = items(1200);
+    const walked = jsonAtLeast(list);
+    await buildJsonArray(list, form);
+    expect(jsonAtLeast(list)).toBe(walked);
+    expect(jsonExceeds({ graph: { nodes: list } }, walked)).toBe(true);
+    expect(jsonExceeds({ graph: { nodes: list } }, walked * 2)).toBe(false);
+  });
+});
+
+describe('jsonBody', () => {
+  it('splices JsonText values into the same JSON as stringifying the plain values', async () => {
+    const list = items(3);
+    const body = { id: 'h', nodes: await buildJsonArray(list, form), skipped: undefined, count: 3, s: 'é"' };
+    const plain = { id: 'h', nodes: list.map(form), skipped: undefined, count: 3, s: 'é"' };
+    expect(Buffer.concat(jsonBody(body)!).toString('utf8')).toBe(JSON.stringify(plain));
+    expect(Buffer.concat(jsonBody({ only: new JsonText(Buffer.from('[1]')) })!).toString()).toBe('{"only":[1]}');
+  });
+
+  it('leaves bodies without JsonText to JSON.stringify', () => {
+    expect(jsonBody({ a: 1 })).toBeUndefined();
+    expect(jsonBody([new JsonText(Buffer.from('1'))])).toBeUndefined();
+    expect(jsonBody(null)).toBeUndefined();
+  });
+});
