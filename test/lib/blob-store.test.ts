@@ -29,7 +29,11 @@ let proxy: net.Server | undefined;
 let answered = 0;
 let s3Url = '';
 
-const unset = { audioDir: path.join(tmp, 'audio'), vaultDir: path.join(tmp, 'vault'), transferDir: path.join(tmp, 'transfer') };
+const unset = {
+  audioDir: path.join(tmp, 'audio'),
+  vaultDir: path.join(tmp, 'vault'),
+  transferDir: path.join(tmp, 'transfer'),
+};
 
 beforeAll(async () => {
   const server = new S3rver({
