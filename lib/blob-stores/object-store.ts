@@ -66,9 +66,18 @@ export class ObjectBlobStore implements BlobStore {
   }
 
   private async manifest(name: string): Promise<Manifest | null> {
-    const raw = await (await this.backend()).getSmall(name);
-    if (!raw) return null;
-    return JSON.parse(raw.toString('utf8')) as Manifest;
+    // A store that replaces an object in place (s3rver writes its file where it stands) can hand a
+    // reader a torn manifest while it is rewritten: read it again, a few times, before giving up.
+    for (let attempt = 1; ; attempt++) {
+      const raw = await (await this.backend()).getSmall(name);
+      if (!raw) return null;
+      try {
+        return JSON.parse(raw.toString('utf8')) as Manifest;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
+      }
+    }
   }
 
   async size(key: string): Promise<number | null> {

@@ -39,6 +39,8 @@ once('the module list', () => {
       'tts:read',
       'tts:write',
       'tts:synthesize',
+      'transfer:read',
+      'transfer:write',
       'events:read',
       'account:write',
       'admin:users',
@@ -63,7 +65,8 @@ once('the module list', () => {
   it("hands the facade every module's routes and the event stream's, each once", () => {
     const table = routeTable(facadeRoutes);
     const declared = modules.flatMap((m) => m.routes?.routes ?? []);
-    expect(table.routes.length).toBe(declared.length + 1); // + GET /events
+    // + GET /events, and GET and DELETE /trash (built from the modules' trash parts)
+    expect(table.routes.length).toBe(declared.length + 3);
     expect(table.routes.map((r) => r.operationId)).toEqual(
       expect.arrayContaining(['login', 'createVoice', 'streamEvents']),
     );

@@ -92,6 +92,11 @@ it("retakes a dead runner's job when its lease ends, woken by nothing else", asy
   for (const l of [...listeners.values()]) l.clear(); // the dead runner hears nothing more
   other.start();
   await until(() => done.includes(job.id), 'the job retaken after its lease', 10_000);
-  // Done by the other runner: no longer held by the one that died.
-  expect((await db.manager.findOneBy(KitJob, { id: job.id }))?.state ?? 'gone').not.toBe('running');
+  // Done by the other runner: no longer held by the one that died (once the runner has committed
+  // the batch the handler just returned from).
+  await until(
+    async () => ((await db.manager.findOneBy(KitJob, { id: job.id }))?.state ?? 'gone') !== 'running',
+    'the retaken job finished',
+    10_000,
+  );
 });

@@ -124,7 +124,7 @@ const npmHere = (script: string) => script.replace(/\bnpm (start|run)\b/g, `npm 
   }, 60_000);
 
   it('starts every subgraph, the worker, the gateway and the facade as written', async () => {
-    const ports = await portChanges([8080, 4000, 4001, 4002, 4003, 4004, 4005, 4006, 4007]);
+    const ports = await portChanges([8080, 4000, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008]);
     facade = `http://127.0.0.1:${ports[0][1]}`;
     gateway = `http://127.0.0.1:${ports[1][1]}`;
     const script = npmHere(
