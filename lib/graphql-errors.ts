@@ -62,7 +62,7 @@ const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 // revocation check reads the stream's head): the server is unreachable, a 503.
 const UNAVAILABLE_NAMES = new Set([
   'TimeoutError',
-  'NoRespondersError',
+  'NoResponders', // NoRespondersError's name
   'ConnectionError',
   'ClosedConnectionError',
   'DrainingConnectionError',
