@@ -56,11 +56,24 @@ const UNAVAILABLE_CODES = new Set([
 // The next hop's own statuses for "not there right now" (lib/http-client.ts's postGraphQL keeps them).
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
+// NATS (the event log and object store on JetStream, lib/event-backends.ts, lib/blob-stores/nats.ts):
+// no answer in time, no responder (JetStream not there), the connection lost or closed. The
+// multi-host test saw every authenticated request answer 500 while JetStream was down (the
+// revocation check reads the stream's head): the server is unreachable, a 503.
+const UNAVAILABLE_NAMES = new Set([
+  'TimeoutError',
+  'NoResponders', // NoRespondersError's name
+  'ConnectionError',
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+]);
+
 /** True when the error (or what it wraps) says a dependency is unreachable: a 503, not a 500. */
 export function isUnavailableError(err: unknown): boolean {
   type Wrapped = {
     code?: unknown;
     status?: unknown;
+    name?: unknown;
     message?: unknown;
     driverError?: unknown;
     originalError?: unknown;
@@ -70,6 +83,7 @@ export function isUnavailableError(err: unknown): boolean {
   for (let depth = 0; e && depth < 5; depth++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (typeof e.status === 'number' && UNAVAILABLE_STATUSES.has(e.status)) return true;
+    if (typeof e.name === 'string' && UNAVAILABLE_NAMES.has(e.name)) return true;
     if (
       typeof e.message === 'string' &&
       /connect ECONNREFUSED|Connection lost|Pool is closed|closed state/i.test(e.message)

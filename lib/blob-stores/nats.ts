@@ -36,7 +36,12 @@ export function natsLocation(url: string): { servers: string[]; bucket: string; 
   return { servers, bucket: match[3], user, pass };
 }
 
-export async function natsBackend(url: string): Promise<ObjectBackend> {
+/** For tests: `afterInfo` runs between reading an object's info and reading its chunks. */
+export interface NatsBackendOptions {
+  afterInfo?: (name: string) => Promise<void>;
+}
+
+export async function natsBackend(url: string, options: NatsBackendOptions = {}): Promise<ObjectBackend> {
   const { servers, bucket, user, pass } = natsLocation(url);
   const { connect }: Nats = await import('@nats-io/transport-node');
   const { Objm }: Obj = await import('@nats-io/obj');
@@ -50,15 +55,40 @@ export async function natsBackend(url: string): Promise<ObjectBackend> {
   });
   const os = await new Objm(nc as ConstructorParameters<typeof Objm>[0]).create(bucket);
 
+  // Not os.getBlob: it reads the object's info, then opens a push consumer on the chunks that
+  // info names; when the object is replaced or deleted in between (a growing object's manifest is
+  // rewritten at every append, its segments deleted by commit) those chunks are purged and the
+  // consumer waits forever for them. Here each chunk is fetched by its own request (the next
+  // message on the object's chunk subject), answered or "no message": a purged chunk is seen.
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const jsm = await jetstreamManager(nc as Parameters<typeof jetstreamManager>[0]);
+  const stream = `OBJ_${bucket}`;
+  const readObject = async (name: string): Promise<Buffer | null | 'changed'> => {
+    const info = await os.info(name);
+    if (!info || info.deleted) return null;
+    if (options.afterInfo) await options.afterInfo(name);
+    if (info.size === 0) return Buffer.alloc(0);
+    const subject = `$O.${bucket}.C.${info.nuid}`;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (let seq = 0; size < info.size;) {
+      const message = await jsm.streams.getMessage(stream, {
+        seq: seq + 1,
+        next_by_subj: subject,
+      } as unknown as Parameters<typeof jsm.streams.getMessage>[1]); // the server takes it (nats-server 2.9+)
+      if (!message) return 'changed'; // purged under the reader
+      chunks.push(message.data);
+      size += message.data.length;
+      seq = message.seq;
+    }
+    return size === info.size ? Buffer.concat(chunks) : 'changed';
+  };
   const getSmall = async (name: string): Promise<Buffer | null> => {
     for (let attempt = 0; ; attempt++) {
-      try {
-        const bytes = await os.getBlob(name);
-        return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) : null;
-      } catch (err) {
-        // Replaced while it was read (its chunks purged under the reader): read the new one.
-        if (attempt >= 2) throw err;
-      }
+      const bytes = await readObject(name);
+      if (bytes !== 'changed') return bytes;
+      // Replaced while it was read: read the new one (or find it gone).
+      if (attempt >= 4) throw new Error(`${name} keeps changing while it is read`);
     }
   };
   const putSmall = async (name: string, bytes: Uint8Array): Promise<void> => {

@@ -4,9 +4,12 @@
 // block are listed in `adapt`: the project is already built, ports and the database prefix are
 // this run's own, and npm runs this checkout from a scratch folder that takes the recipe's files.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config';
+import { natsServers } from '../../lib/event-backends';
 import { api, login } from '../helpers/http';
 import { freePort } from '../helpers/processes';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
@@ -204,4 +207,135 @@ const npmHere = (script: string) => script.replace(/\bnpm (start|run)\b/g, `npm 
     const code = await within(recipe!.exited, 40_000);
     expect(code).toBe(0);
   }, 60_000);
+});
+
+/** A run of `count` free ports from a random base (a recipe that counts its ports from one). */
+async function freeRun(count: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 20_000 + 10 * Math.floor(Math.random() * 3_000);
+    const all = await Promise.all(Array.from({ length: count }, (_, i) => free(base + i)));
+    if (all.every(Boolean)) return base;
+  }
+}
+
+(TEST_DB === 'mysql' ? describe : describe.skip)('the multi-host recipe in docs/operations.md', () => {
+  const env = isolatedEnv();
+  const NATS = process.env.NATS_TEST_URL ?? 'nats://127.0.0.1:4222';
+  const stream = `R${crypto.randomBytes(6).toString('hex')}`;
+  const bucket = `recipe_${crypto.randomBytes(6).toString('hex')}`;
+  let recipe: RunningRecipe | undefined;
+  const facades: string[] = [];
+  const go = path.join(env.DATA_DIR, 'go');
+  afterAll(async () => {
+    recipe?.stop();
+    await cleanupDatabases(loadConfig(env));
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const { Objm } = await import('@nats-io/obj');
+    const nc = await connect({ servers: natsServers(NATS) });
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+    await new Objm(nc)
+      .open(bucket)
+      .then((b) => b.destroy())
+      .catch(() => undefined);
+    await nc.close();
+  }, 60_000);
+
+  it('starts two hosts of every subgraph, a worker, a gateway and a facade, each with its own folder', async () => {
+    const [a, b] = [await freeRun(10), await freeRun(10)];
+    facades.push(`http://127.0.0.1:${a + 9}`, `http://127.0.0.1:${b + 9}`);
+    const script = npmHere(
+      adapt(shellBlock('docs/operations.md', '## Multi-host'), [
+        ['npm install && npm run build', ': built before the tests'],
+        ['mysql://root@127.0.0.1:3306/shop', env.DATABASE_URL],
+        // Another NATS server when the tests are given one.
+        ...(NATS === 'nats://127.0.0.1:4222' ? [] : [[/nats:\/\/127\.0\.0\.1:4222/g, NATS] as [RegExp, string]]),
+        ['EVENT_LOG_STREAM=shop_events', `EVENT_LOG_STREAM=${stream}`],
+        ['/shop_files', `/${bucket}`],
+        // This run's pool: the machine's MariaDB is shared by the other tests.
+        ['DATABASE_POOL_SIZE=8', 'DATABASE_POOL_SIZE=2'],
+        [/\b4100\b/g, String(a)],
+        [/\b4200\b/g, String(b)],
+        [/\b4109\b/g, String(a + 9)],
+        [/\b4209\b/g, String(b + 9)],
+        [/^kill \$\(jobs -p\)/m, `read -r _ < "${go}"; kill $(jobs -p); wait`],
+      ]),
+    );
+    expect(spawnSync('mkfifo', [go]).status).toBe(0);
+    recipe = runRecipe(script, env.DATA_DIR, { LOG_LEVEL: 'warn' });
+    await until(
+      () => /access_token|failed to start/.test(recipe!.output()) || recipe!.child.exitCode !== null,
+      'the recipe',
+      300_000,
+      200,
+    );
+    expect({ exit: recipe.child.exitCode, output: recipe.output() }).toMatchObject({ exit: null });
+    expect(recipe.output()).not.toContain('failed to start');
+    // No shared folder: each host wrote only under its own.
+    expect(fs.existsSync(path.join(env.DATA_DIR, 'a'))).toBe(true);
+    expect(fs.existsSync(path.join(env.DATA_DIR, 'b'))).toBe(true);
+  }, 330_000);
+
+  it('serves a synthesis and a vault file made on one host from the other', async () => {
+    const password = /admin password: (\S+)/.exec(recipe!.output())![1];
+    const { access_token: token } = await login(facades[0], { username: 'admin', password });
+    const [one, two] = facades.map((f) => api(f));
+    expect((await two.get('/api/v1/auth/me', { token })).status).toBe(200);
+    const synthesis = await one.post(
+      '/api/v1/tts/syntheses',
+      { text: 'Hello from host a.', base_voice: 'f3' },
+      { token },
+    );
+    expect(synthesis.status).toBe(202);
+    await until(
+      async () => (await two.get(`/api/v1/tts/syntheses/${synthesis.body.id}`, { token })).body.state === 'succeeded',
+      'the synthesis rendered by a worker',
+      90_000,
+      200,
+    );
+    for (const facade of facades) {
+      const audio = await fetch(`${facade}/api/v1/tts/syntheses/${synthesis.body.id}/audio`, {
+        headers: { authorization: `Bearer ${token}`, range: 'bytes=0-11' },
+      });
+      expect(audio.status).toBe(206);
+      expect(Buffer.from(await audio.arrayBuffer()).toString('latin1')).toMatch(/^RIFF....WAVE$/s);
+    }
+    const bytes = Buffer.from(`captured on host a ${crypto.randomUUID()}`);
+    const item = await one.post(
+      '/api/v1/vault/items',
+      { file: { name: 'a.txt', content_base64: bytes.toString('base64') } },
+      { token },
+    );
+    expect(item.status).toBe(202);
+    const content = await fetch(`${facades[1]}/api/v1/vault/items/${item.body.id}/content`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(content.status).toBe(200);
+    expect(Buffer.from(await content.arrayBuffer())).toEqual(bytes);
+  }, 150_000);
+
+  it("ends every process with the recipe's last line", async () => {
+    await until(
+      () => {
+        try {
+          const fd = fs.openSync(go, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+          fs.writeSync(fd, 'go\n');
+          fs.closeSync(fd);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      'the recipe at its last line',
+      10_000,
+      100,
+    );
+    expect(await within(recipe!.exited, 60_000)).toBe(0);
+  }, 90_000);
 });
