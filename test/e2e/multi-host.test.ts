@@ -115,7 +115,10 @@ withOwnNats('the multi-host layout: every subgraph twice, JetStream event log an
 
   it('logs in through either facade and runs every subgraph on each side', async () => {
     expect(layout.subgraphs.map((p) => p.name).sort()).toEqual(
-      ['auth', 'hubs', 'integrations', 'notes', 'tts', 'vault'].flatMap((n) => [`subgraph ${n} 1`, `subgraph ${n} 2`]),
+      ['auth', 'hubs', 'integrations', 'notes', 'transfer', 'tts', 'vault'].flatMap((n) => [
+        `subgraph ${n} 1`,
+        `subgraph ${n} 2`,
+      ]),
     );
     for (const i of [0, 1]) {
       const other = (await login(layout.facades[i].url, ADMIN)).access_token;

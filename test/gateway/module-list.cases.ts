@@ -80,6 +80,9 @@ once('the module list', () => {
       'Note',
       'Note folder',
       'Vault',
+      'Imports',
+      'Exports',
+      'Trash',
       'Events',
     ]);
     expect(table.tags.every((t) => t.description)).toBe(true);
