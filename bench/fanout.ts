@@ -11,10 +11,11 @@
 //   delivery at a local receiver, BENCH_FANOUT_VOICES (default 50) voices, 5 a second.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import { percentile, subscribe } from './events';
 import { benchEnv, MYSQL_URL, postJson, printTable, startBenchServer } from './harness';
+import { mysqlCountingProxy } from '../test/helpers/mysql-counting-proxy';
 
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const IDLE_SECONDS = Number(process.env.BENCH_FANOUT_IDLE_SECONDS ?? 20);
@@ -38,46 +39,6 @@ async function queryRate(seconds: number): Promise<number> {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const after = await questions();
   return (after - before - 1) / seconds;
-}
-
-/** A TCP proxy to MySQL that counts the commands its clients send (packets with sequence id 0). */
-async function countingProxy(target: URL) {
-  let commands = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 3306), target.hostname);
-    sockets.add(client).add(upstream);
-    // Client → server: [3-byte length][sequence id][payload]; a command starts at sequence 0.
-    let pending: Buffer = Buffer.alloc(0);
-    client.on('data', (chunk: Buffer) => {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-      while (pending.length >= 4) {
-        const length = pending.readUIntLE(0, 3);
-        if (pending.length < 4 + length) break;
-        if (pending[3] === 0) commands++;
-        pending = pending.subarray(4 + length);
-      }
-      upstream.write(chunk);
-    });
-    upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    commands: () => commands,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
 }
 
 async function receiver() {
@@ -115,7 +76,7 @@ async function measure(name: string, extra: Record<string, string>): Promise<Rec
   const hook = await receiver();
   const env = benchEnv('mysql', { SYNTHESIS_CONCURRENCY: '0', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', ...extra });
   const direct = new URL(env.DATABASE_URL);
-  const proxy = await countingProxy(direct);
+  const proxy = await mysqlCountingProxy(direct);
   const proxied = new URL(env.DATABASE_URL);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);

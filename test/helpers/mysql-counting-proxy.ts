@@ -1,4 +1,4 @@
-// A TCP proxy to MySQL that counts the commands its clients send (as bench/fanout.ts does): a
+// A TCP proxy to MySQL that counts the commands its clients send (used by bench/fanout.ts too): a
 // server whose DATABASE_URL points here is measured on its own connections only, whatever else
 // the shared MySQL server answers meanwhile.
 import net, { type AddressInfo } from 'node:net';
