@@ -1,20 +1,16 @@
 // The Auth subgraph: users, login, sessions. Owns the `auth` database.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { OutboxEvent } from '../../lib/outbox';
 import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { TokenSigner, TokenVerifier } from '../../lib/tokens';
 import { ApiKeys } from './api-keys';
 import { AuthService } from './auth-service';
 import { ApiKey } from './entities/api-key';
-import { ApiKeys1764100000000 } from './migrations/1764100000000-ApiKeys';
 import { ApiKeyResolver } from './resolvers/api-key-resolver';
 import { Session } from './entities/session';
 import { User } from './entities/user';
 import { LoginThrottle } from './login-throttle';
-import { CreateAuthTables1732000000000 } from './migrations/1732000000000-CreateAuthTables';
-import { AccountAdministration1735000000000 } from './migrations/1735000000000-AccountAdministration';
-import { RateLimitsTable1738100000000 } from './migrations/1738100000000-RateLimitsTable';
-import { Roles1739000000000 } from './migrations/1739000000000-Roles';
-import { AuthUserCaps1796000000000 } from './migrations/1796000000000-AuthUserCaps';
 import { UserCap } from '../../lib/kit/user-caps';
 import { Role } from './entities/role';
 import { RoleAdministration } from './roles';
@@ -29,14 +25,7 @@ import { UserAdministration } from './user-admin';
 export const authSubgraph: SubgraphDefinition = {
   name: 'auth',
   entities: [User, Session, ApiKey, Role, OutboxEvent, UserCap],
-  migrations: [
-    CreateAuthTables1732000000000,
-    AccountAdministration1735000000000,
-    RateLimitsTable1738100000000,
-    ApiKeys1764100000000,
-    Roles1739000000000,
-    AuthUserCaps1796000000000,
-  ],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   async create({ config, dataSource, keys, logger }) {
     const throttle = await LoginThrottle.create(config, dataSource);
     const roles = new RoleAdministration(config, dataSource, logger);

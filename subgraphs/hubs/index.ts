@@ -2,6 +2,8 @@
 // at notes, vault items and voices. Owns the `hubs` database; meets the other subgraphs only
 // through federation references (owner: User, note: Note, vaultItem: VaultItem, voice: Voice)
 // and events (refs-projection.ts). Its REST routes (under /api/v1/hubs) are in routes.ts.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
@@ -14,15 +16,10 @@ import { HubEdge } from './entities/hub-edge';
 import { HubNode } from './entities/hub-node';
 import { HubRef } from './entities/hub-ref';
 import { UserCap } from '../../lib/kit/user-caps';
-import { HubsUserCaps1796000000001 } from './migrations/1796000000001-HubsUserCaps';
 import { NoteReference, VaultItemReference, VoiceReference } from './entities/references';
 import { HubService } from './hub-service';
 import { registerHubJobs } from './hub-jobs';
-import { CreateHubTables1795662977876 } from './migrations/1795662977876-CreateHubTables';
-import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
-import { HubsTrash1796100000000 } from './migrations/1796100000000-HubsTrash';
 import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
-import { HubGraphVersion1796000000002 } from './migrations/1796000000002-HubGraphVersion';
 import { refsConsumer } from './refs-projection';
 import { HubEdgeResolver, HubNodeResolver, HubResolver } from './resolvers/hub-resolver';
 
@@ -31,13 +28,7 @@ const HUBS_TRASH_PURGE = 'hubs.trash_purge';
 export const hubsSubgraph: SubgraphDefinition = {
   name: 'hubs',
   entities: [Hub, HubNode, HubEdge, HubRef, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [
-    CreateHubTables1795662977876,
-    KitJobs1796000000000,
-    HubsUserCaps1796000000001,
-    HubGraphVersion1796000000002,
-    HubsTrash1796100000000,
-  ],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger }) {
     // A deleted hub's rows and a deleted user's hubs: the kit's fair queue, in batches (hub-jobs.ts).
     const queue = jobQueue({ config, dataSource, logger });

@@ -1,6 +1,8 @@
 // The integrations subgraph: webhooks (CONTRACT.md "Admin: integrations", docs/integrations.md).
 // Owns the `integrations` database; reads the event log (the fan-out to webhooks) and never
 // another subgraph's tables. Its REST routes (under /api/v1/integrations) are in routes.ts.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue } from '../../lib/kit/user-cascade';
@@ -11,9 +13,6 @@ import { WebhookDeliveryWorker } from './delivery-worker';
 import { WebhookAttempt } from './entities/webhook-attempt';
 import { WebhookDelivery } from './entities/webhook-delivery';
 import { Webhook } from './entities/webhook';
-import { CreateWebhookTables1795663900748 } from './migrations/1795663900748-CreateWebhookTables';
-import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
-import { IntegrationsUserCaps1796000000001 } from './migrations/1796000000001-IntegrationsUserCaps';
 import { UserCap } from '../../lib/kit/user-caps';
 import { WebhookResolver } from './resolvers/webhook-resolver';
 import { webhookFanOut } from './webhook-fanout';
@@ -50,7 +49,7 @@ function backgroundWork({ config, dataSource, events, logger }: SubgraphDeps) {
 export const integrationsSubgraph: SubgraphDefinition = {
   name: 'integrations',
   entities: [Webhook, WebhookDelivery, WebhookAttempt, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [CreateWebhookTables1795663900748, KitJobs1796000000000, IntegrationsUserCaps1796000000001],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create(deps) {
     const { config, dataSource, events } = deps;
     const service = new WebhookService(dataSource, events, config);

@@ -2,6 +2,8 @@
 // full-text search. Owns the `notes` database; meets other subgraphs only through federation
 // references (owner: User, Note for hubs) and events (user.deleted in, note.* and note_folder.* out).
 // Its REST routes (under /api/v1/notes) are declared in routes.ts, handed to the facade by module.ts.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { isSqlite } from '../../lib/database/driver';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
@@ -14,12 +16,7 @@ import { Note } from './entities/note';
 import { NoteFolder } from './entities/note-folder';
 import { NoteLink, NoteTag } from './entities/note-rows';
 import { UserCap } from '../../lib/kit/user-caps';
-import { NotesUserCaps1796000000001 } from './migrations/1796000000001-NotesUserCaps';
 import { FolderService } from './folder-service';
-import { CreateNoteTables1795662977244 } from './migrations/1795662977244-CreateNoteTables';
-import { OwnerSearchIndex1795900000000 } from './migrations/1795900000000-OwnerSearchIndex';
-import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
-import { NotesTrash1796100000000 } from './migrations/1796100000000-NotesTrash';
 import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { NoteJobs } from './note-jobs';
 import { NoteService } from './note-service';
@@ -31,13 +28,7 @@ const NOTES_TRASH_PURGE = 'notes.trash_purge';
 export const notesSubgraph: SubgraphDefinition = {
   name: 'notes',
   entities: [Note, NoteFolder, NoteTag, NoteLink, UserCap, ...JOB_ENTITIES, OutboxEvent, EventConsumerPosition],
-  migrations: [
-    CreateNoteTables1795662977244,
-    OwnerSearchIndex1795900000000,
-    KitJobs1796000000000,
-    NotesUserCaps1796000000001,
-    NotesTrash1796100000000,
-  ],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger }) {
     const notes = new NoteService(dataSource, {
       trashRetentionDays: config.TRASH_RETENTION_DAYS,

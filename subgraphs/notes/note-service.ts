@@ -13,7 +13,8 @@ import type { ExpensiveGate } from '../../lib/kit/expensive';
 import { decodeSearchCursor, encodeSearchCursor, Page, pageOf, PageOrder } from '../../lib/paging';
 import { purgeAt, PurgeParams, TrashEntry, trashPage } from '../../lib/kit/trash';
 import type { BatchContext } from '../../lib/kit/jobs';
-import { Note, NoteSummary } from './entities/note';
+import { Note, NoteFieldsBase, NoteSummary } from './entities/note';
+import { snakeCase } from '../../lib/naming';
 import { NoteFolder } from './entities/note-folder';
 import { NoteLink, NoteTag } from './entities/note-rows';
 import {
@@ -57,13 +58,25 @@ export interface NoteLimits {
   trashRetentionDays?: number;
 }
 
-export interface NoteInput {
+/** The fields with rules of their own; every other column a client may set is a plain field. */
+interface RuledFields {
   title?: string | null;
   body?: string | null;
   folderId?: string | null;
   tags?: string[] | null;
-  pinned?: boolean | null;
 }
+const RULED: ReadonlySet<string> = new Set(['title', 'body', 'folderId', 'tags']);
+
+/** Columns of a note only the service sets. */
+type ServiceSet = 'id' | 'ownerId' | 'archived' | 'archivedAt' | 'version' | 'createdAt' | 'updatedAt';
+
+/**
+ * Plain fields: the rest of the shared columns (`pinned`, …), taken as given. A column added to
+ * NoteFieldsBase is one without a change here: the service copies it on create and update.
+ */
+type PlainFields = { [K in Exclude<keyof NoteFieldsBase, ServiceSet | keyof RuledFields>]?: NoteFieldsBase[K] | null };
+
+export type NoteInput = RuledFields & PlainFields;
 
 export type ArchivedFilter = 'false' | 'true' | 'all';
 
@@ -75,21 +88,21 @@ export interface NoteFilter {
   q?: string | null;
 }
 
-/** The columns a listing reads: everything but the body. */
-const SUMMARY_COLUMNS = [
-  'id',
-  'ownerId',
-  'title',
-  'folderId',
-  'tags',
-  'pinned',
-  'archived',
-  'archivedAt',
-  'version',
-  'createdAt',
-  'updatedAt',
-  'excerpt',
-] as const;
+/** Columns a listing never reads: the body and the service's own bookkeeping. */
+const NOT_LISTED: ReadonlySet<string> = new Set(['body', 'givenTags', 'titleKey', 'deletedAt', 'searchId']);
+
+/** The plain fields given (null only where the column takes null: `pinned: null` leaves it as it is). */
+function plainFields(dataSource: DataSource, input: NoteInput): Partial<Note> {
+  const columns = dataSource.getMetadata(Note);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (RULED.has(key) || value === undefined) continue;
+    const column = columns.findColumnWithPropertyName(key);
+    if (value === null && !column?.isNullable) continue;
+    out[key] = value;
+  }
+  return out;
+}
 
 /** Backlinks in the order the linking notes were made (ids are UUIDv7). */
 const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -231,7 +244,8 @@ export class NoteService {
       folderId: input.folderId ?? null,
       givenTags,
       tags: tagUnion(givenTags, body),
-      pinned: input.pinned ?? false,
+      pinned: false,
+      ...plainFields(this.dataSource, input),
       archived: false,
       archivedAt: null,
       version: 1,
@@ -311,9 +325,10 @@ export class NoteService {
         after.folderId = changes.folderId;
         changed.push('folder_id');
       }
-      if (changes.pinned !== undefined && changes.pinned !== null && changes.pinned !== before.pinned) {
-        after.pinned = changes.pinned;
-        changed.push('pinned');
+      for (const [key, value] of Object.entries(plainFields(this.dataSource, changes)) as [keyof Note, unknown][]) {
+        if (value === before[key]) continue;
+        Object.assign(after, { [key]: value });
+        changed.push(snakeCase(key));
       }
       // The statement checks the version too: of concurrent updates at one version, one wins.
       const { id: _id, ownerId: _owner, ...columns } = after;
@@ -547,7 +562,11 @@ export class NoteService {
   }
 
   private summaries(): SelectQueryBuilder<Note> {
-    return this.dataSource.manager.createQueryBuilder(Note, 'n').select(SUMMARY_COLUMNS.map((c) => `n.${c}`));
+    const listed = this.dataSource
+      .getMetadata(Note)
+      .columns.filter((c) => !NOT_LISTED.has(c.propertyName))
+      .map((c) => `n.${c.propertyName}`);
+    return this.dataSource.manager.createQueryBuilder(Note, 'n').select(listed);
   }
 
   private checkFilter(filter: NoteFilter): void {

@@ -4,6 +4,8 @@
 // (import-runner.ts), and meets other subgraphs otherwise only through events (a deleted user's
 // jobs go: the kit's cascade, in batches). What it contributes (REST routes, scopes) is declared
 // in module.ts.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { openBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
@@ -16,14 +18,13 @@ import { ImportSource } from './entities/import-source';
 import { TransferJob } from './entities/transfer-job';
 import { exportHandler } from './export-runner';
 import { importHandler } from './import-runner';
-import { CreateTransferJobTables1795832786449 } from './migrations/1795832786449-CreateTransferJobTables';
 import { ExportFileResolver, TransferResolver } from './resolvers/transfer-resolver';
 import { TransferService } from './transfer-service';
 
 export const transferSubgraph: SubgraphDefinition = {
   name: 'transfer',
   entities: [TransferJob, ImportSource, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
-  migrations: [CreateTransferJobTables1795832786449],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger, keys, gateway }) {
     const store = openBlobStore(config, 'transfer'); // uploads and export zips: BLOB_STORE_URL or TRANSFER_DIR
     const queue = jobQueue({ config, dataSource, logger });

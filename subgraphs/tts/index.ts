@@ -1,5 +1,7 @@
 // The TTS subgraph: voices on the speech engine's base voices, and speech rendered with them.
 // Owns the `tts` database; meets the auth subgraph only through `owner: User` and events.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { addSynthesisJobsSource, addSynthesisQueueAgeSource } from './metrics';
 import { OutboxEvent } from '../../lib/outbox';
 import { startPoller } from '../../lib/poller';
@@ -12,23 +14,13 @@ import { Synthesis, SynthesisState } from './entities/synthesis';
 import { SynthesisOwner } from './entities/synthesis-owner';
 import { UserReference } from '../../lib/user-reference';
 import { Voice } from './entities/voice';
-import { CreateTtsTables1733000000000 } from './migrations/1733000000000-CreateTtsTables';
-import { CreateSynthesesTable1734000000000 } from './migrations/1734000000000-CreateSynthesesTable';
-import { AddSynthesisTraceParent1737100000000 } from './migrations/1737100000000-AddSynthesisTraceParent';
-import { CreateEventConsumers1737400000000 } from './migrations/1737400000000-CreateEventConsumers';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { userDeletionConsumer } from './user-cascade';
-import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue } from '../../lib/kit/user-cascade';
-import { CreateSynthesisWorkersTable1737500000000 } from './migrations/1737500000000-CreateSynthesisWorkersTable';
-import { AddSynthesisFormatsAndTimings1737700000000 } from './migrations/1737700000000-AddSynthesisFormatsAndTimings';
-import { AddSynthesisSampleRate1737600000000 } from './migrations/1737600000000-AddSynthesisSampleRate';
 import { SynthesisWorkerBeat } from './entities/synthesis-worker-beat';
 import { SynthesisStatusResolver } from './resolvers/synthesis-status-resolver';
 import { WorkerHeartbeat } from './worker-heartbeat';
-import { CreateSynthesisOwners1737200000000 } from './migrations/1737200000000-CreateSynthesisOwners';
-import { TtsUserCaps1796000000001 } from './migrations/1796000000001-TtsUserCaps';
 import { UserCap } from '../../lib/kit/user-caps';
 import { SynthesisAudioResolver, SynthesisResolver } from './resolvers/synthesis-resolver';
 import { VoiceResolver } from './resolvers/voice-resolver';
@@ -101,18 +93,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     OutboxEvent,
     EventConsumerPosition,
   ],
-  migrations: [
-    CreateTtsTables1733000000000,
-    CreateSynthesesTable1734000000000,
-    AddSynthesisTraceParent1737100000000,
-    CreateSynthesisOwners1737200000000,
-    CreateEventConsumers1737400000000,
-    CreateSynthesisWorkersTable1737500000000,
-    AddSynthesisSampleRate1737600000000,
-    AddSynthesisFormatsAndTimings1737700000000,
-    KitJobs1796000000000,
-    TtsUserCaps1796000000001,
-  ],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));

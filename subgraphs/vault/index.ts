@@ -2,6 +2,8 @@
 // (behind the SSRF guard) and classified (rules, a learned classifier, keywords). Owns the
 // `vault` database; meets other subgraphs only through federation references and events.
 // Its REST routes (under /api/v1/vault) are declared in routes.ts, handed to the facade by module.ts.
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { openBlobStore } from '../../lib/blob-store';
@@ -21,11 +23,6 @@ import { VaultItem } from './entities/vault-item';
 import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
-import { CreateVaultTables1795663134211 } from './migrations/1795663134211-CreateVaultTables';
-import { OwnerSearchIndex1795900000001 } from './migrations/1795900000001-OwnerSearchIndex';
-import { KitJobs1796000000000 } from './migrations/1796000000000-KitJobs';
-import { VaultUserCaps1796000000001 } from './migrations/1796000000001-VaultUserCaps';
-import { VaultTrash1796100000000 } from './migrations/1796100000000-VaultTrash';
 import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
@@ -98,13 +95,7 @@ export const vaultSubgraph: SubgraphDefinition = {
     OutboxEvent,
     EventConsumerPosition,
   ],
-  migrations: [
-    CreateVaultTables1795663134211,
-    OwnerSearchIndex1795900000001,
-    KitJobs1796000000000,
-    VaultUserCaps1796000000001,
-    VaultTrash1796100000000,
-  ],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const service = vaultService(deps);

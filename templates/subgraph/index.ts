@@ -3,6 +3,8 @@
 // cascade, in batches).
 // What it contributes (its REST routes under /api/v1/examples, in routes.ts; its scopes) is declared
 // in module.ts, the entry of the module list (subgraphs/index.ts).
+import path from 'node:path';
+import { migrationsIn } from '../../lib/database/migrations-in';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
@@ -12,13 +14,12 @@ import type { SubgraphContext, SubgraphDefinition } from '../../lib/subgraph';
 import { UserReference } from '../../lib/user-reference';
 import { ExampleItem } from './entities/example-item';
 import { ExampleItemService } from './example-item-service';
-import { CreateExampleItemTables1700000000000 } from './migrations/1700000000000-CreateExampleItemTables';
 import { ExampleItemResolver } from './resolvers/example-item-resolver';
 
 export const examplesSubgraph: SubgraphDefinition = {
   name: 'examples',
   entities: [ExampleItem, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
-  migrations: [CreateExampleItemTables1700000000000],
+  migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger }) {
     const service = new ExampleItemService(dataSource);
     // A deleted user's example items go too (auth's user.deleted), a batch per transaction.
