@@ -47,6 +47,13 @@ export const subgraphRequestDuration = new client.Histogram({
   registers: [registry],
 });
 
+export const backgroundJobBatches = new client.Counter({
+  name: 'background_job_batches_total',
+  help: "Batches of the kit's background jobs committed, by job kind (lib/kit/jobs.ts).",
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 export const eventRelayLag = new client.Histogram({
   name: 'event_relay_lag_seconds',
   help: "Time from an event's commit (in its subgraph's outbox) to its append to the event log.",

@@ -27,6 +27,7 @@ import { affectedRows, columns, isUniqueViolation } from '../database/portable';
 import { inTransaction, onCommit, retryOnLockConflict } from '../database/transactions';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
+import { backgroundJobBatches } from '../metrics';
 import { Poller, startPoller } from '../poller';
 import { listenAcross, notifyAcross, wakesAcrossProcesses } from '../wakeups';
 
@@ -489,6 +490,7 @@ export class JobQueue {
     let more: boolean;
     try {
       more = await handler.batch(ctx);
+      backgroundJobBatches.inc({ kind: job.kind });
     } catch (err) {
       if (err instanceof JobLost) {
         logger?.warn({ job: job.id, kind: job.kind }, 'background job lost to another runner; its batch was undone');

@@ -46,12 +46,14 @@ const deleteBatch: UserCascadeBatch = async (ctx) => {
     });
     return true;
   }
+  const batch = hooks.slice(0, ctx.limit);
+  const last = batch.length === hooks.length;
   await ctx.transaction(async (m, removed) => {
-    removed('webhooks', (await m.delete(Webhook, { id: webhookId })).affected ?? 0);
+    removed('webhooks', (await m.delete(Webhook, { id: In(batch.map((h) => h.id)) })).affected ?? 0);
     // The last batch: the user's cap counters go with their webhooks.
-    await new UserCaps(m.connection).forget(m, ctx.job.ownerId);
+    if (last) await new UserCaps(m.connection).forget(m, ctx.job.ownerId);
   });
-  return false;
+  return !last;
 };
 
 export function registerUserCascade(queue: JobQueue): void {

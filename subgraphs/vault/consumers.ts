@@ -46,6 +46,10 @@ function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
       where: { ownerId },
       take: ctx.limit,
     });
+    // Once the items are gone, the rules, a batch at a time too.
+    const rules = batch.length
+      ? []
+      : await ctx.dataSource.manager.find(VaultRule, { select: { id: true }, where: { ownerId }, take: ctx.limit });
     // The files first: if the transaction then fails, the rows stay and the next batch deletes them.
     for (const item of batch) if (item.blobKey) await store.delete(item.blobKey);
     await ctx.transaction(async (m, removed) => {
@@ -58,15 +62,17 @@ function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
           'vault_file_bytes',
           batch.reduce((n, i) => n + (i.blobKey ? (i.sizeBytes ?? 0) : 0), 0),
         );
+      } else if (rules.length) {
+        removed('vault_rules', (await m.delete(VaultRule, { id: In(rules.map((r) => r.id)) })).affected ?? 0);
       } else {
-        removed('vault_rules', (await m.delete(VaultRule, { ownerId })).affected ?? 0);
         await m.delete(VaultClassifier, { ownerId });
         // The last batch: the user's cap counters go, once their items and rules are gone.
         await new UserCaps(m.connection).forget(m, ownerId);
       }
     });
-    if (!batch.length) logger?.info({ ownerId }, "deleted user's vault removed");
-    return batch.length > 0;
+    const more = batch.length > 0 || rules.length > 0;
+    if (!more) logger?.info({ ownerId }, "deleted user's vault removed");
+    return more;
   };
 }
 
