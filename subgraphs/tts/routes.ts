@@ -602,7 +602,11 @@ export const ttsRoutes: RouteSpec[] = [
         opus: 'audio/ogg',
         flac: 'audio/flac',
       },
-      stream: `query SynthesisAudioStream($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, format: $format, offset: $offset, length: $length) { chunk end } }`,
+      stream: {
+        query: `query SynthesisAudioStream($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, format: $format, offset: $offset, length: $length) { chunk end } }`,
+        pollMs: (config) => config.SPEECH_POLL_MS,
+        maxWaitMs: (config) => config.SPEECH_MAX_WAIT_SECONDS * 1000,
+      },
     },
     status: 200,
     response: { type: 'string', format: 'binary' },
