@@ -18,7 +18,7 @@ export interface ModuleDefinition {
   name: string;
   /** Its subgraph (entities, migrations, resolvers, background work), loaded on demand. */
   subgraph: () => Promise<SubgraphDefinition>;
-  /** Its REST routes, the schemas the OpenAPI document names and its tags (subgraphs/<name>/routes.ts). */
+  /** Its REST routes, the schemas the OpenAPI document names, its tags and its endpoints beside /api/v1 (subgraphs/<name>/routes.ts). */
   routes?: ModuleRoutes;
   /**
    * Its settings: a fragment of the configuration (subgraphs/<name>/settings.ts) that lib/config.ts

@@ -260,10 +260,6 @@ function operation(route: RouteSpec, names: Names) {
 /** The facade's own tags; each module declares its own with its routes (route-table.ts). */
 const FACADE_TAGS = [
   { name: 'Health', description: 'Liveness and readiness, for load balancers and orchestrators; no token needed.' },
-  {
-    name: 'OpenAI compatibility',
-    description: "OpenAI's speech API (`POST /v1/audio/speech`), for clients written for it.",
-  },
 ];
 
 /**
@@ -307,7 +303,7 @@ const health = (
   },
 });
 
-export function openApiDocument(table: RouteTable, config: Config, extraPaths: Record<string, unknown> = {}) {
+export function openApiDocument(table: RouteTable, config: Config) {
   const names: Names = new Map(Object.entries(table.schemas).map(([k, v]) => [v, k]));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of table.routes) {
@@ -338,7 +334,8 @@ export function openApiDocument(table: RouteTable, config: Config, extraPaths: R
       notReady,
     );
   }
-  Object.assign(paths, extraPaths);
+  // The endpoints beside /api/v1 last, each as its module wrote it.
+  for (const route of table.mounted) (paths[route.path] ??= {})[route.method] = route.openapi;
   return published(
     {
       openapi: '3.0.3',
@@ -357,7 +354,7 @@ export function openApiDocument(table: RouteTable, config: Config, extraPaths: R
           'Beyond: 400 `validation_error` naming the limit.',
       },
       servers: [{ url: '/' }],
-      tags: declaredTags(paths, [...table.tags, ...FACADE_TAGS]),
+      tags: declaredTags(paths, [...table.tags, ...FACADE_TAGS, ...table.mountedTags]),
       paths,
       components: {
         securitySchemes: {

@@ -1,7 +1,9 @@
 // The shape of one row of the route table.
+import type { Router } from 'express';
 import type { Config } from '../lib/config';
 import type { ErrorCode } from '../lib/errors';
 import type { ExpensiveKind } from '../lib/kit/expensive';
+import type { GraphQLClient } from './graphql-client';
 import type { GraphQLCall } from './graphql-mapping';
 import type { JsonSchema } from './schemas';
 
@@ -63,10 +65,12 @@ export interface RouteSpec {
      */
     formats?: Record<string, string>;
     /**
-     * Read while the file is being made (its `bytes` are null: the first request for a format),
-     * with `$offset` and `$length`: answers `{ chunk end }`; sent as it comes, without Range.
+     * Read while the file is being made (its `bytes` are null: the first request for a format):
+     * `query`, with `$offset` and `$length`, answers `{ chunk end }`; sent as it comes, without
+     * Range, asked again after a pause growing to `pollMs` while nothing comes, and cut short
+     * after `maxWaitMs` without a byte.
      */
-    stream?: string;
+    stream?: { query: string; pollMs: (config: Config) => number; maxWaitMs: (config: Config) => number };
     /**
      * Content a user stored: sent as an attachment (named by the answer's `file_name`) with
      * `nosniff` and a sandboxing CSP, so that no browser renders it inline; the answer's
@@ -79,13 +83,14 @@ export interface RouteSpec {
    * never held whole: the route's operation begins it and answers `{ id }`; the mutation `append`
    * (`id`, `offset`, `chunk` in base64) takes each piece; `finish` (`id`) answers the result, read
    * with the response schema; `abort` (`id`) gives it up when the body breaks off or passes
-   * `maxBytes` (413). Documented as an `application/octet-stream` body of `description`.
+   * `maxBytes` (413, whose details name that setting). Documented as an `application/octet-stream`
+   * body of `description`.
    */
   upload?: {
     append: string;
     finish: string;
     abort: string;
-    maxBytes: (config: Config) => number;
+    maxBytes: NumericSetting;
     description: string;
   };
   /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */
@@ -108,6 +113,36 @@ export interface RouteSpec {
   noStore?: boolean;
 }
 
+/** The name of a setting whose value is a number (e.g. a limit a refusal names). */
+export type NumericSetting = { [K in keyof Config]-?: Config[K] extends number ? K : never }[keyof Config];
+
+/** What the facade hands a mounted route's handler: the only way it reaches a module is GraphQL. */
+export interface MountHost {
+  graphql: GraphQLClient;
+  config: Config;
+}
+
+/**
+ * An endpoint a module serves beside /api/v1 with a handler of its own, for what the route table
+ * cannot state: a compatibility surface that speaks another API (its own path, body parsing and
+ * error shape, several operations per request). The facade mounts its router at `path`, documents
+ * `openapi` there and answers 405 for the other methods; the handler reaches its module only
+ * through GraphQL operations (`host.graphql`), the ones it lists in `operations`.
+ */
+export interface MountedRoute {
+  method: RouteSpec['method'];
+  /** Its whole path (not below /api/v1). */
+  path: string;
+  /** Its OpenAPI operation, as written (its own error shapes: nothing is added). */
+  openapi: Record<string, unknown>;
+  /** The tag its operation names, listed after the API's own and Health's. */
+  tag: { name: string; description: string };
+  /** Every GraphQL operation it sends, checked against the composed schema by the tests. */
+  operations: readonly string[];
+  /** Its router, made once when the facade is built. */
+  router: (host: MountHost) => Router;
+}
+
 /** What one module hands the facade: its routes, and the schemas and tags the OpenAPI document names. */
 export interface ModuleRoutes {
   /** Served and documented in this order (a literal path before a parameter that would match it). */
@@ -116,6 +151,8 @@ export interface ModuleRoutes {
   schemas?: Record<string, JsonSchema>;
   /** Its OpenAPI tags that have a place in the document's tag list (and a description), in order. */
   tags?: { name: string; description?: string }[];
+  /** Its endpoints beside /api/v1 with handlers of their own, documented after the API's own paths. */
+  mounted?: MountedRoute[];
 }
 
 /** Whether a route's answer holds credentials: the one rule for `Cache-Control: no-store`, served and documented. */

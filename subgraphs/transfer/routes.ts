@@ -2,7 +2,6 @@
 // declarations only, each running GraphQL operations of this module through the gateway. The
 // import's raw body is streamed by the facade's upload machinery (route.upload) into
 // beginImport / appendImportBytes / finishImportUpload, a piece at a time.
-import type { Config } from '../../lib/config';
 import { queryArg } from '../../rest-facade/graphql-mapping';
 import { configured } from '../../rest-facade/configured';
 import { idFrom, PAGE_ARGS, PAGE_QUERY } from '../../rest-facade/route-parts';
@@ -123,7 +122,7 @@ export const transferRoutes: RouteSpec[] = [
       append: 'appendImportBytes',
       finish: 'finishImportUpload',
       abort: 'abortImportUpload',
-      maxBytes: (config: Config) => config.IMPORT_MAX_BYTES,
+      maxBytes: 'IMPORT_MAX_BYTES',
       description: 'The file to import, as exported (e.g. bookmarks.html)',
     },
     graphql: {

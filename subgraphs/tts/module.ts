@@ -5,6 +5,7 @@ import { ttsEvents } from './events';
 import { ttsSettings } from './settings';
 import { synthesisRenderSeconds } from './metrics';
 import { ttsRoutes, ttsSchemas } from './routes';
+import { openAiSpeechRoute } from './openai/speech-route';
 
 export const ttsModule: ModuleDefinition = {
   name: 'tts',
@@ -13,6 +14,7 @@ export const ttsModule: ModuleDefinition = {
     routes: ttsRoutes,
     schemas: ttsSchemas,
     tags: [{ name: 'TTS', description: 'Voices, speech syntheses, their audio and word timings.' }],
+    mounted: [openAiSpeechRoute],
   },
   metrics: [synthesisRenderSeconds],
   scopes: ['tts:read', 'tts:write', 'tts:synthesize'],

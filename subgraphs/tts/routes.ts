@@ -16,6 +16,10 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { AUDIO_CONTENT_TYPES, AudioFormat, ENCODED_FORMATS } from './audio/encoders';
+
+/** The audio download's formats (audio/encoders.ts), WAV first: what no `?format=` or `Accept` gets. */
+const DOWNLOAD_FORMATS: readonly AudioFormat[] = ['wav', 'pcm', ...ENCODED_FORMATS];
 
 /** A field's schema with a sentence added to its description (e.g. what leaving it out means). */
 const noting = (schema: JsonSchema, note: string): JsonSchema => ({
@@ -573,7 +577,7 @@ export const ttsRoutes: RouteSpec[] = [
         properties: {
           format: {
             type: 'string',
-            enum: ['wav', 'pcm', 'mp3', 'opus', 'flac'],
+            enum: [...DOWNLOAD_FORMATS],
             'x-enum-note': 'aac is not served: no well-kept AAC encoder exists as JavaScript or WebAssembly',
             description: 'Wins over Accept',
           },
@@ -595,14 +599,12 @@ export const ttsRoutes: RouteSpec[] = [
     download: {
       chunk: `query SynthesisAudioChunk($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisAudio(id: $id, format: $format) { chunk(offset: $offset, length: $length) } }`,
       contentType: 'audio/wav',
-      formats: {
-        wav: 'audio/wav',
-        pcm: 'audio/pcm',
-        mp3: 'audio/mpeg',
-        opus: 'audio/ogg',
-        flac: 'audio/flac',
+      formats: Object.fromEntries(DOWNLOAD_FORMATS.map((f) => [f, AUDIO_CONTENT_TYPES[f]])),
+      stream: {
+        query: `query SynthesisAudioStream($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, format: $format, offset: $offset, length: $length) { chunk end } }`,
+        pollMs: (config) => config.SPEECH_POLL_MS,
+        maxWaitMs: (config) => config.SPEECH_MAX_WAIT_SECONDS * 1000,
       },
-      stream: `query SynthesisAudioStream($id: ID!, $format: SpeechFormat!, $offset: Int!, $length: Int!) { result: synthesisStream(id: $id, format: $format, offset: $offset, length: $length) { chunk end } }`,
     },
     status: 200,
     response: { type: 'string', format: 'binary' },

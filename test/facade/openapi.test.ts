@@ -11,7 +11,6 @@ import { MAX_PAGE_SIZE as GRAPHQL_MAX_PAGE_SIZE } from '../../lib/paging';
 import { configured, fillConfigured } from '../../rest-facade/configured';
 import { graphqlOperation } from '../../rest-facade/graphql-mapping';
 import { OpenApiDocument, openApiDocument } from '../../rest-facade/openapi';
-import { openAiSpeechOpenApi } from '../../rest-facade/openai';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { MAX_PAGE_SIZE, PAGE_QUERY } from '../../rest-facade/route-parts';
 import { routeTable } from '../../rest-facade/route-table';
@@ -22,8 +21,8 @@ import { api } from '../helpers/http';
 import { startTestServer, TestServer } from '../helpers/server';
 
 const table = routeTable(facadeRoutes);
-const { routes } = table;
-const documentWith = (env: Record<string, string> = {}) => openApiDocument(table, loadConfig(env), openAiSpeechOpenApi);
+const { routes, mounted } = table;
+const documentWith = (env: Record<string, string> = {}) => openApiDocument(table, loadConfig(env));
 const doc = documentWith();
 
 const operations = (d: OpenApiDocument) =>
@@ -199,11 +198,18 @@ describe("every route's GraphQL operation", () => {
     const operationsOf = (route: RouteSpec) => [
       graphqlOperation(route).query,
       ...(route.download ? [route.download.chunk] : []),
+      ...(route.download?.stream ? [route.download.stream.query] : []),
     ];
     const invalid = routes
       .flatMap((route) => operationsOf(route).map((query) => [route.operationId, query, problems(query)] as const))
       .filter(([, , p]) => p.length);
     expect(invalid).toEqual([]);
+    // The endpoints beside /api/v1 send the operations they declare.
+    expect(mounted.map((m) => m.path)).toContain('/v1/audio/speech');
+    const invalidMounted = mounted
+      .flatMap((m) => m.operations.map((query) => [m.path, query, problems(query)] as const))
+      .filter(([, , p]) => p.length);
+    expect(invalidMounted).toEqual([]);
   });
 
   it('is checked for real: a REST name that is no GraphQL field, or a wrong argument type, is found', () => {

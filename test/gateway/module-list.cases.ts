@@ -5,7 +5,8 @@
 import { selectModules } from '../../lib/module';
 import { composeScopes, isScope, scopeCatalogue } from '../../lib/scopes';
 import { routeTable } from '../../rest-facade/route-table';
-import type { ModuleRoutes, RouteSpec } from '../../rest-facade/route-spec';
+import { Router } from 'express';
+import type { ModuleRoutes, MountedRoute, RouteSpec } from '../../rest-facade/route-spec';
 import { facadeRoutes, modules, selectSubgraphs } from '../../subgraphs';
 import { TEST_DB } from '../helpers/server';
 
@@ -86,6 +87,9 @@ once('the module list', () => {
       'Events',
     ]);
     expect(table.tags.every((t) => t.description)).toBe(true);
+    // The endpoints beside /api/v1: the tts module's OpenAI-compatible speech, its tag after the API's own.
+    expect(table.mounted.map((m) => `${m.method.toUpperCase()} ${m.path}`)).toEqual(['POST /v1/audio/speech']);
+    expect(table.mountedTags.map((t) => t.name)).toEqual(['OpenAI compatibility']);
   });
 });
 
@@ -111,5 +115,26 @@ describe('the route table', () => {
     expect(() => routeTable([a, { routes: [], schemas: { CommandAck: {} } }])).toThrow(/schema CommandAck twice/);
     expect(() => routeTable([a, { routes: [], tags: [{ name: 'A' }] }])).toThrow(/tag A twice/);
     expect(routeTable([a, { routes: [route('getB', '/b')] }]).routes.map((r) => r.path)).toEqual(['/a', '/b']);
+  });
+
+  const mount = (operationId: string, path: string, tag = 'M'): MountedRoute => ({
+    method: 'post',
+    path,
+    openapi: { operationId },
+    tag: { name: tag, description: 'd' },
+    operations: [],
+    router: () => Router(),
+  });
+
+  it('takes mounted routes beside /api/v1, their tags once, and refuses one below it or a name declared twice', () => {
+    const table = routeTable([a, { routes: [], mounted: [mount('postM', '/v1/m'), mount('postN', '/v1/n')] }]);
+    expect(table.mounted.map((m) => m.path)).toEqual(['/v1/m', '/v1/n']);
+    expect(table.mountedTags).toEqual([{ name: 'M', description: 'd' }]);
+    expect(() => routeTable([{ routes: [], mounted: [mount('postM', '/api/v1/m')] }])).toThrow(/below \/api\/v1/);
+    expect(() => routeTable([a, { routes: [], mounted: [mount('getA', '/v1/m')] }])).toThrow(/operationId getA twice/);
+    expect(() => routeTable([{ routes: [], mounted: [mount('postM', '/v1/m'), mount('postN', '/v1/m')] }])).toThrow(
+      /POST \/v1\/m twice/,
+    );
+    expect(() => routeTable([a, { routes: [], mounted: [mount('postM', '/v1/m', 'A')] }])).toThrow(/tag A twice/);
   });
 });
