@@ -248,12 +248,11 @@ export function exportHandler(deps: ExportRunnerDeps): JobHandler<{ transferId: 
             await write('[\n');
             await pages(async (item) => {
               // A text item's text is not in the list's pages: read whole, one at a time.
-              const text =
+              const text: { text?: string | null } =
                 item.kind === 'text'
-                  ? {
-                      text: (await call('query ($id: ID!) { vaultItem(id: $id) { text } }', { id: item.id })).vaultItem
-                        .text,
-                    }
+                  ? ((await call('query ($id: ID!) { vaultItem(id: $id) { text } }', { id: item.id })).vaultItem as {
+                      text: string | null;
+                    })
                   : {};
               await write(`${first ? '' : ',\n'}${JSON.stringify({ ...item, ...text })}`);
               first = false;

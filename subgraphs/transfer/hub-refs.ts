@@ -30,6 +30,8 @@ const REMOVE_NODE = `mutation ImportRefRemove($hubId: ID!, $nodeId: ID!, $versio
 const CARRIED = new Set(['note', 'vault_item']);
 /** The waits for a just-made note or item to become referable (the contract: within 2 s). */
 const REF_WAITS_MS = [100, 250, 500, 1000, 1500, 2000];
+/** All the waiting one hub may do (a target that never becomes referable must not hold the batch). */
+const MAX_WAIT_MS = 5000;
 
 interface GraphNode {
   id: string;
@@ -58,7 +60,7 @@ export function canvasRefs(canvas: Record<string, unknown>): { index: number; ty
   const nodes = Array.isArray(canvas.nodes) ? (canvas.nodes as { ref?: { type?: unknown; id?: unknown } }[]) : [];
   return nodes.flatMap((node, index) => {
     const ref = node && typeof node === 'object' ? node.ref : undefined;
-    return ref && typeof ref.type === 'string' && typeof ref.id === 'string' && CARRIED.has(ref.type)
+    return ref && typeof ref.type === 'string' && typeof ref.id === 'string'
       ? [{ index, type: ref.type, id: ref.id }]
       : [];
   });
@@ -83,9 +85,10 @@ export async function pointHubRefs(
   const graph = (read.data!.hub as { graph: { nodes: GraphNode[]; edges: GraphEdge[] } }).graph;
   const canvasNodes = canvas.nodes as { x?: number; y?: number }[];
   const replaced = new Map<string, string>();
+  let waited = 0;
   const removed: GraphNode[] = [];
   for (const ref of refs) {
-    const target = targets.get(ref.id);
+    const target = CARRIED.has(ref.type) ? targets.get(ref.id) : undefined;
     if (!target) {
       problems.push(`a node names a ${ref.type} the file did not bring (${ref.id}): kept as its text`);
       continue;
@@ -99,6 +102,8 @@ export async function pointHubRefs(
     // A note or item made a moment ago is known to the hubs by its event: give it that moment.
     for (const wait of REF_WAITS_MS) {
       if (!(added.error?.extensions?.code === 'validation_error' && added.error.extensions.details?.refId)) break;
+      if (waited + wait > MAX_WAIT_MS) break;
+      waited += wait;
       await sleep(wait);
       added = await call(ADD_NODE, { hubId, type: ref.type, ...layout, refId: target });
     }

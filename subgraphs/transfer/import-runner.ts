@@ -356,7 +356,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       }
       if (p === 'vault/items.json') {
         const bytes = await entry.read(MAX_ITEMS_JSON_BYTES);
-        let items: ExportedItem[] = [];
+        let items: ExportedItem[];
         try {
           items = bytes ? (JSON.parse(bytes.toString('utf8')) as ExportedItem[]) : [];
         } catch {

@@ -336,7 +336,7 @@ describe('exports', () => {
     const newPinned = notes.find((n) => n.title === 'Épinglée ★')!.id;
     // The link to the file points at the new item.
     expect((await copy('query ($id: ID!) { note(id: $id) { body } }', { id: newPinned })).note.body).toBe(
-      `Voir ![schéma](/api/v1/vault/items/${newFile.id}/content)`,
+      `Voir ![schéma](/api/v1/vault/items/${newFile.id as string}/content)`,
     );
 
     // The hub's nodes point at the new note and item, with their edges.

@@ -154,7 +154,7 @@ function recordsOf(at: string, value: unknown, pathOf: (id: string) => string[])
   };
   const title = typeof b.title === 'string' ? b.title.replace(/\s+/g, ' ').trim() : '';
   const named = [
-    ...(Array.isArray(b.tags) ? b.tags : []),
+    ...(Array.isArray(b.tags) ? (b.tags as unknown[]) : []),
     ...(Array.isArray(b.lists) ? b.lists.flatMap((id) => (typeof id === 'string' ? pathOf(id) : [])) : []),
   ].filter((t): t is string => typeof t === 'string');
   const tags = [...new Set(named.map(tagOf).filter(Boolean))].slice(0, MAX_TAGS);
