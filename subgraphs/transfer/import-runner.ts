@@ -660,7 +660,8 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
   const captureVars = (r: ItemMeta & { title?: string | null; tags?: string[]; addedAt?: string }) => ({
     title: r.title || null,
     tags: r.tags?.length ? r.tags : null,
-    capturedAt: r.addedAt ?? null,
+    // A date ahead of this clock (a wrong clock where it was saved) is no capture time: now, then.
+    capturedAt: r.addedAt && Date.parse(r.addedAt) <= Date.now() ? r.addedAt : null,
     favorite: r.favorite ?? null,
     category: r.category ?? null,
   });

@@ -319,4 +319,33 @@ describe('netscape imports', () => {
     }
     expect(await vaultItems(user.token)).toEqual([]);
   });
+
+  it('keeps a past ADD_DATE as captured_at, takes now for one in the future; the vault refuses a capturedAt in the future', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'importer-dates');
+    const file = [
+      '<!DOCTYPE NETSCAPE-Bookmark-file-1>',
+      '<DL><p>',
+      '<DT><A HREF="https://example.org/past" ADD_DATE="946684800">Past</A>',
+      '<DT><A HREF="https://example.org/future" ADD_DATE="32503680000">Future</A>',
+      '</DL>',
+    ].join('\n');
+    const before = Date.now();
+    const job = await importFile(file, user.token);
+    expect(job.counts).toMatchObject({ vault_items: 2, skipped: 0 });
+    const items = await vaultItems(user.token);
+    expect(items.find((i) => i.url === 'https://example.org/past')?.capturedAt).toBe('2000-01-01T00:00:00.000Z');
+    const future = Date.parse(items.find((i) => i.url === 'https://example.org/future')!.capturedAt);
+    expect(future).toBeGreaterThanOrEqual(before - 1000);
+    expect(future).toBeLessThanOrEqual(Date.now());
+
+    const refused = await http.graphql(
+      'mutation { captureVaultItem(url: "https://example.org/later", capturedAt: "3000-01-01T00:00:00Z") { id } }',
+      {},
+      user.token,
+    );
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'validation_error',
+      details: { captured_at: [expect.stringContaining('1970 to now')] },
+    });
+  });
 });
