@@ -16,6 +16,7 @@ const NO_DATABASE = [
   'gateway/no-database',
   'lib/no-database',
   'ops/built-start',
+  'transfer/no-database',
   'tts/no-database',
   'vault/url-glob',
 ];

@@ -45,6 +45,30 @@ export function fileName(name: string, fallback = 'Untitled'): string {
 const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+interface ExportedHub {
+  id: string;
+  name: string;
+  canvas: { nodes?: { id: string }[] };
+  refNodes: { id: string; type: string; refId: string | null; missing: boolean }[];
+}
+
+/**
+ * The hub's canvas with this service's extension on each node that points at a note, an item or
+ * a voice (`ref: { type, id }`; JSON Canvas readers ignore fields they do not know): what an
+ * import of the export points at the new ones. A node whose target is gone has none.
+ */
+function withRefs(hub: ExportedHub): unknown {
+  const refs = new Map(hub.refNodes.filter((r) => r.refId && !r.missing).map((r) => [r.id, r]));
+  if (!refs.size) return hub.canvas;
+  return {
+    ...hub.canvas,
+    nodes: hub.canvas.nodes?.map((node) => {
+      const ref = refs.get(node.id);
+      return ref ? { ...node, ref: { type: ref.type, id: ref.refId } } : node;
+    }),
+  };
+}
+
 export interface ExportRunnerDeps {
   dataSource: DataSource;
   store: BlobStore;
@@ -199,8 +223,9 @@ export function exportHandler(deps: ExportRunnerDeps): JobHandler<{ transferId: 
           }
         }
         if (include.has('vault')) {
+          // Archived items too; trashed ones are in no list (the trash is not exported).
           const ITEMS =
-            'query ($after: String) { vaultItems(first: 100, after: $after) { items { id kind url title tags { name source } category favorite fileName mediaType sizeBytes capturedAt } nextCursor } }';
+            'query ($after: String) { vaultItems(first: 100, after: $after, archived: "all") { items { id kind url title tags { name source } category classification { by } favorite archived fileName mediaType sizeBytes capturedAt } nextCursor } }';
           type Item = {
             id: string;
             kind: string;
@@ -222,7 +247,14 @@ export function exportHandler(deps: ExportRunnerDeps): JobHandler<{ transferId: 
             let first = true;
             await write('[\n');
             await pages(async (item) => {
-              await write(`${first ? '' : ',\n'}${JSON.stringify(item)}`);
+              // A text item's text is not in the list's pages: read whole, one at a time.
+              const text: { text?: string | null } =
+                item.kind === 'text'
+                  ? ((await call('query ($id: ID!) { vaultItem(id: $id) { text } }', { id: item.id })).vaultItem as {
+                      text: string | null;
+                    })
+                  : {};
+              await write(`${first ? '' : ',\n'}${JSON.stringify({ ...item, ...text })}`);
               first = false;
               counts.vault_items++;
             });
@@ -266,13 +298,13 @@ export function exportHandler(deps: ExportRunnerDeps): JobHandler<{ transferId: 
           for (let after: string | null = null; ;) {
             const page = (
               await call(
-                'query ($after: String) { hubs(first: 20, after: $after) { items { id name canvas } nextCursor } }',
+                'query ($after: String) { hubs(first: 20, after: $after) { items { id name canvas refNodes { id type refId missing } } nextCursor } }',
                 { after },
               )
-            ).hubs as { items: { id: string; name: string; canvas: unknown }[]; nextCursor: string | null };
+            ).hubs as { items: ExportedHub[]; nextCursor: string | null };
             for (const hub of page.items) {
               await entry(unique(`hubs/${fileName(hub.name)}.canvas`), (write) =>
-                write(JSON.stringify(hub.canvas, null, 2)),
+                write(JSON.stringify(withRefs(hub), null, 2)),
               );
               counts.hubs++;
               done++;

@@ -25,9 +25,13 @@ import { TransferCounts, TransferError, TransferJob } from './entities/transfer-
 import crypto from 'node:crypto';
 import { isUniqueViolation } from '../../lib/database/portable';
 import { ImportSource } from './entities/import-source';
+import { In } from 'typeorm';
 import { FileRecord, hiddenPath, NoteRecord, noteFromMarkdown, rewriteLinks } from './formats/markdown';
+import { NotKarakeepError, readKarakeep } from './formats/karakeep';
 import { BookmarkRecord, NetscapeReader, NotNetscapeError } from './formats/netscape';
 import { readZip, ZipRefused } from './formats/zip';
+import { ExportedItem, exportedFileName, ExportedMeta, metaOf } from './formats/export-items';
+import { canvasRefs, pointHubRefs } from './hub-refs';
 import { jobEventData } from './transfer-service';
 import { attachmentKey, IMPORT_JOB_KIND, MAX_JOB_ERRORS, pieceKey, recordsKey } from './transfer-rules';
 
@@ -43,13 +47,28 @@ const MAX_PAUSE_MS = 5000;
 /** A failure that ends the job with its message (as opposed to a passing fault, which the kit retries). */
 export class ImportFailed extends Error {}
 
-const CAPTURE_LINK = `mutation ImportBookmark($url: String!, $title: String, $tags: [String!]) {
-  captureVaultItem(url: $url, title: $title, tags: $tags) { id }
+/** What every capture of an import may carry besides its content. */
+const CAPTURE_VARS =
+  '$title: String, $tags: [String!], $capturedAt: DateTimeISO, $favorite: Boolean, $category: String';
+const CAPTURE_ARGS = 'title: $title, tags: $tags, capturedAt: $capturedAt, favorite: $favorite, category: $category';
+const CAPTURE_LINK = `mutation ImportBookmark($url: String!, ${CAPTURE_VARS}) {
+  captureVaultItem(url: $url, ${CAPTURE_ARGS}) { id version }
 }`;
-const CAPTURE_FILE = `mutation ImportFile($file: VaultFileInput!) { captureVaultItem(file: $file) { id } }`;
-const CREATE_NOTE = `mutation ImportNote($title: String, $body: String!, $folderId: ID, $tags: [String!]) {
-  createNote(title: $title, body: $body, folderId: $folderId, tags: $tags) { id }
+const CAPTURE_TEXT = `mutation ImportText($text: String!, ${CAPTURE_VARS}) {
+  captureVaultItem(text: $text, ${CAPTURE_ARGS}) { id version }
 }`;
+const CAPTURE_FILE = `mutation ImportFile($file: VaultFileInput!, ${CAPTURE_VARS}) {
+  captureVaultItem(file: $file, ${CAPTURE_ARGS}) { id version }
+}`;
+const ITEM_VERSION = 'query ImportItemVersion($id: ID!) { vaultItem(id: $id) { version archived } }';
+const ARCHIVE_ITEM = `mutation ImportArchiveItem($id: ID!, $version: Int!) {
+  updateVaultItem(id: $id, version: $version, archived: true) { id }
+}`;
+const CREATE_NOTE = `mutation ImportNote($title: String, $body: String!, $folderId: ID, $tags: [String!], $pinned: Boolean) {
+  createNote(title: $title, body: $body, folderId: $folderId, tags: $tags, pinned: $pinned) { id version }
+}`;
+const ARCHIVE_NOTE =
+  'mutation ImportArchiveNote($id: ID!, $version: Int!) { archiveNote(id: $id, version: $version) { id } }';
 const FOLDERS = 'query ImportFolders { noteFolders { id path } }';
 const IMPORT_HUB = `mutation ImportHub($name: String!, $canvas: JSONObject!) { importHub(name: $name, canvas: $canvas) { id } }`;
 /** The largest canvas imported (the hubs module's own body limit is 8 MiB by default). */
@@ -68,7 +87,27 @@ interface SkipRecord {
   path: string;
   message: string;
 }
-type LinkRecord = BookmarkRecord & { kind?: 'link' };
+/** What a vault item of a file may carry besides its content (Karakeep's, this service's export). */
+interface ItemMeta {
+  archived?: boolean;
+  favorite?: boolean;
+  /** A category set by hand (an export's `classification.by: user`). */
+  category?: string;
+  /** Its id in this service's export: hub nodes and note links naming it are pointed at the new item. */
+  sourceId?: string;
+}
+type LinkRecord = BookmarkRecord & ItemMeta & { kind?: 'link' };
+/** A text for the vault (a Karakeep text bookmark, a text item of an export): known again by its text. */
+interface TextRecord extends ItemMeta {
+  kind: 'text';
+  path: string;
+  text: string;
+  title: string;
+  tags: string[];
+  addedAt?: string;
+  hash: string;
+}
+type ItemFileRecord = FileRecord & ItemMeta & { title?: string | null; tags?: string[]; addedAt?: string };
 /** A hub of an export: its canvas, imported through the hubs module's importHub. */
 interface HubRecord {
   kind: 'hub';
@@ -77,7 +116,7 @@ interface HubRecord {
   canvas: Record<string, unknown>;
   hash: string;
 }
-type ImportRecord = LinkRecord | NoteRecord | FileRecord | SkipRecord | HubRecord;
+type ImportRecord = LinkRecord | TextRecord | NoteRecord | ItemFileRecord | SkipRecord | HubRecord;
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
@@ -99,14 +138,18 @@ export interface ImportRunnerDeps {
 
 /** What applying one record came to. */
 type Outcome =
-  | { created: 'vaultItems' | 'notes' | 'hubs'; folders?: number }
+  | { created: 'vaultItems' | 'notes' | 'hubs'; folders?: number; problems?: string[] }
   | { duplicate: true }
   | { skipped: string }
   | { pause: number }
   | { fail: string };
 
 type GqlError = GraphQLFormattedError & {
-  extensions?: { code?: string; details?: { existingId?: string; limit?: string; max?: number }; retryAfter?: number };
+  extensions?: {
+    code?: string;
+    details?: { existingId?: string; limit?: string; max?: number; refId?: unknown };
+    retryAfter?: number;
+  };
 };
 
 export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: string }> {
@@ -137,11 +180,15 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     for (let n = 0; n < job.pieces; n++) await store.delete(pieceKey(job.id, n));
     await store.delete(recordsKey(job.id));
     await store.delete(`${recordsKey(job.id)}.part`);
-    await store.delete(`${notesKey(job.id)}.part`);
-    await store.delete(notesKey(job.id));
-    if (job.format === 'markdown') for (let n = 0; n < job.total; n++) await store.delete(attachmentKey(job.id, n));
+    for (const key of [notesKey(job.id), hubsKey(job.id)]) {
+      await store.delete(`${key}.part`);
+      await store.delete(key);
+    }
+    if (job.format === 'markdown' || job.format === 'export')
+      for (let n = 0; n < job.total; n++) await store.delete(attachmentKey(job.id, n));
   }
   const notesKey = (id: string) => `import-${id}-notes.jsonl`;
+  const hubsKey = (id: string) => `import-${id}-hubs.jsonl`;
 
   /** The uploaded file, read a piece at a time into records (one JSON line each). Answers how many. */
   async function readFile(job: TransferJob): Promise<number> {
@@ -178,18 +225,40 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       } else if (job.format === 'canvas') {
         await readCanvases(job, add);
         await flush();
+      } else if (job.format === 'karakeep') {
+        await readKarakeep(
+          () => textPieces(job),
+          async (record) => {
+            add(record);
+            if (lines.length >= 1000) await flush();
+          },
+        );
+        await flush();
       } else {
         throw new ImportFailed(`Imports of format "${job.format}" are not served yet.`);
       }
       await writer.commit(recordsKey(job.id));
     } catch (err) {
       await writer.abort();
-      if (err instanceof NotNetscapeError || err instanceof ZipRefused) throw new ImportFailed(err.message);
+      if (err instanceof NotNetscapeError || err instanceof NotKarakeepError || err instanceof ZipRefused)
+        throw new ImportFailed(err.message);
       throw err;
     }
     // The pieces are no longer needed: the records are what later batches read.
     for (let n = 0; n < job.pieces; n++) await store.delete(pieceKey(job.id, n));
     return count;
+  }
+
+  /** The uploaded file's text, a piece at a time (UTF-8, a character cut between pieces kept whole). */
+  async function* textPieces(job: TransferJob): AsyncIterable<string> {
+    const decoder = new TextDecoder('utf-8');
+    for (let n = 0; n < job.pieces; n++) {
+      const size = await store.size(pieceKey(job.id, n));
+      const bytes = size === null ? null : await store.read(pieceKey(job.id, n), 0, size);
+      if (!bytes) throw new ImportFailed('The uploaded file is gone; import it again.');
+      yield decoder.decode(bytes, { stream: true });
+    }
+    yield decoder.decode();
   }
 
   /** One `.canvas` file (JSON Canvas 1.0), or a zip of them: each a hub, named after its file. */
@@ -241,7 +310,10 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     hub('Imported canvas.canvas', Buffer.concat(parts).toString('utf8'));
   }
 
-  /** Files first (so that notes can link to their vault items), then the notes, from a second blob. */
+  /**
+   * Files first (so that notes can link to their vault items), then the notes, from a second blob,
+   * then (an export's) hubs, from a third: a hub's nodes may point at any of them.
+   */
   async function readMarkdownZip(
     job: TransferJob,
     writer: Awaited<ReturnType<BlobStore['begin']>>,
@@ -249,12 +321,16 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     flush: (to?: Awaited<ReturnType<BlobStore['begin']>>) => Promise<void>,
   ): Promise<void> {
     const notes = await store.begin(`${notesKey(job.id)}.part`);
+    const hubs = await store.begin(`${hubsKey(job.id)}.part`);
     let attachments = 0;
     let manifest = false;
+    /** An export's file items' metadata (from items.json), by their old id, until their bytes come. */
+    const fileMeta = new Map<string, ExportedMeta>();
     /**
      * This service's export: manifest.json must say format_version 1; notes/ are notes (the
-     * prefix dropped), vault/files/<id>-<name> files, vault/items.json's links are links,
-     * hubs/*.canvas hubs; the rest (bookmarks.html, voices.json) is passed over. True: handled.
+     * prefix dropped, the body exact), vault/items.json's links and texts are captured again and
+     * its files' metadata kept for vault/files/<id>-<name>; hubs/*.canvas are hubs; the rest
+     * (bookmarks.html, voices.json) is passed over. True: handled.
      */
     const exportEntry = async (entry: { path: string; read(max: number): Promise<Buffer | null> }) => {
       const p = entry.path;
@@ -274,28 +350,36 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       if (p.startsWith('notes/') && /\.md$/i.test(p)) {
         const bytes = await entry.read(MAX_NOTE_FILE_BYTES);
         if (!bytes) add({ kind: 'skip', path: p, message: `larger than ${MAX_NOTE_FILE_BYTES} bytes: not a note` });
-        else add(noteFromMarkdown(p.slice('notes/'.length), bytes.toString('utf8')).record);
+        else add(noteFromMarkdown(p.slice('notes/'.length), bytes.toString('utf8'), true).record);
         await flush(notes);
         return true;
       }
       if (p === 'vault/items.json') {
         const bytes = await entry.read(MAX_ITEMS_JSON_BYTES);
-        let items: { kind?: string; url?: string; title?: string | null; tags?: { name: string }[] }[] = [];
+        let items: ExportedItem[];
         try {
-          items = bytes ? (JSON.parse(bytes.toString('utf8')) as typeof items) : [];
+          items = bytes ? (JSON.parse(bytes.toString('utf8')) as ExportedItem[]) : [];
         } catch {
           throw new ImportFailed('vault/items.json is not JSON');
         }
         if (!Array.isArray(items)) throw new ImportFailed('vault/items.json is not a list');
-        for (const item of items)
-          if (item?.kind === 'link' && typeof item.url === 'string')
+        for (const item of items) {
+          if (!item || typeof item !== 'object') continue;
+          const { title, ...meta } = metaOf(item);
+          if (item.kind === 'link' && typeof item.url === 'string')
+            add({ ...meta, url: item.url, title: title ?? '', path: `vault/items.json: ${item.url.slice(0, 200)}` });
+          else if (item.kind === 'text' && typeof item.text === 'string')
             add({
-              url: item.url,
-              title: item.title ?? '',
-              tags: (item.tags ?? []).map((t) => t.name).filter((t) => typeof t === 'string'),
-              path: `vault/items.json: ${item.url.slice(0, 200)}`,
+              ...meta,
+              kind: 'text',
+              text: item.text,
+              title: title ?? '',
+              path: `vault/items.json: ${(title || item.text).slice(0, 200)}`,
+              hash: sha256(item.text),
             });
-        await flush(writer);
+          else if (item.kind === 'file' && meta.sourceId) fileMeta.set(meta.sourceId, { title, ...meta });
+          await flush(writer);
+        }
         return true;
       }
       if (p.startsWith('hubs/') && p.endsWith('.canvas')) {
@@ -316,7 +400,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
             canvas: canvas as Record<string, unknown>,
             hash: sha256(bytes!.toString('utf8')),
           });
-        await flush(writer);
+        await flush(hubs);
         return true;
       }
       if (p.startsWith('vault/files/')) return false; // a file: below, named without its old id
@@ -361,25 +445,36 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
           const blob = attachmentKey(job.id, attachments++);
           await store.put(blob, bytes);
           const base = entry.path.split('/').pop()!;
-          // An export names its files <old item id>-<name>.
-          const name = job.format === 'export' ? base.replace(/^[0-9a-f-]{36}-/, '') : base;
-          add({ kind: 'file', path: entry.path, name, blob, size: bytes.length });
+          // An export names its files <old item id>-<name>; items.json told the rest of them.
+          const exported = job.format === 'export' ? exportedFileName(base) : { name: base };
+          const meta = exported.id ? fileMeta.get(exported.id) : undefined;
+          add({ ...meta, kind: 'file', path: entry.path, name: exported.name, blob, size: bytes.length });
           await flush(writer);
         },
       );
       await flush(writer);
       if (job.format === 'export' && !manifest)
         throw new ImportFailed('not an export of this service: the zip has no manifest.json');
-      const size = await notes.commit(notesKey(job.id));
-      for (let at = 0; at < size;) {
-        const chunk = await store.read(notesKey(job.id), at, 1024 * 1024);
-        if (!chunk?.length) break;
-        await writer.append(chunk);
-        at += chunk.length;
+      for (const [key, part] of [
+        [notesKey(job.id), notes],
+        [hubsKey(job.id), hubs],
+      ] as const) {
+        const size = await part.commit(key);
+        for (let at = 0; at < size;) {
+          const chunk = await store.read(key, at, 1024 * 1024);
+          if (!chunk?.length) break;
+          await writer.append(chunk);
+          at += chunk.length;
+        }
       }
     } finally {
-      await notes.abort().catch(() => undefined);
-      await store.delete(notesKey(job.id));
+      for (const [key, part] of [
+        [notesKey(job.id), notes],
+        [hubsKey(job.id), hubs],
+      ] as const) {
+        await part.abort().catch(() => undefined);
+        await store.delete(key);
+      }
     }
   }
 
@@ -501,6 +596,76 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     }
   }
 
+  /** Remembers what an export's old id became, for the hub nodes and links that name it. */
+  async function mapId(job: TransferJob, oldId: string | undefined, newId: string | undefined): Promise<void> {
+    if (oldId && newId) await remember(job, 'ref', sha256(`${job.id}\0${oldId}`), oldId, newId);
+  }
+
+  /** What this job made of these old ids (old id → new id). */
+  async function mappedIds(job: TransferJob, oldIds: string[]): Promise<Map<string, string>> {
+    if (!oldIds.length) return new Map();
+    const rows = await dataSource.manager.find(ImportSource, {
+      where: { ownerId: job.ownerId, kind: 'ref', sourceKey: In(oldIds.map((id) => sha256(`${job.id}\0${id}`))) },
+    });
+    return new Map(rows.map((r) => [r.path, r.targetId]));
+  }
+
+  /** An export's note body with the links to vault items and notes this job made pointed at the new ones. */
+  async function pointLinks(job: TransferJob, body: string): Promise<string> {
+    const LINK = /\/api\/v1\/(?:vault\/items|notes)\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
+    const ids = [...new Set([...body.matchAll(LINK)].map((m) => m[1]))].slice(0, 1000);
+    const mapped = await mappedIds(job, ids);
+    return mapped.size ? body.replace(LINK, (all, id: string) => all.replace(id, mapped.get(id) ?? id)) : body;
+  }
+
+  /**
+   * Archives what was just made (its version from the creation), reading the version again if
+   * something (enrichment) moved it meanwhile. Answers a problem, or null.
+   */
+  async function archive(state: BatchState, what: 'item' | 'note', id: string, version: number) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { error } = await call(state.token, what === 'item' ? ARCHIVE_ITEM : ARCHIVE_NOTE, { id, version });
+      if (!error) return null;
+      if (what === 'note' || error.extensions?.code !== 'conflict') return `it could not be archived: ${error.message}`;
+      const again = await call(state.token, ITEM_VERSION, { id });
+      const item = again.data?.vaultItem as { version: number; archived: boolean } | undefined;
+      if (!item) return `it could not be archived: ${error.message}`;
+      if (item.archived) return null;
+      version = item.version;
+    }
+    return 'it could not be archived: its version kept moving';
+  }
+
+  /** A vault capture's answer: created (and archived if asked), a duplicate, or refused. */
+  async function captured(
+    job: TransferJob,
+    state: BatchState,
+    record: ItemMeta & { path: string },
+    result: { data?: Record<string, unknown> | null; error?: GqlError },
+    refusedAs: string,
+  ): Promise<Outcome & { id?: string }> {
+    const { data, error } = result;
+    if (error) {
+      const existing = error.extensions?.details?.existingId;
+      await mapId(job, record.sourceId, existing);
+      return { ...(refusal(error) ?? { skipped: `${refusedAs}: ${error.message}` }), id: existing };
+    }
+    const item = data!.captureVaultItem as { id: string; version: number };
+    await mapId(job, record.sourceId, item.id);
+    const problem = record.archived ? await archive(state, 'item', item.id, item.version) : null;
+    return { created: 'vaultItems', id: item.id, ...(problem ? { problems: [problem] } : {}) };
+  }
+
+  /** The capture arguments every vault record may carry. */
+  const captureVars = (r: ItemMeta & { title?: string | null; tags?: string[]; addedAt?: string }) => ({
+    title: r.title || null,
+    tags: r.tags?.length ? r.tags : null,
+    // A date ahead of this clock (a wrong clock where it was saved) is no capture time: now, then.
+    capturedAt: r.addedAt && Date.parse(r.addedAt) <= Date.now() ? r.addedAt : null,
+    favorite: r.favorite ?? null,
+    category: r.category ?? null,
+  });
+
   async function apply(job: TransferJob, state: BatchState, record: ImportRecord): Promise<Outcome> {
     switch (record.kind) {
       case 'skip':
@@ -514,53 +679,89 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
           canvas: record.canvas,
         });
         if (error) return refusal(error) ?? { skipped: `the hubs refused it: ${error.message}` };
-        await remember(job, 'hub', key, record.path, (data!.importHub as { id: string }).id);
-        return { created: 'hubs' };
+        const hubId = (data!.importHub as { id: string }).id;
+        await remember(job, 'hub', key, record.path, hubId);
+        if (job.format !== 'export') return { created: 'hubs' };
+        const refs = canvasRefs(record.canvas).map((r) => r.id);
+        const problems = await pointHubRefs(
+          (query, variables) => call(state.token, query, variables),
+          hubId,
+          record.canvas,
+          await mappedIds(job, refs),
+        );
+        return { created: 'hubs', problems };
       }
       case 'file': {
         const bytes = await store.read(record.blob, 0, record.size);
         if (!bytes) return { skipped: 'its bytes are gone' };
-        const { data, error } = await call(state.token, CAPTURE_FILE, {
+        const result = await call(state.token, CAPTURE_FILE, {
           file: { name: [...record.name].slice(0, 255).join(''), contentBase64: bytes.toString('base64') },
+          ...captureVars(record),
         });
-        const id = error?.extensions?.details?.existingId ?? (data?.captureVaultItem as { id: string } | undefined)?.id;
-        if (id) {
-          await remember(job, 'file', sha256(`${job.id}\0${record.path}`), record.path, id);
-          state.files?.byPath.set(record.path, id);
-          state.files?.byName.set(record.name, id);
+        const outcome = await captured(job, state, record, result, 'the vault refused it');
+        if (outcome.id) {
+          await remember(job, 'file', sha256(`${job.id}\0${record.path}`), record.path, outcome.id);
+          state.files?.byPath.set(record.path, outcome.id);
+          state.files?.byName.set(record.name, outcome.id);
         }
         await store.delete(record.blob);
-        if (!error) return { created: 'vaultItems' };
-        return refusal(error) ?? { skipped: `the vault refused it: ${error.message}` };
+        return outcome;
+      }
+      case 'text': {
+        // The vault knows no text again (it has no URL or bytes to compare): this module does.
+        const key = sha256(`text\0${record.hash}`);
+        const known = await dataSource.manager.findOneBy(ImportSource, {
+          ownerId: job.ownerId,
+          kind: 'text',
+          sourceKey: key,
+        });
+        if (known) {
+          await mapId(job, record.sourceId, known.targetId);
+          return { duplicate: true };
+        }
+        const result = await call(state.token, CAPTURE_TEXT, { text: record.text, ...captureVars(record) });
+        const outcome = await captured(job, state, record, result, 'the vault refused this text');
+        if ('created' in outcome) await remember(job, 'text', key, record.path, outcome.id!);
+        return outcome;
       }
       case 'note': {
         const key = sha256(`${record.path}\0${record.hash}`);
-        if (await dataSource.manager.existsBy(ImportSource, { ownerId: job.ownerId, kind: 'note', sourceKey: key }))
+        const known = await dataSource.manager.findOneBy(ImportSource, {
+          ownerId: job.ownerId,
+          kind: 'note',
+          sourceKey: key,
+        });
+        if (known) {
+          await mapId(job, record.sourceId, known.targetId);
           return { duplicate: true };
+        }
         const folder = record.folder.length || job.targetFolderId ? await folderOf(job, state, record.folder) : null;
         if (folder !== null && typeof folder === 'object') return folder;
         const [folderId, made] = folder?.includes('+') ? folder.split('+') : [folder, '0'];
-        const files = await filesOf(job, state);
-        const body = rewriteLinks(record.body, record.path, files.byPath, files.byName);
+        let body: string;
+        if (job.format === 'export') body = await pointLinks(job, record.body);
+        else {
+          const files = await filesOf(job, state);
+          body = rewriteLinks(record.body, record.path, files.byPath, files.byName);
+        }
         const { data, error } = await call(state.token, CREATE_NOTE, {
           title: record.title,
           body,
           folderId: folderId || null,
           tags: record.tags.length ? record.tags : null,
+          pinned: record.pinned ?? null,
         });
         if (error) return refusal(error) ?? { skipped: `the notes refused it: ${error.message}` };
-        await remember(job, 'note', key, record.path, (data!.createNote as { id: string }).id);
-        return { created: 'notes', folders: Number(made) };
+        const note = data!.createNote as { id: string; version: number };
+        await remember(job, 'note', key, record.path, note.id);
+        await mapId(job, record.sourceId, note.id);
+        const problem = record.archived ? await archive(state, 'note', note.id, note.version) : null;
+        return { created: 'notes', folders: Number(made), ...(problem ? { problems: [problem] } : {}) };
       }
       default: {
         if (!/^https?:\/\//i.test(record.url)) return { skipped: `not an http(s) link: ${record.url.slice(0, 100)}` };
-        const { error } = await call(state.token, CAPTURE_LINK, {
-          url: record.url,
-          title: record.title || null,
-          tags: record.tags.length ? record.tags : null,
-        });
-        if (!error) return { created: 'vaultItems' };
-        return refusal(error) ?? { skipped: `the vault refused this link: ${error.message}` };
+        const result = await call(state.token, CAPTURE_LINK, { url: record.url, ...captureVars(record) });
+        return captured(job, state, record, result, 'the vault refused this link');
       }
     }
   }
@@ -637,6 +838,9 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       if ('created' in outcome) {
         counts[outcome.created]++;
         counts.folders += outcome.folders ?? 0;
+        // Made, but not all of it came across (an archive flag, a hub node): said, not counted as skipped.
+        for (const problem of outcome.problems ?? [])
+          if (errors.length < MAX_JOB_ERRORS) errors.push({ path: record.path, message: problem });
       } else if ('duplicate' in outcome) counts.duplicates++;
       else {
         counts.skipped++;

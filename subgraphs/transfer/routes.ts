@@ -7,7 +7,7 @@ import { configured } from '../../rest-facade/configured';
 import { idFrom, PAGE_ARGS, PAGE_QUERY } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
-import { IMPORT_FORMATS, SERVED_IMPORT_FORMATS } from './transfer-rules';
+import { IMPORT_FORMATS } from './transfer-rules';
 
 const count = { type: 'integer', minimum: 0 };
 const timestamp = { type: 'string', format: 'date-time' };
@@ -93,7 +93,7 @@ export const transferRoutes: RouteSpec[] = [
     path: PATH,
     tag: TAG,
     auth: true,
-    summary: 'Import a file (bookmarks) as a background job',
+    summary: 'Import a file (bookmarks, Markdown, canvases, Karakeep, an export) as a background job',
     description:
       'The body is the file itself, with its own Content-Type (not JSON), up to ' +
       `${configured('IMPORT_MAX_BYTES', 'bytes')} (IMPORT_MAX_BYTES; larger: 413). It is stored as it arrives and ` +
@@ -107,12 +107,13 @@ export const transferRoutes: RouteSpec[] = [
       '`duplicates`, so the same file imported twice creates nothing the second time. A cap reached fails the job with that error and keeps what ' +
       'was imported. `export`: a zip this service exported (its manifest.json says format_version 1), brought back. ' +
       '`canvas`: one JSON Canvas 1.0 file or a zip of `.canvas` files, each a hub named after its file. ' +
-      '`karakeep` is not served yet (400).',
+      "`karakeep`: Karakeep's JSON export; links and texts become vault items (tags and manual lists their tags, " +
+      "`createdAt` their `captured_at`), a bookmark's own note a note.",
     query: {
       schema: {
         type: 'object',
         properties: {
-          format: { type: 'string', enum: [...SERVED_IMPORT_FORMATS] },
+          format: { type: 'string', enum: [...IMPORT_FORMATS] },
           target_folder_id: { type: 'string', format: 'uuid' },
         },
       },

@@ -1,8 +1,6 @@
 // The transfer module's constants, light enough for routes.ts (which must import no entity).
 export const IMPORT_FORMATS = ['netscape', 'markdown', 'canvas', 'karakeep', 'export'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
-/** The formats served so far (the others are refused with 400). */
-export const SERVED_IMPORT_FORMATS: readonly ImportFormat[] = ['netscape', 'markdown', 'export', 'canvas'];
 
 /** The kit job kind that runs an import, a batch of records at a time. */
 export const IMPORT_JOB_KIND = 'transfer.import';

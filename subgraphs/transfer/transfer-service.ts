@@ -22,7 +22,6 @@ import {
   ImportFormat,
   pieceKey,
   recordsKey,
-  SERVED_IMPORT_FORMATS,
 } from './transfer-rules';
 
 const ORDER: PageOrder<TransferJob> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'DESC' };
@@ -68,10 +67,6 @@ export class TransferService {
     if (!IMPORT_FORMATS.includes(format as ImportFormat))
       throw new AppError('validation_error', `Unknown import format "${format}".`, {
         format: [`must be one of ${IMPORT_FORMATS.join(', ')}`],
-      });
-    if (!SERVED_IMPORT_FORMATS.includes(format as ImportFormat))
-      throw new AppError('validation_error', `Imports of format "${format}" are not served yet.`, {
-        format: [`must be one of ${SERVED_IMPORT_FORMATS.join(', ')} for now`],
       });
     const job = this.dataSource.manager.create(TransferJob, {
       id: uuidv7(),

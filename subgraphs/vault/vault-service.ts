@@ -73,6 +73,8 @@ export interface CaptureInput {
   tags?: string[] | null;
   category?: string | null;
   favorite?: boolean | null;
+  /** When it was captured elsewhere (an import); not in the future. */
+  capturedAt?: Date | null;
 }
 
 export interface ItemChanges {
@@ -154,6 +156,8 @@ const TAG = /^[^\s,]{1,50}$/u;
 const chars = (s: string) => [...s].length;
 const URL_SHAPE = new RegExp(URL_PATTERN, 'u');
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** How far ahead of this clock a given capture time may be (another host's clock). */
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export const excerptOf = (text: string | null | undefined): string | null => {
   const t = text?.replace(/\s+/g, ' ').trim();
@@ -249,6 +253,10 @@ export class VaultService {
     if (!given.length && input.url == null) throw validationError({ body: ['give one of url, text or file'] });
     if (input.file && input.url != null) throw validationError({ url: ['a file takes no url'] });
     const now = new Date();
+    const captured = input.capturedAt ?? null;
+    // An import's date (a bookmark's ADD_DATE): a real past moment, never ahead of the clock.
+    if (captured && !(captured.getTime() >= 0 && captured.getTime() <= now.getTime() + CLOCK_SKEW_MS))
+      throw validationError({ captured_at: ['must be a date from 1970 to now'] });
     const item = this.dataSource.manager.create(VaultItem, {
       id: uuidv7(),
       ownerId,
@@ -275,7 +283,7 @@ export class VaultService {
       favorite: input.favorite ?? false,
       archived: false,
       version: 1,
-      capturedAt: now,
+      capturedAt: captured ?? now,
       updatedAt: now,
       attempts: 0,
       workerId: null,

@@ -194,4 +194,175 @@ describe('exports', () => {
     expect((await request(server.url, 'DELETE', `/api/v1/exports/${id}`, { token: t })).status).toBe(202);
     expect((await http.get(`/api/v1/exports/${id}`, { token: t })).status).toBe(404);
   });
+
+  it('round trip of every kind: texts, archived, favourite and pinned, capture times, links to files, hub nodes pointing at notes and items; the trash stays out', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'exporter-rich');
+    const fresh = await createUserAndLogin(server.url, admin, 'exporter-rich-copy');
+    const gql = async (query: string, variables: Record<string, unknown> = {}, token = user.token) => {
+      const res = await http.graphql(query, variables, token);
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data;
+    };
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const file = (
+      await gql('mutation ($f: VaultFileInput!) { captureVaultItem(file: $f, tags: ["pics"]) { id } }', {
+        f: { name: 'schéma ✓.png', contentBase64: png.toString('base64') },
+      })
+    ).captureVaultItem.id;
+    const text = (
+      await gql(
+        'mutation { captureVaultItem(text: "Ünïcode text ✓\\nsecond line", title: "Une note ✓", tags: ["t1"], capturedAt: "2020-05-01T10:00:00.000Z") { id } }',
+      )
+    ).captureVaultItem.id;
+    const link = (
+      await gql(
+        'mutation { captureVaultItem(url: "https://example.org/old", capturedAt: "2019-01-02T03:04:05.000Z", favorite: true) { id version } }',
+      )
+    ).captureVaultItem;
+    await gql('mutation ($id: ID!, $v: Int!) { updateVaultItem(id: $id, version: $v, archived: true) { id } }', {
+      id: link.id,
+      v: link.version,
+    });
+    const body = `Voir ![schéma](/api/v1/vault/items/${file}/content)`;
+    const pinned = (
+      await gql('mutation ($b: String!) { createNote(title: "Épinglée ★", body: $b, pinned: true) { id } }', {
+        b: body,
+      })
+    ).createNote.id;
+    const old = (await gql('mutation { createNote(title: "Old", body: "archived body") { id version } }')).createNote;
+    await gql('mutation ($id: ID!, $v: Int!) { archiveNote(id: $id, version: $v) { id } }', {
+      id: old.id,
+      v: old.version,
+    });
+    // What is in the trash is not exported.
+    const gone = (await gql('mutation { createNote(title: "Trashed note", body: "x") { id version } }')).createNote;
+    await gql('mutation ($id: ID!, $v: Int!) { deleteNote(id: $id, version: $v) { id } }', {
+      id: gone.id,
+      v: gone.version,
+    });
+    const goneItem = (await gql('mutation { captureVaultItem(url: "https://example.org/trashed") { id version } }'))
+      .captureVaultItem;
+    await gql('mutation ($id: ID!, $v: Int!) { deleteVaultItem(id: $id, version: $v) { id } }', {
+      id: goneItem.id,
+      v: goneItem.version,
+    });
+    const goneHub = (await gql('mutation { createHub(name: "Trashed hub") { id version } }')).createHub;
+    await gql('mutation ($id: ID!, $v: Int!) { deleteHub(id: $id, version: $v) { id } }', {
+      id: goneHub.id,
+      v: goneHub.version,
+    });
+
+    const hub = (await gql('mutation { createHub(name: "Carte ✓") { id } }')).createHub.id;
+    const node = (vars: Record<string, unknown>) =>
+      http.graphql(
+        'mutation ($h: ID!, $type: String!, $x: Int!, $text: String, $refId: ID) { addHubNode(hubId: $h, type: $type, x: $x, y: 0, width: 200, height: 100, text: $text, refId: $refId) { id } }',
+        { h: hub, ...vars },
+        user.token,
+      );
+    const center = (await node({ type: 'text', x: 0, text: 'centre' })).body.data.addHubNode.id;
+    // A note or item becomes referable once the hubs heard of it (within 2 s).
+    const refNode = (vars: Record<string, unknown>) =>
+      until(async () => (await node(vars)).body.data?.addHubNode?.id as string | undefined, 'a ref node');
+    const noteNode = await refNode({ type: 'note', x: 300, refId: pinned });
+    const itemNode = await refNode({ type: 'vault_item', x: 600, refId: text });
+    const edge =
+      'mutation ($h: ID!, $f: ID!, $t: ID!, $l: String) { addHubEdge(hubId: $h, fromNode: $f, toNode: $t, label: $l) { id } }';
+    await gql(edge, { h: hub, f: center, t: noteNode, l: 'à propos' });
+    await gql(edge, { h: hub, f: noteNode, t: itemNode });
+
+    const started = await http.post('/api/v1/exports', {}, { token: user.token });
+    expect(started.status).toBe(202);
+    await until(
+      async () =>
+        ['succeeded', 'failed'].includes(
+          (await http.get(`/api/v1/exports/${started.body.id}`, { token: user.token })).body.state,
+        ),
+      'the export',
+    );
+    const zip = (await download(started.body.id, user.token)).body;
+    const files = await unzip(zip);
+    const names = [...files.keys()];
+    expect(names.filter((n) => n.startsWith('notes/')).sort()).toEqual(['notes/Old.md', 'notes/Épinglée ★.md']);
+    expect(names.filter((n) => n.startsWith('hubs/'))).toEqual(['hubs/Carte ✓.canvas']);
+    const items = JSON.parse(files.get('vault/items.json')!.toString()) as {
+      kind: string;
+      url: string;
+      text?: string;
+    }[];
+    expect(items.map((i) => i.kind).sort()).toEqual(['file', 'link', 'text']);
+    expect(items.find((i) => i.kind === 'text')?.text).toBe('Ünïcode text ✓\nsecond line');
+    const canvas = JSON.parse(files.get('hubs/Carte ✓.canvas')!.toString()) as { nodes: { ref?: unknown }[] };
+    expect(canvas.nodes.map((n) => n.ref).filter(Boolean)).toEqual([
+      { type: 'note', id: pinned },
+      { type: 'vault_item', id: text },
+    ]);
+
+    const imported = await importExport(zip, fresh.token);
+    expect(imported).toMatchObject({
+      state: 'succeeded',
+      counts: { notes: 2, folders: 0, vault_items: 3, hubs: 1, skipped: 0, duplicates: 0 },
+      errors: [],
+    });
+    const copy = async (query: string, variables: Record<string, unknown> = {}) => gql(query, variables, fresh.token);
+    const vault = (
+      await copy(
+        'query { vaultItems(first: 10, archived: "all") { items { id kind url title fileName tags { name } favorite archived capturedAt } } }',
+      )
+    ).vaultItems.items as Record<string, unknown>[];
+    expect(vault.find((i) => i.kind === 'link')).toMatchObject({
+      url: 'https://example.org/old',
+      favorite: true,
+      archived: true,
+      capturedAt: '2019-01-02T03:04:05.000Z',
+    });
+    const newText = vault.find((i) => i.kind === 'text')!;
+    expect(newText).toMatchObject({
+      title: 'Une note ✓',
+      capturedAt: '2020-05-01T10:00:00.000Z',
+      tags: [{ name: 't1' }],
+    });
+    expect((await copy('query ($id: ID!) { vaultItem(id: $id) { text } }', { id: newText.id })).vaultItem.text).toBe(
+      'Ünïcode text ✓\nsecond line',
+    );
+    const newFile = vault.find((i) => i.kind === 'file')!;
+    expect(newFile).toMatchObject({ fileName: 'schéma ✓.png', tags: [{ name: 'pics' }] });
+
+    const notes = (await copy('query { notes(first: 10, archived: "all") { items { id title pinned archived } } }'))
+      .notes.items as { id: string; title: string; pinned: boolean; archived: boolean }[];
+    expect(notes.map((n) => [n.title, n.pinned, n.archived]).sort()).toEqual([
+      ['Old', false, true],
+      ['Épinglée ★', true, false],
+    ]);
+    const newPinned = notes.find((n) => n.title === 'Épinglée ★')!.id;
+    // The link to the file points at the new item.
+    expect((await copy('query ($id: ID!) { note(id: $id) { body } }', { id: newPinned })).note.body).toBe(
+      `Voir ![schéma](/api/v1/vault/items/${newFile.id as string}/content)`,
+    );
+
+    // The hub's nodes point at the new note and item, with their edges.
+    const hubs = (await copy('query { hubs(first: 5) { items { id name graph } } }')).hubs.items as {
+      name: string;
+      graph: {
+        nodes: { id: string; type: string; refId: string | null; x: number; text: string | null }[];
+        edges: { fromNode: string; toNode: string; label: string | null }[];
+      };
+    }[];
+    expect(hubs.map((h) => h.name)).toEqual(['Carte ✓']);
+    const { nodes, edges } = hubs[0].graph;
+    const at = (x: number) => nodes.find((n) => n.x === x)!;
+    expect(nodes.map((n) => [n.x, n.type, n.refId]).sort()).toEqual([
+      [0, 'text', null],
+      [300, 'note', newPinned],
+      [600, 'vault_item', newText.id],
+    ]);
+    expect(edges.map((e) => [e.fromNode, e.toNode, e.label]).sort()).toEqual(
+      [
+        [at(0).id, at(300).id, 'à propos'],
+        [at(300).id, at(600).id, null],
+      ].sort(),
+    );
+
+    const again = await importExport(zip, fresh.token);
+    expect(again.counts).toMatchObject({ notes: 0, vault_items: 0, hubs: 0, skipped: 0, duplicates: 6 });
+  });
 });

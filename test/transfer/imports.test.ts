@@ -1,8 +1,9 @@
 // Imports (issue 45), on SQLite and on MySQL: a Netscape bookmark file streamed to
 // POST /api/v1/imports as the raw body, imported in the background through the vault's own
-// capture mutation as the user (so its duplicate check and caps apply), with progress, events,
-// cancel, the list, and the refusals: an unknown or unserved format, a malformed file (the job
-// fails with a clear error), a body over IMPORT_MAX_BYTES (413, by Content-Length or chunked).
+// capture mutation as the user (so its duplicate check and caps apply; ADD_DATE its captured_at),
+// with progress, events, cancel, the list, and the refusals: an unknown format, a malformed file
+// (the job fails with a clear error), a body over IMPORT_MAX_BYTES (413, by Content-Length or
+// chunked). Karakeep's JSON export: links and texts into the vault, annotations into notes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
@@ -13,6 +14,7 @@ import { until } from '../helpers/wait';
 const FIXTURES = path.join(__dirname, 'fixtures');
 const firefox = fs.readFileSync(path.join(FIXTURES, 'firefox-bookmarks.html'));
 const chrome = fs.readFileSync(path.join(FIXTURES, 'chrome-bookmarks.html'));
+const karakeep = fs.readFileSync(path.join(FIXTURES, 'karakeep-export.json'));
 const MAX_BYTES = 256 * 1024;
 
 let server: TestServer;
@@ -21,7 +23,7 @@ let admin: string;
 
 beforeAll(async () => {
   server = await startTestServer({
-    SUBGRAPHS: 'auth,vault,transfer',
+    SUBGRAPHS: 'auth,notes,vault,transfer',
     IMPORT_MAX_BYTES: String(MAX_BYTES),
     IMPORT_BATCH_RECORDS: '4',
     VAULT_ITEMS_PER_USER: '12',
@@ -63,20 +65,32 @@ async function finished(id: string, token: string): Promise<Job> {
   );
 }
 
-async function importFile(body: Buffer | string, token: string): Promise<Job> {
-  const res = await upload(body, token);
+async function importFile(body: Buffer | string, token: string, format = 'netscape'): Promise<Job> {
+  const res = await upload(body, token, format, format === 'karakeep' ? 'application/json' : 'text/html');
   expect(res.status).toBe(202);
-  expect(res.body).toMatchObject({ id: expect.stringMatching(UUID), format: 'netscape', state: 'queued' });
+  expect(res.body).toMatchObject({ id: expect.stringMatching(UUID), format, state: 'queued' });
   expect(res.headers.get('location')).toBe(`/api/v1/imports/${res.body.id}`);
   return finished(res.body.id, token);
 }
 
-const VAULT = 'query { vaultItems(first: 100) { items { id url title tags { name } } nextCursor } }';
+const VAULT =
+  'query { vaultItems(first: 100, archived: "all") { items { id kind url title excerpt tags { name } capturedAt archived } nextCursor } }';
+type Item = {
+  id: string;
+  kind: string;
+  url: string;
+  title: string;
+  excerpt: string | null;
+  tags: { name: string }[];
+  capturedAt: string;
+  archived: boolean;
+};
 async function vaultItems(token: string) {
   const res = await http.graphql(VAULT, {}, token);
   expect(res.body.errors).toBeUndefined();
-  return res.body.data.vaultItems.items as { id: string; url: string; title: string; tags: { name: string }[] }[];
+  return res.body.data.vaultItems.items as Item[];
 }
+const tagsOf = (item: Item | undefined) => item?.tags.map((t) => t.name).sort();
 
 describe('netscape imports', () => {
   it('imports a Firefox export: links become vault items, folders and TAGS their tags; the same file again creates nothing', async () => {
@@ -105,6 +119,8 @@ describe('netscape imports', () => {
       expect(cafe?.tags.map((t) => t.name).sort()).toEqual(['café-&-crème', 'reading']);
       const book = items.find((i) => i.url === 'https://doc.rust-lang.org/book/');
       expect(book?.tags.map((t) => t.name).sort()).toEqual(['books', 'reading', 'rust']);
+      // ADD_DATE="1701234600" is when it was captured (the contract's captured_at).
+      expect(book?.capturedAt).toBe(new Date(1701234600 * 1000).toISOString());
       // The toolbar is where a link was, not what it is about: no tag.
       const hn = items.find((i) => i.url === 'https://news.ycombinator.com/');
       expect(hn?.tags).toEqual([]);
@@ -171,14 +187,11 @@ describe('netscape imports', () => {
     expect(await vaultItems(user.token)).toEqual([]);
   });
 
-  it('refuses an unknown format, a format not served yet, a missing token, and a body over IMPORT_MAX_BYTES (413, nothing kept)', async () => {
+  it('refuses an unknown format, a missing token, and a body over IMPORT_MAX_BYTES (413, nothing kept)', async () => {
     const user = await createUserAndLogin(server.url, admin, 'importer-refused');
     const unknown = await upload(firefox, user.token, 'opml');
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('validation_error');
-    const later = await upload(firefox, user.token, 'karakeep', 'application/json');
-    expect(later.status).toBe(400);
-    expect(later.body.details).toHaveProperty('format');
     expect((await request(server.url, 'POST', '/api/v1/imports?format=netscape', { raw: 'x' })).status).toBe(401);
 
     const big = Buffer.alloc(MAX_BYTES + 1, 'a');
@@ -233,5 +246,106 @@ describe('netscape imports', () => {
     const done = job.progress.done;
     await new Promise((r) => setTimeout(r, 300));
     expect((await http.get(`/api/v1/imports/${job.id}`, { token: user.token })).body.progress.done).toBe(done);
+  });
+
+  it('imports a Karakeep export: links and texts into the vault with tags, lists, dates and archived; notes from annotations; again: nothing new', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'importer-karakeep');
+    const job = await importFile(karakeep, user.token, 'karakeep');
+    expect(job).toMatchObject({
+      state: 'succeeded',
+      progress: { done: 8, total: 8 },
+      counts: { notes: 2, folders: 0, vault_items: 5, hubs: 0, skipped: 0, duplicates: 1 },
+      errors: [],
+    });
+    const items = await vaultItems(user.token);
+    expect(items.map((i) => i.kind).sort()).toEqual(['link', 'link', 'link', 'text', 'text']);
+    const rust = items.find((i) => i.url === 'https://blog.rust-lang.org/2024/11/28/Rust-1.83.0.html');
+    // Its tags, and the path of the manual list it is in (Reading / Rust).
+    expect(tagsOf(rust)).toEqual(['reading', 'release-notes', 'rust']);
+    expect(rust).toMatchObject({ title: 'Announcing Rust 1.83.0 | Rust Blog', archived: false });
+    expect(rust?.capturedAt).toBe(new Date(1733064000 * 1000).toISOString());
+    // A smart list is a saved search, not a place: no tag.
+    expect(tagsOf(items.find((i) => i.url === 'https://de.wikipedia.org/wiki/Kaffee'))).toEqual([
+      'kaffee',
+      'reading',
+      'wikipedia',
+    ]);
+    const localFirst = items.find((i) => i.url === 'https://www.inkandswitch.com/local-first/');
+    expect(localFirst).toMatchObject({ archived: true, capturedAt: new Date(1704067200 * 1000).toISOString() });
+    const textOf = async (item: Item | undefined) =>
+      (await http.graphql('query ($id: ID!) { vaultItem(id: $id) { text } }', { id: item?.id }, user.token)).body.data
+        .vaultItem.text;
+    const digest = items.find((i) => i.kind === 'text' && i.excerpt?.startsWith('Idea: a weekly digest'));
+    expect(await textOf(digest)).toBe(
+      "Idea: a weekly digest of the vault's new links, grouped by tag.\n\nStart with the tags that have the most items.",
+    );
+    expect(tagsOf(digest)).toEqual(['ideas']);
+    expect(await textOf(items.find((i) => i.kind === 'text' && i.title === 'Café order'))).toBe(
+      'Flat white, oat milk — 2 sugars ☕',
+    );
+
+    const notes = await http.graphql('query { notes(first: 10) { items { title excerpt tags } } }', {}, user.token);
+    const byTitle = new Map(
+      (notes.body.data.notes.items as { title: string; excerpt: string; tags: string[] }[]).map((n) => [n.title, n]),
+    );
+    expect([...byTitle.keys()].sort()).toEqual([
+      'Café order',
+      'Local-first software: you own your data, in spite of the cloud',
+    ]);
+    const annotation = byTitle.get('Local-first software: you own your data, in spite of the cloud')!;
+    expect(annotation.excerpt).toContain('Re-read the section on CRDTs before the design review.');
+    expect(annotation.excerpt).toContain('<https://www.inkandswitch.com/local-first/>');
+    expect([...annotation.tags].sort()).toEqual(['crdt', 'local-first', 'reading']);
+
+    const again = await importFile(karakeep, user.token, 'karakeep');
+    expect(again.counts).toEqual({ notes: 0, folders: 0, vault_items: 0, hubs: 0, skipped: 0, duplicates: 8 });
+    expect(await vaultItems(user.token)).toHaveLength(5);
+  });
+
+  it('fails a malformed Karakeep file with a clear error and imports nothing', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'importer-karakeep-malformed');
+    const cases: [string, RegExp][] = [
+      ['[{"bookmarks": []}]', /not a JSON object/],
+      ['{"lists": []}', /no "bookmarks" list/],
+      [karakeep.subarray(0, karakeep.length - 40).toString(), /ends before its end|not a Karakeep export/],
+      ['{"bookmarks": [{"createdAt": 1, "content": {"type": "link", "url": "https://example.com/"},}]}', /JSON/],
+      ['<!DOCTYPE NETSCAPE-Bookmark-file-1>', /not a JSON object/],
+    ];
+    for (const [body, message] of cases) {
+      const job = await importFile(body, user.token, 'karakeep');
+      expect([body.slice(0, 30), job.state]).toEqual([body.slice(0, 30), 'failed']);
+      expect(job.errors.at(-1)?.message).toMatch(/not a Karakeep export/);
+      expect(job.errors.at(-1)?.message).toMatch(message);
+    }
+    expect(await vaultItems(user.token)).toEqual([]);
+  });
+
+  it('keeps a past ADD_DATE as captured_at, takes now for one in the future; the vault refuses a capturedAt in the future', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'importer-dates');
+    const file = [
+      '<!DOCTYPE NETSCAPE-Bookmark-file-1>',
+      '<DL><p>',
+      '<DT><A HREF="https://example.org/past" ADD_DATE="946684800">Past</A>',
+      '<DT><A HREF="https://example.org/future" ADD_DATE="32503680000">Future</A>',
+      '</DL>',
+    ].join('\n');
+    const before = Date.now();
+    const job = await importFile(file, user.token);
+    expect(job.counts).toMatchObject({ vault_items: 2, skipped: 0 });
+    const items = await vaultItems(user.token);
+    expect(items.find((i) => i.url === 'https://example.org/past')?.capturedAt).toBe('2000-01-01T00:00:00.000Z');
+    const future = Date.parse(items.find((i) => i.url === 'https://example.org/future')!.capturedAt);
+    expect(future).toBeGreaterThanOrEqual(before - 1000);
+    expect(future).toBeLessThanOrEqual(Date.now());
+
+    const refused = await http.graphql(
+      'mutation { captureVaultItem(url: "https://example.org/later", capturedAt: "3000-01-01T00:00:00Z") { id } }',
+      {},
+      user.token,
+    );
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'validation_error',
+      details: { captured_at: [expect.stringContaining('1970 to now')] },
+    });
   });
 });

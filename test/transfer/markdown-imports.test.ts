@@ -11,6 +11,7 @@ import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
 
 const VAULT_DIR = path.join(__dirname, 'fixtures', 'obsidian-vault');
+const JOPLIN_DIR = path.join(__dirname, 'fixtures', 'joplin-export');
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -89,7 +90,7 @@ async function importZip(zip: Buffer, token: string, query = ''): Promise<Job> {
 }
 
 const NOTES = 'query { notes(first: 100) { items { id title tags folderId } } }';
-const NOTE = 'query ($id: ID!) { note(id: $id) { title body tags folderId } }';
+const NOTE = 'query ($id: ID!) { note(id: $id) { title body tags folderId pinned archived } }';
 const FOLDERS = 'query { noteFolders { id path } }';
 const gql = async (query: string, token: string, variables: Record<string, unknown> = {}) => {
   const res = await http.graphql(query, variables, token);
@@ -211,5 +212,68 @@ describe('markdown imports', () => {
     const refused = await importZip(zip, other.token, `&target_folder_id=${target}`);
     expect(refused.state).toBe('failed');
     expect(refused.errors.at(-1)?.message).toMatch(/target folder/);
+  });
+
+  it('imports a Joplin "Markdown + Front Matter" export: notebooks, front matter, _resources; _notebook.yml passed over', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'md-joplin');
+    const zip = await zipOf(vaultEntries(JOPLIN_DIR));
+    const job = await importZip(zip, user.token);
+    expect(job).toMatchObject({
+      state: 'succeeded',
+      progress: { done: 6, total: 6 },
+      counts: { notes: 4, folders: 3, vault_items: 2, hubs: 0, skipped: 0, duplicates: 0 },
+      errors: [],
+    });
+    const folders = (await gql(FOLDERS, user.token)).noteFolders as { id: string; path: string }[];
+    expect(folders.map((f) => f.path).sort()).toEqual(['Cooking', 'Cooking/Weeknight', 'Work']);
+    const notes = (await gql(NOTES, user.token)).notes.items as { id: string; title: string; folderId: string }[];
+    expect(notes.map((n) => n.title).sort()).toEqual([
+      'Crème brûlée',
+      'Pasta al limone',
+      'Q2 planning: meeting notes',
+      'Reading list',
+    ]);
+    const items = (await gql('query { vaultItems(first: 10) { items { id fileName } } }', user.token)).vaultItems
+      .items as { id: string; fileName: string }[];
+    expect(items.map((i) => i.fileName).sort()).toEqual(['creme-brulee.jpg', 'quarterly report.pdf']);
+    const idOf = (name: string) => items.find((i) => i.fileName === name)!.id;
+    const note = async (title: string) =>
+      (await gql(NOTE, user.token, { id: notes.find((n) => n.title === title)!.id })).note;
+
+    const creme = await note('Crème brûlée');
+    expect(creme.folderId).toBe(folders.find((f) => f.path === 'Cooking')!.id);
+    // Joplin's blank line after the front matter separates it: the body starts with the note.
+    expect(creme.body.startsWith('# Crème brûlée\n')).toBe(true);
+    expect(creme.body).toContain(`![creme-brulee.jpg](/api/v1/vault/items/${idOf('creme-brulee.jpg')}/content)`);
+    expect(creme.body).toContain('[Pasta al limone](../Cooking/Weeknight/Pasta%20al%20limone.md)'); // a note: as written
+    expect([...creme.tags].sort()).toEqual(['dessert', 'french']);
+    const meeting = await note('Q2 planning: meeting notes');
+    expect([...meeting.tags].sort()).toEqual(['meetings', 'project-atlas']);
+    expect(meeting.body).toContain(
+      `[quarterly report.pdf](/api/v1/vault/items/${idOf('quarterly report.pdf')}/content)`,
+    );
+    expect((await note('Pasta al limone')).folderId).toBe(folders.find((f) => f.path === 'Cooking/Weeknight')!.id);
+
+    const again = await importZip(zip, user.token);
+    expect(again.counts).toMatchObject({ notes: 0, folders: 0, vault_items: 0, duplicates: 6 });
+  });
+
+  it('keeps front matter pinned and archived (true, or "yes" as some exporters write it)', async () => {
+    const user = await createUserAndLogin(server.url, admin, 'md-flags');
+    const zip = await zipOf([
+      { name: 'pinned.md', data: Buffer.from('---\ntitle: Pinned one\npinned: true\n---\nbody') },
+      { name: 'archived.md', data: Buffer.from("---\ntitle: Archived one\narchived: 'yes'\n---\nbody") },
+      { name: 'plain.md', data: Buffer.from('---\ntitle: Plain one\npinned: false\narchived: no\n---\nbody') },
+    ]);
+    const job = await importZip(zip, user.token);
+    expect(job).toMatchObject({ state: 'succeeded', counts: { notes: 3 }, errors: [] });
+    const all = (
+      await gql('query { notes(first: 10, archived: "all") { items { title pinned archived } } }', user.token)
+    ).notes.items as { title: string; pinned: boolean; archived: boolean }[];
+    expect(all.map((n) => [n.title, n.pinned, n.archived]).sort()).toEqual([
+      ['Archived one', false, true],
+      ['Pinned one', true, false],
+      ['Plain one', false, false],
+    ]);
   });
 });

@@ -1,8 +1,10 @@
 // A Markdown vault as a zip (an Obsidian vault, Joplin's or Bear's Markdown export): each `.md`
-// file is a note in the note folder of its directory, its YAML front matter (`title`, `tags`,
-// `aliases`, `created`, `updated`) read with the `yaml` package; every other file is a vault file,
-// and links to it (`![](path)`, `[x](path)`, `![[name]]`, `[[name.ext]]`) are rewritten to the
-// vault item once it exists. Hidden entries (`.obsidian/`, `.trash/`, `__MACOSX/`) are passed over.
+// file is a note in the note folder of its directory, its YAML front matter read with the `yaml`
+// package: `title`, `tags`, `pinned` and `archived` are kept (the notes module has them);
+// `aliases`, `created` and `updated` are not (it has no such fields, and sets its own times).
+// Every other file is a vault file, and links to it (`![](path)`, `[x](path)`, `![[name]]`,
+// `[[name.ext]]`) are rewritten to the vault item once it exists. Hidden entries (`.obsidian/`,
+// `.trash/`, `__MACOSX/`) and Joplin's notebook metadata (`_notebook.yml`) are passed over.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -14,8 +16,12 @@ export interface NoteRecord {
   title: string;
   body: string;
   tags: string[];
-  /** Front matter read but not kept by the notes module: recorded in the job's errors once. */
+  /** The file's SHA-256 (hex): with its path, what makes the same note known again. */
   hash: string;
+  pinned?: boolean;
+  archived?: boolean;
+  /** Its id in this service's export (front matter `id`): hub nodes and links naming it are pointed at the new one. */
+  sourceId?: string;
 }
 
 export interface FileRecord {
@@ -42,12 +48,27 @@ export function noteTag(raw: unknown): string | null {
 
 /** Paths of the zip that are not part of the vault. */
 export const hiddenPath = (p: string) =>
-  p.split('/').some((part) => part.startsWith('.') || part === '__MACOSX') || path.basename(p) === 'Thumbs.db';
+  p.split('/').some((part) => part.startsWith('.') || part === '__MACOSX') ||
+  ['Thumbs.db', '_notebook.yml'].includes(path.basename(p));
+
+/** A front matter flag: YAML's true, or the `yes`/`true` strings of exporters that write every value as a string. */
+const flag = (value: unknown): boolean | undefined =>
+  typeof value === 'boolean' ? value : typeof value === 'string' ? /^(true|yes)$/i.test(value.trim()) : undefined;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 
-/** A note from a `.md` file's text: front matter read, the body as written after it. */
-export function noteFromMarkdown(filePath: string, text: string): { record: NoteRecord; warning?: string } {
+/**
+ * A note from a `.md` file's text: front matter read, the body as written after it. `exact`
+ * (this service's export) keeps the body to the byte; otherwise the one blank line exporters put
+ * after the front matter (Joplin's `---\n\n`) is the separator, not the body's.
+ */
+export function noteFromMarkdown(
+  filePath: string,
+  text: string,
+  exact = false,
+): { record: NoteRecord; warning?: string } {
   let body = text.replace(/^\uFEFF/, '');
   let meta: Record<string, unknown> = {};
   let warning: string | undefined;
@@ -57,6 +78,7 @@ export function noteFromMarkdown(filePath: string, text: string): { record: Note
       const parsed: unknown = parseYaml(m[1], { maxAliasCount: 10, prettyErrors: false });
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) meta = parsed as Record<string, unknown>;
       body = body.slice(m[0].length);
+      if (!exact) body = body.replace(/^\r?\n/, '');
     } catch (err) {
       warning = `its front matter is not YAML (${(err as Error).message.split('\n')[0]}); kept in the body`;
     }
@@ -75,6 +97,9 @@ export function noteFromMarkdown(filePath: string, text: string): { record: Note
       body,
       tags,
       hash: crypto.createHash('sha256').update(text).digest('hex'),
+      ...(flag(meta.pinned) ? { pinned: true } : {}),
+      ...(flag(meta.archived) ? { archived: true } : {}),
+      ...(exact && typeof meta.id === 'string' && UUID.test(meta.id) ? { sourceId: meta.id } : {}),
     },
     warning,
   };

@@ -87,6 +87,14 @@ class CaptureArgs {
   @Field(() => Boolean, { nullable: true })
   @IsOptional()
   favorite?: boolean | null;
+
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      "When it was captured elsewhere (an import: a bookmark's ADD_DATE), from 1970 to now; left out: now. Listings stay in capture order.",
+  })
+  @IsOptional()
+  capturedAt?: Date | null;
 }
 
 @ArgsType()
