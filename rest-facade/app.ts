@@ -377,7 +377,7 @@ const UPLOAD_PIECE_BYTES = 512 * 1024;
 function uploadHandler(route: RouteSpec, graphql: GraphQLClient, config: Config) {
   const validate = compileValidator(route);
   const begin = graphqlOperation({ ...route, graphql: { ...route.graphql, select: '{ id }' } });
-  const { append, finish, abort, maxBytes } = route.upload!;
+  const { append, finish, abort, maxBytes, limit } = route.upload!;
   const name = route.operationId[0].toUpperCase() + route.operationId.slice(1);
   const appendQuery = `mutation ${name}Append($id: ID!, $offset: Float!, $chunk: String!) { result: ${append}(id: $id, offset: $offset, chunk: $chunk) }`;
   const finishQuery = graphqlOperation({
@@ -388,8 +388,7 @@ function uploadHandler(route: RouteSpec, graphql: GraphQLClient, config: Config)
   const abortQuery = `mutation ${name}Abort($id: ID!) { result: ${abort}(id: $id) }`;
   return async (req: Request, res: Response) => {
     const max = maxBytes(config);
-    const tooLarge = () =>
-      sendError(res, 'payload_too_large', `The file is larger than ${max} bytes.`, { limit: 'IMPORT_MAX_BYTES', max });
+    const tooLarge = () => sendError(res, 'payload_too_large', `The file is larger than ${max} bytes.`, { limit, max });
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
     if (declared !== undefined && declared > max) {
       res.setHeader('Connection', 'close');

@@ -86,6 +86,8 @@ export interface RouteSpec {
     finish: string;
     abort: string;
     maxBytes: (config: Config) => number;
+    /** The setting `maxBytes` reads: a refusal's `details.limit`. */
+    limit: string;
     description: string;
   };
   /** The GraphQL operation it runs (graphql-mapping.ts builds it): its root field, arguments and what it reads. */

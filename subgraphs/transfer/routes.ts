@@ -124,6 +124,7 @@ export const transferRoutes: RouteSpec[] = [
       finish: 'finishImportUpload',
       abort: 'abortImportUpload',
       maxBytes: (config: Config) => config.IMPORT_MAX_BYTES,
+      limit: 'IMPORT_MAX_BYTES',
       description: 'The file to import, as exported (e.g. bookmarks.html)',
     },
     graphql: {
