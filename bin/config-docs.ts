@@ -1,7 +1,7 @@
 // `npm run docs:config`: writes the modules' settings into docs/configuration.md from their
 // fragments (subgraphs/<name>/settings.ts, declared by each module's definition): one table per
-// module, between the page's markers, with each setting's default as the schema fills it and its
-// meaning as `.describe()` says it. test/lib/docs-config.test.ts fails when the page is stale.
+// module, between the page's markers, with each setting's default as the schema fills it (or as
+// its `.meta({ shownDefault })` shows it) and its meaning as `.describe()` says it. test/lib/docs-config.test.ts fails when the page is stale.
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -27,7 +27,9 @@ export function moduleSettingsDocs(list: readonly ModuleDefinition[] = modules):
     parts.push(`### ${m.name}`, '', '| variable | default | meaning |', '|---|---|---|');
     for (const [name, type] of Object.entries(shape)) {
       const value = defaults[name];
-      const dflt = value === undefined || shown(value) === '' ? 'unset' : `\`${shown(value)}\``;
+      // `.meta({ shownDefault })`: the default as the row shows it (a size in words, the folder an unset one stands for).
+      const stated = (type.meta() as { shownDefault?: string } | undefined)?.shownDefault;
+      const dflt = stated ?? (value === undefined || shown(value) === '' ? 'unset' : `\`${shown(value)}\``);
       const meaning = (type.description ?? '').replace(/\|/g, '\\|');
       if (!meaning) throw new Error(`${m.name}: the setting ${name} has no .describe() (its meaning in the docs)`);
       parts.push(`| \`${name}\` | ${dflt} | ${meaning} |`);

@@ -1,8 +1,9 @@
 // `npm run new-subgraph -- <name> [--entity <Type>]`: a working subgraph for a partner team,
 // built the house way — an entity with a UUIDv7 id and a version, its migration, a paged list,
 // get, create, update and delete at the expected version, events through the outbox — in
-// subgraphs/<name>/ with its REST routes (routes.ts, in the OpenAPI document) and its definition
-// (module.ts), its test in test/<name>/, and one line in the module list, subgraphs/index.ts.
+// subgraphs/<name>/ with its REST routes (routes.ts, in the OpenAPI document), its settings (its cap,
+// settings.ts) and its definition (module.ts), its test in test/<name>/, and one line in the module
+// list, subgraphs/index.ts.
 //
 // The templates are real code, type-checked with the rest (tsconfig.json includes templates/):
 // templates/subgraph/ is the module and templates/subgraph-test/ its test, written for a
@@ -60,6 +61,8 @@ const TEMPLATE_MIGRATION_TIME = '1700000000000';
 export function renameTemplate(text: string, n: SkeletonNames, timestamp: number): string {
   const renamed = text
     .replaceAll(TEMPLATE_MIGRATION_TIME, String(timestamp))
+    // Setting names: EXAMPLE_ITEMS_PER_USER becomes REVIEWS_PER_USER.
+    .replaceAll('EXAMPLE_ITEM', n.snake.toUpperCase())
     .replaceAll('ExampleItem', n.entity)
     .replaceAll('exampleItem', n.camel)
     .replaceAll('example-item', n.kebab)
@@ -129,9 +132,9 @@ function main(argv: string[], root: string): number {
     [
       `Created the ${name} subgraph:`,
       ...Object.keys(files).map((f) => `  ${f}`),
-      '  (listed in subgraphs/index.ts; its scopes are declared in its module.ts)',
+      '  (listed in subgraphs/index.ts; its scopes are declared in its module.ts, its settings in its settings.ts)',
       '',
-      'Next: npm run compose -- --check    npm test -- test/' + name,
+      `Next: npm run compose -- --check    npm run docs:config    npm test -- test/${name}`,
     ].join('\n'),
   );
   return 0;

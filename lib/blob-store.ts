@@ -156,9 +156,6 @@ export class DiskBlobStore implements BlobStore {
   }
 }
 
-/** The areas of the store: each module keeps its blobs under its own. */
-export type BlobArea = 'audio' | 'vault' | 'transfer';
-
 interface RemoteStores {
   backend: () => Promise<ObjectBackend>;
   close(): Promise<void>;
@@ -195,15 +192,12 @@ function remote(url: string): RemoteStores {
 }
 
 /**
- * The store a module keeps its blobs in: BLOB_STORE_URL when set (a JetStream object store or S3,
- * each area under its own prefix), else its folder under DATA_DIR (AUDIO_DIR, VAULT_DIR).
+ * The store a module keeps its blobs in, under its own area (a name, e.g. `audio`): BLOB_STORE_URL
+ * when set (a JetStream object store or S3, each area under its own prefix), else `folder`, the
+ * module's folder on disk (its own setting, or a folder under DATA_DIR), which it passes in.
  */
-export function openBlobStore(
-  config: Pick<Config, 'BLOB_STORE_URL' | 'audioDir' | 'vaultDir' | 'transferDir'>,
-  area: BlobArea,
-): BlobStore {
-  if (!config.BLOB_STORE_URL)
-    return new DiskBlobStore({ audio: config.audioDir, vault: config.vaultDir, transfer: config.transferDir }[area]);
+export function openBlobStore(config: Pick<Config, 'BLOB_STORE_URL'>, area: string, folder: string): BlobStore {
+  if (!config.BLOB_STORE_URL) return new DiskBlobStore(folder);
   const url = config.BLOB_STORE_URL;
   const prefix = url.startsWith('s3:') ? s3Prefix(url) : '';
   return new ObjectBlobStore(remote(url).backend, `${prefix}${area}/`);

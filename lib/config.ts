@@ -29,21 +29,33 @@ export type SettingKinds = ReturnType<typeof settingKinds>;
  * its part of the schema, built from the shared kinds. Each setting keeps a default where it has
  * one and says what it is with `.describe()`: its row in docs/configuration.md
  * (`npm run docs:config` writes them; test/lib/docs-config.test.ts fails when the page is stale).
+ * Where the row should show its default otherwise (with its size in words, or the folder an unset
+ * one stands for), the setting says so with `.meta({ shownDefault: '`…` (…)' })`.
  */
 export type SettingsFragment = (kinds: SettingKinds) => Record<string, z.ZodType>;
 
 /**
  * The settings the modules add, by type: each module's settings.ts adds its own by declaration
  * merging (`declare module '../../lib/config' { interface ModuleSettings extends … }`), so that
- * `config.NOTES_PER_USER` is typed where it is read while this file names no module.
+ * a module's settings are typed where they are read while this file names no module.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the modules' settings.ts
 export interface ModuleSettings {}
 
-/** A module's fragment, by the module's name. */
+/** The settings as parsed, the host's and the modules', before loadConfig() adds what it works out from them. */
+export type Settings = z.infer<ReturnType<typeof hostSchema>> & ModuleSettings;
+
+/**
+ * A module's rules over several settings (its own together, or its own against the host's),
+ * checked once every setting has parsed: the problems found, each naming its settings.
+ */
+export type SettingsCheck = (settings: Settings) => string[];
+
+/** A module's fragment, by the module's name, with its rules over several settings. */
 export interface ModuleFragment {
   module: string;
   settings: SettingsFragment;
+  check?: SettingsCheck;
 }
 
 let moduleFragments: readonly ModuleFragment[] = [];
@@ -207,27 +219,12 @@ export function hostSchema() {
     /** How long parsing one large body may take in its thread before it is refused (400) and the thread replaced. */
     LARGE_BODY_PARSE_TIMEOUT_MS: int(100, 120_000).default(10_000),
 
+    // Access tokens (lib/tokens.ts): auth signs them, every process verifies them.
     JWT_PRIVATE_KEY: z.string().optional(),
     JWT_PUBLIC_KEY: z.string().optional(),
     JWT_ISSUER: z.string().default('federated-auth-voice'),
+    /** An access token's lifetime; the event log keeps revocations at least this long (EVENT_RETENTION_SECONDS). */
     ACCESS_TOKEN_TTL_SECONDS: int(60, 86_400).default(3600),
-    REFRESH_TOKEN_TTL_SECONDS: int(3600, 400 * 86_400).default(90 * 86_400),
-
-    AUTH_BOOTSTRAP_USERNAME: z.string().trim().min(1).max(64).optional(),
-    AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
-    /** zxcvbn strength (0–4) a new password must reach; existing passwords keep working. */
-    PASSWORD_MIN_SCORE: int(0, 4).default(3),
-    LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
-    LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
-    LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
-    /** `database` shares counts between instances; `memory` is per process. */
-    RATE_LIMIT_STORE: z.enum(['database', 'memory']).default('database'),
-
-    // ---- auth hardening (issue 29: per-username lock, session quota) ----
-    /** Failures for one username from any addresses in the window before it is locked (429) until the window passes. */
-    LOGIN_MAX_FAILURES_PER_USERNAME: int(1, 1_000_000).default(20),
-    /** Active sessions a user may hold; a login past it revokes the oldest (`session_limit`). */
-    MAX_SESSIONS_PER_USER: int(1, 100_000).default(100),
 
     /** How long the event log keeps events (a resume from further back gets resync_required). */
     EVENT_RETENTION_SECONDS: int(3600, 365 * 86_400).default(7 * 86_400),
@@ -330,10 +327,8 @@ export function hostSchema() {
     GRAPHQL_EXPLORER: bool.optional(),
     /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
     STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
-    /** Custom roles (issue 30) at most; the built-in ones do not count. */
-    ROLES_MAX: int(1, 10_000).default(100),
 
-    // ---- hardening: metrics, speech answers, tracing, tts quotas (issue 29) ----
+    // ---- metrics, speech answers (the facade's OpenAI endpoint), trace sampling ----
     /** In production, /metrics on the service's own port only when true (else use METRICS_PORT). */
     METRICS_PUBLIC: bool.default(false),
     /** A speech answer (POST /v1/audio/speech, the REST audio download) whose reader takes nothing for this long is cut off. */
@@ -367,47 +362,11 @@ export function hostSchema() {
     SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
-    // ---- the Vault (docs/vault.md) ----
-    /** Where Vault files are stored; DATA_DIR/vault when not set. Shared by every vault process. */
-    VAULT_DIR: z.string().optional(),
-    /** Largest file a capture takes, decoded (its base64 is a third larger). */
+    /**
+     * Largest file a Vault capture takes, decoded (its base64 is a third larger). Read by the vault
+     * and by transfer (a file an import brings in), so it stays here.
+     */
     VAULT_MAX_FILE_BYTES: int(1024, 1024 ** 3).default(10 * 1024 * 1024),
-    /** Body limit of POST /api/v1/vault/items (the only route that takes a file). */
-    VAULT_CAPTURE_BODY_LIMIT_BYTES: int(1024, 2 * 1024 ** 3).default(14 * 1024 * 1024),
-    /** Hosts, as written in URLs, whose non-public addresses the fetcher may reach: `host:port` (one port) or `host` (every port). */
-    VAULT_FETCH_ALLOW_HOSTS: csv.default([]),
-    /** Bytes of a fetched page read (after decompression); HTML beyond it is cut, other types keep their header size. */
-    VAULT_FETCH_MAX_BYTES: int(1024, 1024 ** 3).default(2 * 1024 * 1024),
-    /** The whole fetch (every redirect and the body) must end within this. */
-    VAULT_FETCH_TIMEOUT_MS: int(100, 600_000).default(10_000),
-    /** Redirects followed, each through the SSRF guard. */
-    VAULT_FETCH_MAX_REDIRECTS: int(0, 20).default(5),
-    /** Longest a page or a file may take to parse in the parser thread; longer fails it (`parse_timeout`). */
-    VAULT_PARSE_TIMEOUT_MS: int(100, 600_000).default(5000),
-    /** Parser threads of an enrichment worker (at most VAULT_ENRICH_CONCURRENCY), each started when first needed. */
-    VAULT_PARSE_THREADS: int(1, 64).default(2),
-    /** Characters of text an item keeps. */
-    VAULT_TEXT_MAX_CHARS: int(1000, 16_000_000).default(1_000_000),
-    /** Items this process enriches at once; 0: none here (leave it to `npm run start:worker -- vault`). */
-    VAULT_ENRICH_CONCURRENCY: int(0, 64).default(2),
-    /** An enrichment whose worker has not renewed its lease for this long is taken again. */
-    VAULT_ENRICH_LEASE_SECONDS: int(2, 3600).default(30),
-    /** Takes of one enrichment (workers that died on it) before it is failed instead. */
-    VAULT_ENRICH_MAX_ATTEMPTS: int(1, 100).default(3),
-    /** How often idle enrichment workers look for items captured by other processes (backing off to POLL_MAX_IDLE_MS). */
-    VAULT_ENRICH_POLL_MS: int(5, 60_000).default(200),
-    /** Items one user may keep (409 beyond). */
-    VAULT_ITEMS_PER_USER: int(1, 100_000_000).default(100_000),
-    /** File bytes one user may keep (409 beyond). */
-    VAULT_FILE_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(5 * 1024 ** 3),
-    /** Items of one user waiting for enrichment at once (429 beyond). */
-    VAULT_PENDING_PER_USER: int(1, 100_000).default(10),
-    /** Classification rules one user may keep (409 beyond). */
-    VAULT_RULES_PER_USER: int(1, 10_000).default(100),
-    /** The learned classifier's least confidence (0–1) for its category to be taken. */
-    VAULT_CLASSIFY_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.6),
-    /** Automatic keyword tags per item (0: none). */
-    VAULT_KEYWORD_TAGS: int(0, 50).default(5),
 
     // Hops between this service's processes (lib/hop.ts, docs/operation-pipeline.md).
     /**
@@ -417,47 +376,13 @@ export function hostSchema() {
      */
     SUBGRAPH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 
-    // ---- integrations (issue 34, docs/integrations.md) ----
+    // ---- Idempotency-Key (lib/idempotency.ts) and API keys at the edge (lib/api-keys.ts) ----
     /** How long an Idempotency-Key's first answer is kept and replayed. */
     IDEMPOTENCY_TTL_SECONDS: int(60, 30 * 86_400).default(86_400),
     /** A claim whose request recorded no answer for this long (its process died) may be taken over by a retry. */
     IDEMPOTENCY_LOCK_SECONDS: int(1, 3600).default(60),
-    /** Webhooks one user may keep; more are refused (409). */
-    WEBHOOKS_PER_USER: int(1, 10_000).default(20),
-    /** Webhook endpoints this process delivers to at once (one attempt each); 0: none (leave it to other processes). */
-    WEBHOOK_CONCURRENCY: int(0, 10_000).default(64),
-    /** A delivery attempt with no complete answer within this is a `timeout`. */
-    WEBHOOK_TIMEOUT_SECONDS: int(1, 300).default(10),
-    /** Bytes of a receiver's answer read at most; the rest is never taken in. */
-    WEBHOOK_MAX_RESPONSE_BYTES: int(0, 16 * 1024 ** 2).default(64 * 1024),
-    /** How long a delivery is retried before it is given up and its webhook disabled (`webhook.disabled`). */
-    WEBHOOK_RETRY_SECONDS: int(1, 30 * 86_400).default(3 * 86_400),
-    /** The first retry's delay; each next one doubles (with jitter), up to WEBHOOK_RETRY_MAX_DELAY_SECONDS. */
-    WEBHOOK_RETRY_BASE_SECONDS: int(1, 3600).default(5),
-    WEBHOOK_RETRY_MAX_DELAY_SECONDS: int(1, 86_400).default(6 * 3600),
-    /** An endpoint whose worker stopped renewing its lease this long is taken over by another. */
-    WEBHOOK_LEASE_SECONDS: int(1, 3600).default(30),
-    /** How often idle delivery workers look for due deliveries written by other processes (backing off to POLL_MAX_IDLE_MS). */
-    WEBHOOK_POLL_MS: int(10, 60_000).default(200),
-    /** The delivery log (attempts) and finished deliveries are kept this long. */
-    WEBHOOK_LOG_RETENTION_SECONDS: int(3600, 365 * 86_400).default(30 * 86_400),
-    /** After a rotation, the old secret signs alongside the new one this long. */
-    WEBHOOK_SECRET_OVERLAP_SECONDS: int(0, 30 * 86_400).default(86_400),
-    /**
-     * Hosts (as written in webhook URLs) whose private or loopback addresses webhooks may reach
-     * anyway (lib/ssrf-guard.ts): `host:port` for one port (a test receiver), `host` for every port.
-     */
-    WEBHOOK_ALLOW_HOSTS: csv.default([]),
-    /** API keys one user may hold (not revoked); more are refused (409). */
-    API_KEYS_PER_USER: int(1, 10_000).default(50),
-    /** Lifetime of the access token an API key is exchanged for at the edge. */
-    API_KEY_TOKEN_TTL_SECONDS: int(30, 3600).default(120),
     /** How long the edge keeps a key's token (by the key's hash) before it asks auth again: at most 60 s. */
     API_KEY_CACHE_SECONDS: int(0, 60).default(60),
-    /** API keys that do not answer (unknown, expired, revoked) per client address per LOGIN_RATE_WINDOW_SECONDS; then 429. */
-    API_KEY_MAX_FAILURES_PER_CLIENT: int(1, 100_000).default(20),
-    /** The HMAC key the API keys' hashes are made with; unset: derived from JWT_PRIVATE_KEY (set it before rotating that key). */
-    API_KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
     /**
      * Where the event log lives (CONTRACT.md, "Beyond one machine"): unset, the `events` database's
      * table; `nats://host:port[,host:port…]`, a NATS JetStream stream (lib/event-backends.ts).
@@ -482,8 +407,8 @@ export function hostSchema() {
     /** Days a deleted note, vault item or hub stays in the trash before it is purged (fractions allowed, e.g. for tests). */
     TRASH_RETENTION_DAYS: z.coerce.number().min(0).max(3650).default(30),
     /**
-     * Where rendered audio, cached encodings and Vault files are stored (lib/blob-store.ts): unset,
-     * under DATA_DIR (AUDIO_DIR, VAULT_DIR); `nats://host:port[,host:port…]/<bucket>` a JetStream
+     * Where the modules' files (rendered audio, Vault files, imports…) are stored (lib/blob-store.ts):
+     * unset, each module's folder under DATA_DIR (AUDIO_DIR…); `nats://host:port[,host:port…]/<bucket>` a JetStream
      * object store; `s3://<bucket>[/<prefix>]?endpoint=<url>&region=<r>&force_path_style=true|false`
      * S3 or an S3-compatible store (credentials from the standard AWS environment and files).
      */
@@ -495,24 +420,6 @@ export function hostSchema() {
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),
-
-    // ---- imports and exports (issue 45, subgraphs/transfer, docs/imports-and-exports.md) ----
-    /** The largest file POST /imports takes (streamed to the blob store in pieces, never whole in memory); larger: 413. */
-    IMPORT_MAX_BYTES: int(1024, 4 * 1024 ** 3).default(256 * 1024 * 1024),
-    /** Where uploaded import files (and export zips) are stored; DATA_DIR/transfer when not set. Shared by every transfer process. */
-    TRANSFER_DIR: z.string().optional(),
-    /** Records (bookmarks, notes, files) an import applies per batch of the kit's fair runner, then goes back to the queue. */
-    IMPORT_BATCH_RECORDS: int(1, 1000).default(50),
-    /** Records one import file may hold (bookmarks of a Netscape file); more: the job fails before importing any. */
-    IMPORT_MAX_RECORDS: int(1, 10_000_000).default(1_000_000),
-    /** An import or export not finished after this long is failed (its runner died over and over, or its uploader went away). */
-    IMPORT_STALE_SECONDS: int(60, 7 * 86_400).default(86_400),
-    /** Entries an imported zip may hold (read from its central directory before any entry); more: the job fails. */
-    IMPORT_ZIP_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
-    /** Bytes an imported zip may inflate to, all entries together (declared and as inflated); more: the job fails (a zip bomb stops there). */
-    IMPORT_ZIP_MAX_UNCOMPRESSED_BYTES: int(1024, 64 * 1024 ** 3).default(2 * 1024 ** 3),
-    /** Days an export's zip is kept before it is removed (DELETE removes one earlier). */
-    EXPORT_RETENTION_DAYS: int(1, 365).default(7),
   });
 }
 
@@ -532,19 +439,16 @@ export interface TracingSettings {
   };
 }
 
-export type Config = z.infer<ReturnType<typeof hostSchema>> &
-  ModuleSettings & {
-    /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
-    tracing: TracingSettings | null;
-    graphqlExplorer: boolean;
-    dataDir: string;
-    /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
-    introspection: boolean;
-    audioDir: string;
-    vaultDir: string;
-    transferDir: string;
-    subgraphUrls: Record<string, string>;
-  };
+export type Config = Settings & {
+  /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
+  tracing: TracingSettings | null;
+  graphqlExplorer: boolean;
+  dataDir: string;
+  /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
+  introspection: boolean;
+  audioDir: string;
+  subgraphUrls: Record<string, string>;
+};
 
 export class ConfigError extends Error {}
 
@@ -586,22 +490,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   // The modules' settings are in it too (their fragments, installed: configSchema); typed by ModuleSettings.
-  const cfg = parsed.data as typeof parsed.data & ModuleSettings;
-  if (!!cfg.AUTH_BOOTSTRAP_USERNAME !== !!cfg.AUTH_BOOTSTRAP_PASSWORD) {
-    throw new ConfigError(
-      'Invalid configuration:\n  AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together',
-    );
-  }
+  const cfg = parsed.data as Settings;
+  const problems = moduleFragments.flatMap((f) => f.check?.(cfg) ?? []);
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   if (cfg.EVENT_RETENTION_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
     // Revoked sessions are looked up in the event log for as long as their tokens live.
     throw new ConfigError(
       'Invalid configuration:\n  EVENT_RETENTION_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
-    );
-  }
-  if (cfg.REFRESH_TOKEN_TTL_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
-    // A session whose refresh token expired counts as ended (quota, revoking): no access token may outlive it.
-    throw new ConfigError(
-      'Invalid configuration:\n  REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS',
     );
   }
   const subgraphUrls: Record<string, string> = {};
@@ -625,8 +520,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing,
     dataDir,
     audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
-    vaultDir: path.resolve(cfg.VAULT_DIR ?? path.join(dataDir, 'vault')),
-    transferDir: path.resolve(cfg.TRANSFER_DIR ?? path.join(dataDir, 'transfer')),
     subgraphUrls,
   };
 }

@@ -8,7 +8,7 @@
 import type { Metric } from 'prom-client';
 import type { ModuleRoutes } from '../rest-facade/route-spec';
 import type { TrashPart } from '../rest-facade/trash-routes';
-import type { SettingsFragment } from './config';
+import type { SettingsCheck, SettingsFragment } from './config';
 import type { EventType } from './kit/typed-events';
 import type { DeclaredScope } from './scopes';
 import type { SubgraphDefinition } from './subgraph';
@@ -25,6 +25,8 @@ export interface ModuleDefinition {
    * merges with the host's, each described for docs/configuration.md (`npm run docs:config`).
    */
   settings?: SettingsFragment;
+  /** Its rules over several settings (e.g. two that are set together), checked by loadConfig() after each has parsed. */
+  checkSettings?: SettingsCheck;
   /** Its metrics, on lib/metrics.ts's registry (subgraphs/<name>/metrics.ts). */
   metrics?: readonly Metric[];
   /**

@@ -34,7 +34,9 @@ export const modules: ModuleDefinition[] = [
 installScopes(composeScopes(modules, ['notes', 'vault', 'hubs', 'tts']));
 
 /** The modules' settings (lib/config.ts): loadConfig() merges their fragments with the host's. */
-installSettings(modules.flatMap((m) => (m.settings ? [{ module: m.name, settings: m.settings }] : [])));
+installSettings(
+  modules.flatMap((m) => (m.settings ? [{ module: m.name, settings: m.settings, check: m.checkSettings }] : [])),
+);
 
 /** The subgraphs named (all when none), loaded. */
 export function selectSubgraphs(names: readonly string[]): Promise<SubgraphDefinition[]> {

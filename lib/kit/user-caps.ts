@@ -13,16 +13,16 @@ import { isSqlite } from '../database/driver';
 
 /** A cap: the setting that sets it (also the counter's name) and its value. */
 export interface Cap {
-  /** The setting's name, e.g. 'VAULT_ITEMS_PER_USER': the counter's name and `details.limit`. */
+  /** The setting's name, e.g. a module's '<THINGS>_PER_USER': the counter's name and `details.limit`. */
   limit: string;
   max: number;
   /** A cap on what waits rather than on what is stored: refused as a rate (429 with Retry-After). */
   retryAfterSeconds?: number;
-  /** The refusal's message, e.g. 'A vault holds at most 100000 items.' (the counts are appended). */
+  /** The refusal's message, e.g. 'You have the most items allowed.' (the counts are appended). */
   what?: string;
 }
 
-/** The owner of counters that count for everyone (e.g. ROLES_MAX). */
+/** The owner of counters that count for everyone (a cap on the whole service's rows, not a user's). */
 export const EVERYONE = '*';
 
 @Entity('user_caps')

@@ -4,6 +4,7 @@ import type { ModuleDefinition } from '../../lib/module';
 import { authEvents } from './events';
 import { loginAttempts } from './metrics';
 import { authRoutes, authSchemas } from './routes';
+import { authSettings, checkAuthSettings } from './settings';
 
 export const authModule: ModuleDefinition = {
   name: 'auth',
@@ -20,4 +21,6 @@ export const authModule: ModuleDefinition = {
   scopes: ['account:write', 'admin:users', 'admin:roles', 'admin:integrations'],
   publicFields: ['Mutation.login', 'Mutation.refreshSession', 'TokenSet', 'Mutation.exchangeApiKey', 'ApiKeyToken'],
   events: authEvents,
+  settings: authSettings,
+  checkSettings: checkAuthSettings,
 };

@@ -4,6 +4,7 @@ import type { ModuleDefinition } from '../../lib/module';
 import { integrationsEvents } from './events';
 import { webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled } from './metrics';
 import { integrationsRoutes } from './routes';
+import { integrationsSettings } from './settings';
 
 export const integrationsModule: ModuleDefinition = {
   name: 'integrations',
@@ -20,4 +21,5 @@ export const integrationsModule: ModuleDefinition = {
   },
   metrics: [webhookDeliveries, webhookDeliveryLag, webhookEndpointsDisabled],
   events: integrationsEvents,
+  settings: integrationsSettings,
 };

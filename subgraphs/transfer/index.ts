@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { migrationsIn } from '../../lib/database/migrations-in';
 import { openBlobStore } from '../../lib/blob-store';
+import { transferDir } from './settings';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
@@ -26,7 +27,7 @@ export const transferSubgraph: SubgraphDefinition = {
   entities: [TransferJob, ImportSource, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
   migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger, keys, gateway }) {
-    const store = openBlobStore(config, 'transfer'); // uploads and export zips: BLOB_STORE_URL or TRANSFER_DIR
+    const store = openBlobStore(config, 'transfer', transferDir(config)); // uploads and export zips: BLOB_STORE_URL or TRANSFER_DIR
     const queue = jobQueue({ config, dataSource, logger });
     const service = new TransferService(dataSource, store, queue, {
       maxBytes: config.IMPORT_MAX_BYTES,

@@ -2,6 +2,7 @@
 // Listed in subgraphs/index.ts; its subgraph (index.ts) is loaded only where it runs or is composed.
 import type { ModuleDefinition } from '../../lib/module';
 import { ExportJobBody, ImportJobBody, StartExportRequest, transferRoutes } from './routes';
+import { transferSettings } from './settings';
 
 export const transferModule: ModuleDefinition = {
   name: 'transfer',
@@ -19,4 +20,5 @@ export const transferModule: ModuleDefinition = {
     ],
   },
   scopes: ['transfer:read', 'transfer:write'],
+  settings: transferSettings,
 };

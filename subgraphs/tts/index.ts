@@ -97,7 +97,7 @@ export const ttsSubgraph: SubgraphDefinition = {
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
-    const store = openBlobStore(config, 'audio');
+    const store = openBlobStore(config, 'audio', config.audioDir);
     const voices = new VoiceService(dataSource, engine, { voicesPerUser: config.VOICES_PER_USER });
     // In-process rendering unless this process leaves it to worker processes.
     const worker =
@@ -189,7 +189,12 @@ export const ttsSubgraph: SubgraphDefinition = {
   worker(deps) {
     const concurrency = Math.max(1, deps.config.SYNTHESIS_CONCURRENCY);
     const engine = new EspeakEngine(concurrency);
-    const worker = synthesisWorker(deps, engine, openBlobStore(deps.config, 'audio'), concurrency);
+    const worker = synthesisWorker(
+      deps,
+      engine,
+      openBlobStore(deps.config, 'audio', deps.config.audioDir),
+      concurrency,
+    );
     const heartbeat = heartbeatOf(deps, worker, concurrency);
     worker.start();
     heartbeat.start();

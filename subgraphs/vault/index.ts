@@ -7,6 +7,7 @@ import { migrationsIn } from '../../lib/database/migrations-in';
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { openBlobStore } from '../../lib/blob-store';
+import { vaultDir } from './settings';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
@@ -29,7 +30,7 @@ import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './re
 import { VaultService } from './vault-service';
 
 function vaultService({ config, dataSource }: SubgraphDeps) {
-  return new VaultService(dataSource, openBlobStore(config, 'vault'), {
+  return new VaultService(dataSource, openBlobStore(config, 'vault', vaultDir(config)), {
     maxFileBytes: config.VAULT_MAX_FILE_BYTES,
     textMaxChars: config.VAULT_TEXT_MAX_CHARS,
     itemsPerUser: config.VAULT_ITEMS_PER_USER,
@@ -53,7 +54,7 @@ export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurren
   return new VaultWorker({
     dataSource,
     service,
-    store: openBlobStore(config, 'vault'),
+    store: openBlobStore(config, 'vault', vaultDir(config)),
     dispatcher: guardedAgent({
       allowHosts: config.VAULT_FETCH_ALLOW_HOSTS,
       resolve: (host) =>
@@ -115,7 +116,7 @@ export const vaultSubgraph: SubgraphDefinition = {
       ...consumerOptions,
       queue,
       config,
-      store: openBlobStore(config, 'vault'),
+      store: openBlobStore(config, 'vault', vaultDir(config)),
     });
     const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
     // The trash's purges (by retention, or an emptied trash), in batches on the same queue.

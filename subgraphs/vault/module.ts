@@ -4,6 +4,7 @@ import type { ModuleDefinition } from '../../lib/module';
 import { vaultEvents } from './events';
 import { vaultEnrichSeconds, vaultEnrichments } from './metrics';
 import { vaultRoutes } from './routes';
+import { vaultSettings } from './settings';
 
 export const vaultModule: ModuleDefinition = {
   name: 'vault',
@@ -20,5 +21,6 @@ export const vaultModule: ModuleDefinition = {
   metrics: [vaultEnrichments, vaultEnrichSeconds],
   scopes: ['vault:read', 'vault:write'],
   events: vaultEvents,
+  settings: vaultSettings,
   trash: { type: 'vault_item', list: 'trashedVaultItems', empty: 'emptyVaultTrash', plural: 'vault items' },
 };

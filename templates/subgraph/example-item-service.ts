@@ -15,6 +15,7 @@ import { snakeKeys } from '../../lib/naming';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
 import { ExampleItem } from './entities/example-item';
 import { ExampleItemCreated, ExampleItemDeleted, ExampleItemUpdated } from './events';
+import { PER_USER } from './settings';
 
 /** Oldest first: ids are UUIDv7, in creation order. */
 const ORDER: PageOrder<ExampleItem> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
@@ -37,17 +38,14 @@ const eventData = ({ ownerId: _owner, id, version, ...item }: ExampleItem) => ({
   version,
 });
 
-/** The cap's setting (and counter) name, e.g. REVIEWS_PER_USER. */
-export const PER_USER = `${'example_item'.toUpperCase()}S_PER_USER`;
-
 export class ExampleItemService {
   private readonly caps: UserCaps;
   private readonly cap: Cap;
 
   constructor(
     private readonly dataSource: DataSource,
-    /** How many example items one user may keep; a create past it is 409 `conflict`, details { limit, max, count }. */
-    perUser = 10_000,
+    /** How many example items one user may keep (its setting, PER_USER); a create past it is 409 `conflict`, details { limit, max, count }. */
+    perUser: number,
   ) {
     this.caps = new UserCaps(dataSource);
     this.cap = { limit: PER_USER, max: perUser, what: 'You have the most example items allowed.' };

@@ -1,8 +1,8 @@
 // The examples subgraph. Owns the `examples` database; meets other subgraphs only through
 // federation references (owner: User) and events (a deleted user's example items go: the kit's
 // cascade, in batches).
-// What it contributes (its REST routes under /api/v1/examples, in routes.ts; its scopes) is declared
-// in module.ts, the entry of the module list (subgraphs/index.ts).
+// What it contributes (its REST routes under /api/v1/examples, in routes.ts; its scopes; its
+// settings, in settings.ts) is declared in module.ts, the entry of the module list (subgraphs/index.ts).
 import path from 'node:path';
 import { migrationsIn } from '../../lib/database/migrations-in';
 import { EventConsumerPosition } from '../../lib/event-consumer';
@@ -21,7 +21,7 @@ export const examplesSubgraph: SubgraphDefinition = {
   entities: [ExampleItem, OutboxEvent, EventConsumerPosition, UserCap, ...JOB_ENTITIES],
   migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create({ config, dataSource, events, logger }) {
-    const service = new ExampleItemService(dataSource);
+    const service = new ExampleItemService(dataSource, config.EXAMPLE_ITEMS_PER_USER);
     // A deleted user's example items go too (auth's user.deleted), a batch per transaction.
     const queue = jobQueue({ config, dataSource, logger });
     const cascade = userCascade({

@@ -3,6 +3,7 @@
 import type { ModuleDefinition } from '../../lib/module';
 import { examplesEvents } from './events';
 import { examplesRoutes } from './routes';
+import { examplesSettings } from './settings';
 
 export const examplesModule: ModuleDefinition = {
   name: 'examples',
@@ -13,4 +14,5 @@ export const examplesModule: ModuleDefinition = {
   },
   scopes: ['examples:read', 'examples:write'],
   events: examplesEvents,
+  settings: examplesSettings,
 };

@@ -78,6 +78,8 @@ once('npm run new-subgraph', () => {
       'reviews',
     ]);
     expect(conformance.stderr).toMatch(/✓ answers another user's resource as not_found/);
+    // Its cap is its own setting (REVIEWS_PER_USER, in its settings.ts), fired at like every module's.
+    expect(conformance.stderr).toMatch(/✓ holds its cap under 50 concurrent creates/);
     expect(conformance.stderr).toMatch(/✓ gives a stale version the one conflict shape/);
     expect(conformance.stderr).toMatch(/✓ removes a deleted user's rows, in batches/);
     expect(conformance.stderr).toMatch(/✓ emits a typed event for every change/);
@@ -112,6 +114,7 @@ once('npm run new-subgraph', () => {
       'subgraphs/shop/order-line-service.ts',
       'subgraphs/shop/resolvers/order-line-resolver.ts',
       'subgraphs/shop/routes.ts',
+      'subgraphs/shop/settings.ts',
       'test/shop/order-line.test.ts',
     ]);
     const all = Object.values(files).join('\n');
@@ -122,6 +125,9 @@ once('npm run new-subgraph', () => {
     expect(files['test/shop/order-line.test.ts']).toMatch(/from '\.\.\/helpers\/http'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/path = '\/shop\/order-lines'|PATH = '\/shop\/order-lines'/);
     expect(files['subgraphs/shop/routes.ts']).toMatch(/export const shopRoutes/);
+    // The cap's setting, named for the entity, declared in the module's own fragment.
+    expect(files['subgraphs/shop/settings.ts']).toMatch(/export const PER_USER = 'ORDER_LINES_PER_USER'/);
+    expect(files['subgraphs/shop/module.ts']).toMatch(/settings: shopSettings/);
     // A template word the renaming does not know is refused, not left in the module.
     expect(() => renameTemplate('an Example here', skeletonNames('shop'), 1)).toThrow(/template holds/);
   });

@@ -14,6 +14,7 @@ import { buildASTSchema, isObjectType, Kind, parse, type GraphQLSchema } from 'g
 import type { DataSource } from 'typeorm';
 import { buildSubgraphSdls } from '../../bin/compose';
 import { composeSupergraph } from '../../gateway/compose';
+import { settingKinds } from '../../lib/config';
 import { openDatabase } from '../../lib/database/open';
 import { JOBS_TABLE } from '../../lib/kit/jobs';
 import { backgroundJobBatches } from '../../lib/metrics';
@@ -122,9 +123,10 @@ const ROWS: Record<string, Row> = {
 };
 
 /**
- * The row of a module made by `npm run new-subgraph`, read from its routes as the template writes
- * them: `create<Entity>` POSTs `{ title }` to the collection, `update<Entity>` PATCHes it, and its
- * events are `<entity>.created|updated|deleted`. Its cap is not a setting: not fired at.
+ * The row of a module made by `npm run new-subgraph`, read from its routes and settings as the
+ * template writes them: `create<Entity>` POSTs `{ title }` to the collection, `update<Entity>`
+ * PATCHes it, its events are `<entity>.created|updated|deleted`, and its cap is the `…_PER_USER`
+ * setting its fragment declares.
  */
 function templateRow(m: ModuleDefinition): Row {
   const routes = m.routes?.routes ?? [];
@@ -132,10 +134,12 @@ function templateRow(m: ModuleDefinition): Row {
   if (!create) throw new Error(`no row for the module ${m.name}, and no create route to build one from`);
   const entity = create.operationId.replace(/^create/, '');
   const snake = entity.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  const cap = Object.keys(m.settings?.(settingKinds()) ?? {}).find((name) => name.endsWith('_PER_USER'));
   return {
     collection: create.path,
     create: (i) => ({ title: `${snake} ${i}` }),
     update: { title: 'renamed' },
+    cap,
     tables: [{ table: `${snake}s` }],
     events: { created: `${snake}.created`, updated: `${snake}.updated`, deleted: `${snake}.deleted` },
   };

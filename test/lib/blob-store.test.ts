@@ -29,11 +29,8 @@ let proxy: net.Server | undefined;
 let answered = 0;
 let s3Url = '';
 
-const unset = {
-  audioDir: path.join(tmp, 'audio'),
-  vaultDir: path.join(tmp, 'vault'),
-  transferDir: path.join(tmp, 'transfer'),
-};
+/** Each area's folder on disk, as its module passes it (used when BLOB_STORE_URL is unset). */
+const folder = (area: string) => path.join(tmp, area);
 
 beforeAll(async () => {
   const server = new S3rver({
@@ -85,11 +82,14 @@ afterAll(async () => {
 });
 
 const targets: Target[] = [
-  { name: 'disk', store: () => openBlobStore({ ...unset, BLOB_STORE_URL: undefined }, 'audio') },
-  { name: 'nats', store: () => openBlobStore({ ...unset, BLOB_STORE_URL: `nats://${NATS}/${natsBucket}` }, 'audio') },
+  { name: 'disk', store: () => openBlobStore({ BLOB_STORE_URL: undefined }, 'audio', folder('audio')) },
+  {
+    name: 'nats',
+    store: () => openBlobStore({ BLOB_STORE_URL: `nats://${NATS}/${natsBucket}` }, 'audio', folder('audio')),
+  },
   {
     name: 's3',
-    store: () => openBlobStore({ ...unset, BLOB_STORE_URL: s3Url }, 'audio'),
+    store: () => openBlobStore({ BLOB_STORE_URL: s3Url }, 'audio', folder('audio')),
     answered: () => answered,
     reset: () => {
       answered = 0;
@@ -233,13 +233,13 @@ describe.each(targets)('BlobStore on $name', (target) => {
 
 describe('openBlobStore', () => {
   it('is the disk under DATA_DIR when BLOB_STORE_URL is unset, with a folder per area', () => {
-    expect(openBlobStore({ ...unset, BLOB_STORE_URL: undefined }, 'vault')).toBeInstanceOf(DiskBlobStore);
+    expect(openBlobStore({ BLOB_STORE_URL: undefined }, 'vault', folder('vault'))).toBeInstanceOf(DiskBlobStore);
   });
 
   it('keeps each area under its own prefix', async () => {
     const url = `nats://${NATS}/${natsBucket}`;
-    const audio = openBlobStore({ ...unset, BLOB_STORE_URL: url }, 'audio');
-    const vault = openBlobStore({ ...unset, BLOB_STORE_URL: url }, 'vault');
+    const audio = openBlobStore({ BLOB_STORE_URL: url }, 'audio', folder('audio'));
+    const vault = openBlobStore({ BLOB_STORE_URL: url }, 'vault', folder('vault'));
     const k = key();
     await audio.put(k, Buffer.from('audio'));
     expect(await vault.size(k)).toBeNull();

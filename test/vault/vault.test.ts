@@ -15,6 +15,7 @@ import { EventConsumerPosition } from '../../lib/event-consumer';
 import { vaultSubgraph } from '../../subgraphs/vault';
 import { VaultItem } from '../../subgraphs/vault/entities/vault-item';
 import { VaultItemTag } from '../../subgraphs/vault/entities/vault-item-tag';
+import { vaultDir } from '../../subgraphs/vault/settings';
 import { KitJob } from '../../lib/kit/jobs';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { largeBodyAdmission } from '../../lib/large-bodies';
@@ -467,7 +468,7 @@ describe('listing, search and content', () => {
       JSON.parse((await eventsOf(made.file)).find((e) => e.type === 'vault.item.updated')!.payload).changed,
     ).toEqual(['title', 'tags']);
     void updated;
-    const blob = path.join(server.config.vaultDir, `${made.file}.bin`);
+    const blob = path.join(vaultDir(server.config), `${made.file}.bin`);
     expect(fs.existsSync(blob)).toBe(true);
     // A delete puts it in the trash: gone from reads, its file kept for a restore; the purge takes the file.
     const deleted = await call(user, 'DELETE', ONE, `${ITEMS}/${made.file}?version=${item.version + 1}`);
@@ -760,7 +761,7 @@ describe('federation, the hubs saga and the cascade', () => {
     });
     await capture(user, { text: 'to go' });
     await settled(user, file);
-    const blob = path.join(server.config.vaultDir, `${file}.bin`);
+    const blob = path.join(vaultDir(server.config), `${file}.bin`);
     expect(fs.existsSync(blob)).toBe(true);
     const keeper = await newUser('stayer');
     const kept = await capture(keeper, { text: 'stays' });
