@@ -284,16 +284,6 @@ export function hostSchema() {
      * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
      */
     SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
-    /**
-     * How long POST /v1/audio/speech (the OpenAI-compatible endpoint) waits for audio, first or
-     * next (queued behind other jobs, or a stalled worker), before it gives up (503, or a cut stream).
-     */
-    SPEECH_MAX_WAIT_SECONDS: int(1, 3600).default(300),
-    /**
-     * Longest pause between the speech endpoint's looks at a synthesis that has no new audio yet
-     * (it starts at 5 ms and doubles); after a piece it looks again at once.
-     */
-    SPEECH_POLL_MS: int(5, 10_000).default(50),
     /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
     SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
 
@@ -328,13 +318,11 @@ export function hostSchema() {
     /** Lifetime of a stream ticket (POST /api/v1/auth/stream-ticket): the time to open the stream with it. */
     STREAM_TICKET_TTL_SECONDS: int(5, 300).default(30),
 
-    // ---- metrics, speech answers (the facade's OpenAI endpoint), trace sampling ----
+    // ---- metrics, speech answers' write timeout, trace sampling ----
     /** In production, /metrics on the service's own port only when true (else use METRICS_PORT). */
     METRICS_PUBLIC: bool.default(false),
     /** A speech answer (POST /v1/audio/speech, the REST audio download) whose reader takes nothing for this long is cut off. */
     SPEECH_WRITE_TIMEOUT_SECONDS: int(1, 3600).default(60),
-    /** POST /v1/audio/speech answers one user may have open at once in one facade process; more get 429. */
-    SPEECH_ANSWERS_PER_USER: int(1, 100_000).default(3),
     /**
      * Callers whose `traceparent` sampled flag is believed (Express trust-proxy syntax: addresses,
      * CIDRs, `loopback`, `uniquelocal`…). Others keep their trace id but are sampled by TRACE_SAMPLE_RATIO.

@@ -1,7 +1,6 @@
 // The tts module's settings that only the module reads: its fragment of the configuration
 // (lib/config.ts merges it; each `.describe()` is the setting's row in docs/configuration.md,
-// written by `npm run docs:config`). The speech endpoint's settings, which the facade reads, stay
-// in lib/config.ts.
+// written by `npm run docs:config`), the OpenAI-compatible speech endpoint's (subgraphs/tts/openai/) included.
 import type { z } from 'zod';
 import type { SettingKinds } from '../../lib/config';
 
@@ -38,6 +37,21 @@ export const ttsSettings = ({ int }: SettingKinds) => ({
   SYNTHESIS_RETENTION_SECONDS: int(60, 3650 * 86_400)
     .default(7 * 86_400)
     .describe('finished syntheses and their audio are deleted this long (7 days) after they finished'),
+  SPEECH_ANSWERS_PER_USER: int(1, 100_000)
+    .default(3)
+    .describe(
+      "speech answers one user may have open at once, per facade process, until the answer ends; beyond: 429 with `Retry-After` in OpenAI's error shape",
+    ),
+  SPEECH_MAX_WAIT_SECONDS: int(1, 3600)
+    .default(300)
+    .describe(
+      'how long `POST /v1/audio/speech` (OpenAI-compatible) waits for audio, first or next, before giving up: 503 before the first byte (the synthesis goes on; its id is in the message), a cut stream after',
+    ),
+  SPEECH_POLL_MS: int(5, 10_000)
+    .default(50)
+    .describe(
+      "longest pause between the speech endpoint's looks at a synthesis with no new audio (5 ms, doubling); after a piece it looks again at once",
+    ),
 });
 
 declare module '../../lib/config' {
