@@ -56,33 +56,31 @@ const EDGE_REQUIRED = ['id', 'fromNode', 'toNode'];
 /** How each form writes a closed list of strings (OpenAPI adds its type). */
 type Enum = (values: readonly string[]) => JsonSchema;
 
+/** A canvas's two lists: its nodes with `node`'s fields, its edges with their lists written by `e`. */
+const canvasLists = (node: JsonSchema, e: Enum) => ({
+  nodes: { type: 'array', items: { type: 'object', required: NODE_REQUIRED, ...node } },
+  edges: { type: 'array', items: { type: 'object', required: EDGE_REQUIRED, properties: edgeFields(e) } },
+});
+
 /** The JSON Schema of a JSON Canvas 1.0 document, checked by the import (ajv): each node type's fields by its type. */
 const jsonSchemaEnum: Enum = (values) => ({ enum: [...values] });
 export const JSON_CANVAS_SCHEMA = {
   $id: 'https://jsoncanvas.org/spec/1.0/',
   title: 'JSON Canvas 1.0',
   type: 'object',
-  properties: {
-    nodes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: NODE_REQUIRED,
-        properties: nodeFields(jsonSchemaEnum(NODE_KINDS)),
-        allOf: NODE_KINDS.map((kind) => ({
-          if: { properties: { type: { const: kind } } },
-          then: {
-            ...(BY_KIND[kind].required ? { required: BY_KIND[kind].required } : {}),
-            properties: BY_KIND[kind].fields(jsonSchemaEnum),
-          },
-        })),
-      },
+  properties: canvasLists(
+    {
+      properties: nodeFields(jsonSchemaEnum(NODE_KINDS)),
+      allOf: NODE_KINDS.map((kind) => ({
+        if: { properties: { type: { const: kind } } },
+        then: {
+          ...(BY_KIND[kind].required ? { required: BY_KIND[kind].required } : {}),
+          properties: BY_KIND[kind].fields(jsonSchemaEnum),
+        },
+      })),
     },
-    edges: {
-      type: 'array',
-      items: { type: 'object', required: EDGE_REQUIRED, properties: edgeFields(jsonSchemaEnum) },
-    },
-  },
+    jsonSchemaEnum,
+  ),
 };
 
 /**
@@ -93,28 +91,20 @@ const openApiEnum: Enum = (values) => ({ type: 'string', enum: [...values] });
 export const CANVAS_DOCUMENT: JsonSchema = {
   type: 'object',
   description: 'A JSON Canvas 1.0 document (jsoncanvas.org/spec/1.0)',
-  properties: {
-    nodes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: NODE_REQUIRED,
-        properties: {
-          ...nodeFields(openApiEnum(NODE_KINDS)),
-          ...Object.fromEntries(
-            NODE_KINDS.flatMap((kind) =>
-              Object.entries(BY_KIND[kind].fields(openApiEnum)).map(([name, schema]) => [
-                name,
-                { ...(schema as JsonSchema), description: `${kind} nodes` },
-              ]),
-            ),
+  properties: canvasLists(
+    {
+      properties: {
+        ...nodeFields(openApiEnum(NODE_KINDS)),
+        ...Object.fromEntries(
+          NODE_KINDS.flatMap((kind) =>
+            Object.entries(BY_KIND[kind].fields(openApiEnum)).map(([name, schema]) => [
+              name,
+              { ...(schema as JsonSchema), description: `${kind} nodes` },
+            ]),
           ),
-        },
+        ),
       },
     },
-    edges: {
-      type: 'array',
-      items: { type: 'object', required: EDGE_REQUIRED, properties: edgeFields(openApiEnum) },
-    },
-  },
+    openApiEnum,
+  ),
 };

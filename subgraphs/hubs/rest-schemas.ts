@@ -1,7 +1,7 @@
 // The JSON Schemas of the hubs module's REST bodies (routes.ts), built from the value rules of
 // hub-rules.ts and the one JSON Canvas schema (canvas-schema.ts), so that each rule is written once.
 import { configured } from '../../rest-facade/configured';
-import { JsonSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { JsonSchema, patchBody, trimmedText, uuidParam } from '../../rest-facade/schemas';
 import { CANVAS_DOCUMENT } from './canvas-schema';
 import {
   COLOR_PATTERN,
@@ -52,13 +52,7 @@ export const CreateHubRequest: JsonSchema = {
   properties: HUB_FIELDS,
 };
 
-export const UpdateHubRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(HUB_FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(HUB_FIELDS).join(', ')}` },
-  properties: HUB_FIELDS,
-};
+export const UpdateHubRequest = patchBody(HUB_FIELDS);
 
 export const ImportHubRequest: JsonSchema = {
   type: 'object',
@@ -73,6 +67,10 @@ export const ImportHubRequest: JsonSchema = {
     },
   },
 };
+
+const nodeType = { type: 'string', enum: [...NODE_TYPES] };
+/** Where a node lies, and how big it is. */
+const LAYOUT: Record<string, JsonSchema> = { x: int32, y: int32, width: size, height: size };
 
 /** What a node holds; `text`, `url` or `ref_id` by its type. */
 const NODE_LOOKS: Record<string, JsonSchema> = {
@@ -91,24 +89,11 @@ export const AddNodeRequest: JsonSchema = {
   type: 'object',
   required: ['type', 'x', 'y', 'width', 'height'],
   additionalProperties: true,
-  properties: {
-    type: { type: 'string', enum: [...NODE_TYPES] },
-    x: int32,
-    y: int32,
-    width: size,
-    height: size,
-    ...NODE_LOOKS,
-  },
+  properties: { type: nodeType, ...LAYOUT, ...NODE_LOOKS },
 };
 
-const NODE_CHANGES: Record<string, JsonSchema> = { x: int32, y: int32, width: size, height: size, ...NODE_LOOKS };
-export const UpdateNodeRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(NODE_CHANGES).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(NODE_CHANGES).join(', ')}` },
-  properties: NODE_CHANGES,
-};
+const NODE_CHANGES: Record<string, JsonSchema> = { ...LAYOUT, ...NODE_LOOKS };
+export const UpdateNodeRequest = patchBody(NODE_CHANGES);
 
 const EDGE_FIELDS: Record<string, JsonSchema> = {
   from_node: uuid,
@@ -140,41 +125,19 @@ export const QuickAddRequest: JsonSchema = {
   },
 };
 
-export const HubNodeBody: JsonSchema = {
-  type: 'object',
-  required: [
-    'id',
-    'hub_id',
-    'type',
-    'x',
-    'y',
-    'width',
-    'height',
-    'color',
-    'label',
-    'text',
-    'url',
-    'ref_id',
-    'missing',
-    'version',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    id: uuid,
-    hub_id: uuid,
-    type: { type: 'string', enum: [...NODE_TYPES] },
-    x: int32,
-    y: int32,
-    width: size,
-    height: size,
-    ...NODE_LOOKS,
-    missing: { type: 'boolean', description: 'What a ref node points at was deleted' },
-    version: { type: 'integer', minimum: 1 },
-    created_at: date,
-    updated_at: date,
-  },
+/** A node as REST answers it: every field, each always present (null when unset). */
+const HUB_NODE: Record<string, JsonSchema> = {
+  id: uuid,
+  hub_id: uuid,
+  type: nodeType,
+  ...LAYOUT,
+  ...NODE_LOOKS,
+  missing: { type: 'boolean', description: 'What a ref node points at was deleted' },
+  version: { type: 'integer', minimum: 1 },
+  created_at: date,
+  updated_at: date,
 };
+export const HubNodeBody: JsonSchema = { type: 'object', required: Object.keys(HUB_NODE), properties: HUB_NODE };
 
 export const HubEdgeBody: JsonSchema = {
   type: 'object',
@@ -224,7 +187,7 @@ export const NodeContentBody: JsonSchema = {
   required: ['id', 'type', 'missing', 'text', 'url', 'ref_id', 'note', 'vault_item', 'voice'],
   properties: {
     id: uuid,
-    type: { type: 'string', enum: [...NODE_TYPES] },
+    type: nodeType,
     missing: { type: 'boolean', description: 'A ref node whose target was deleted: no content' },
     text: { type: 'string', nullable: true },
     url: { type: 'string', nullable: true },
