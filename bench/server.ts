@@ -11,7 +11,7 @@ import { mountNotesBaseline } from './baselines/notes';
 import { mountTtsBaseline } from './baselines/tts';
 
 const config = loadConfig();
-startTracing(config, 'all-in-one');
+startTracing(config.tracing, { service: 'all-in-one', trustParent: config.TRACE_TRUST_PARENT });
 void startServer(config, {
   mount: (app, internals) => {
     mountAuthBaseline(app, internals);

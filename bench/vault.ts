@@ -11,7 +11,7 @@ import { openDatabase } from '../lib/database/open';
 import { vaultSubgraph } from '../subgraphs/vault';
 import { classify, documentWords, Predictor, trainModel } from '../subgraphs/vault/classifier';
 import { VaultItem, VaultItemKind, VaultItemState } from '../subgraphs/vault/entities/vault-item';
-import { excerptOf } from '../subgraphs/vault/vault-service';
+import { excerptOf } from '../subgraphs/vault/item-rows';
 import { percentile } from './events';
 import { benchEnv, cpuMs, load, postJson, printTable, removeBenchData, startBenchServer } from './harness';
 

@@ -2,6 +2,7 @@
 // settings through loadConfig(); nothing else looks at process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import type { TracingSettings } from './tracing/exporter';
 
 /**
  * The kinds of value a setting takes, shared by the host's schema and the modules' fragments. Built
@@ -148,7 +149,7 @@ export function hostSchema() {
     /** `false`: no /metrics and no per-request timing (for measuring what metrics cost). */
     METRICS_ENABLED: bool.default(true),
     // OpenTelemetry's standard variables (the SDK's environment specification), read here and
-    // handed to lib/tracing.ts as `tracing` (see otelSettings below). One not supported, or with
+    // handed to lib/tracing/ as `tracing` (see otelSettings below). One not supported, or with
     // a value this service does not support (grpc, a sampler such as jaeger_remote), stops the start.
     /** Traces are exported over OTLP/HTTP to `<endpoint>/v1/traces` when set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
@@ -411,24 +412,8 @@ export function hostSchema() {
   });
 }
 
-/** How this process traces (lib/tracing.ts), from OpenTelemetry's standard variables; null: not at all. */
-export interface TracingSettings {
-  /** Where spans are sent, as the exporter is given it. */
-  url: string;
-  protocol: 'http/protobuf' | 'http/json';
-  headers: Record<string, string>;
-  /** OTEL_RESOURCE_ATTRIBUTES, with OTEL_SERVICE_NAME as service.name when set. */
-  resource: Record<string, string>;
-  sampler: {
-    /** A trusted caller's sampled flag decides (parentbased_*). */
-    parentBased: boolean;
-    /** The share of the traces this process decides about that it samples (always_on 1, always_off 0). */
-    ratio: number;
-  };
-}
-
 export type Config = Settings & {
-  /** OpenTelemetry's settings as lib/tracing.ts takes them; null when tracing is off. */
+  /** OpenTelemetry's settings as lib/tracing/ takes them; null when tracing is off. */
   tracing: TracingSettings | null;
   graphqlExplorer: boolean;
   dataDir: string;

@@ -218,7 +218,7 @@ export function createBaseApp({
     const start = process.hrtime.bigint();
     const logged = !(req.url === '/metrics' || req.url.startsWith('/health'));
     // Tracing on: the request's trace (and its server span when sampled), which the rest of the
-    // request runs in (lib/tracing.ts). Health checks and scrapes would drown the traces that matter.
+    // request runs in (lib/tracing/). Health checks and scrapes would drown the traces that matter.
     const trace = logged ? serveTraced(req, res, routeLabel) : undefined;
     res.once(
       'close',

@@ -191,7 +191,11 @@ export function runService(
   }
   const logger = createLogger(config);
   // Before anything opens a database or serves a request: both are traced from the start.
-  startTracing(config, service, new HopSecret(config.SUBGRAPH_SECRET));
+  startTracing(config.tracing, {
+    service,
+    trustParent: config.TRACE_TRUST_PARENT,
+    hop: new HopSecret(config.SUBGRAPH_SECRET),
+  });
   // One metrics server per process, whatever the process serves (METRICS_PORT).
   const metrics =
     config.METRICS_PORT === undefined || !config.METRICS_ENABLED

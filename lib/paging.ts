@@ -48,16 +48,20 @@ export function PageOf<T extends object>(itemType: ClassType<T>) {
   return PageType;
 }
 
-/** What one value of a cursor must be: a UUID, a moment (milliseconds), or a key text of at most 64 characters. */
-export type CursorKind = 'uuid' | 'time' | 'text';
-type CursorValue = string | Date;
+/**
+ * What one value of a cursor must be: a UUID, a moment (milliseconds), a key text of at most 64
+ * characters, or a flag (a boolean column, written 0 or 1 and compared as such).
+ */
+export type CursorKind = 'uuid' | 'time' | 'text' | 'flag';
+type CursorValue = string | Date | number | boolean;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out'] });
 
-/** A cursor: base64url of the JSON array of the last item's order keys (dates as milliseconds). */
+/** A cursor: base64url of the JSON array of the last item's order keys (dates as milliseconds, flags as 0 or 1). */
 export function encodeCursor(values: CursorValue[]): string {
-  return Buffer.from(JSON.stringify(values.map((v) => (v instanceof Date ? v.getTime() : v)))).toString('base64url');
+  const written = values.map((v) => (v instanceof Date ? v.getTime() : typeof v === 'boolean' ? Number(v) : v));
+  return Buffer.from(JSON.stringify(written)).toString('base64url');
 }
 
 /**
@@ -80,6 +84,7 @@ export function decodeCursor(cursor: string, kinds: readonly CursorKind[]): Curs
     if (kind === 'time' && Number.isSafeInteger(v)) return new Date(v as number);
     if (kind === 'uuid' && typeof v === 'string' && UUID.test(v)) return v;
     if (kind === 'text' && typeof v === 'string' && v.length >= 1 && v.length <= 64) return v;
+    if (kind === 'flag' && (v === 0 || v === 1)) return v;
     throw badCursor();
   });
 }

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 
-/** The trace a request's work belongs to (lib/tracing.ts `TraceScope`), for code that has no request at hand. */
+/** The trace a request's work belongs to (lib/tracing/propagation.ts `TraceScope`), for code that has no request at hand. */
 export interface RequestScope {
   readonly traceId: string;
   readonly spanId: string;

@@ -50,6 +50,19 @@ export const trimmedText = (minLength: number, maxLength: number, description: s
 
 export const uuidParam: JsonSchema = { type: 'string', format: 'uuid' };
 
+/**
+ * A PATCH body: each of `fields` optional, a field left out stays as it is, and at least one known
+ * field given (unknown ones are ignored, so they do not count); `extra` adds to the schema (a description).
+ */
+export const patchBody = (fields: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'object',
+  additionalProperties: true,
+  ...extra,
+  anyOf: Object.keys(fields).map((field) => ({ required: [field] })),
+  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(fields).join(', ')}` },
+  properties: fields,
+});
+
 export const Health: JsonSchema = {
   type: 'object',
   required: ['status'],

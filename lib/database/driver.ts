@@ -58,7 +58,7 @@ export function driverSelect(
 ): (params: unknown[]) => Promise<Record<string, unknown>[]> {
   const select = untracedSelect(dataSource, sql);
   // Tracing on: a span of the statement in a sampled trace (TypeORM's own statements get theirs
-  // from its query events, lib/tracing.ts traceStatements).
+  // from its query events, lib/tracing/database.ts traceStatements).
   if (!tracingEnabled()) return select;
   return (params) => (recording() ? inStatementSpan(dataSource, sql, () => select(params)) : select(params));
 }

@@ -68,7 +68,7 @@ async function openAndMigrate(
   const dataSource = new DataSource(dataSourceOptions(config, spec));
   await dataSource.initialize();
   watchPool(spec.name, dataSource);
-  // Tracing on: a span per statement of a sampled request (lib/tracing.ts).
+  // Tracing on: a span per statement of a sampled request (lib/tracing/).
   traceStatements(dataSource, spec.name);
   try {
     if (config.MIGRATIONS_RUN) {

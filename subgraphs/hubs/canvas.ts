@@ -1,5 +1,5 @@
 // JSON Canvas 1.0 (https://jsoncanvas.org/spec/1.0/), the open format of Obsidian's canvases:
-// its JSON schema (checked with ajv), a hub written as a canvas, and a canvas read as a hub's
+// its JSON schema (canvas-schema.ts, checked with ajv), a hub written as a canvas, and a canvas read as a hub's
 // nodes and edges. Unknown fields are ignored, as the format allows; `file` nodes become text
 // nodes naming the file; ref nodes export as text nodes naming and linking what they point at.
 import Ajv from 'ajv';
@@ -7,6 +7,7 @@ import { AppError, validationError } from '../../lib/errors';
 import type { HubEdge } from './entities/hub-edge';
 import type { HubNode } from './entities/hub-node';
 import type { GraphRows, NodeInput } from './hub-service';
+import { JSON_CANVAS_SCHEMA } from './canvas-schema';
 import {
   charCount,
   COLOR_PATTERN,
@@ -18,80 +19,6 @@ import {
   SIZE_MAX,
   SIZE_MIN,
 } from './hub-rules';
-
-const canvasColor = { type: 'string', description: 'A preset "1"–"6", or a hex colour such as "#FF0000".' };
-const side = { enum: ['top', 'right', 'bottom', 'left'] };
-const end = { enum: ['none', 'arrow'] };
-
-/** The JSON Schema of a JSON Canvas 1.0 document, written from the spec. */
-export const JSON_CANVAS_SCHEMA = {
-  $id: 'https://jsoncanvas.org/spec/1.0/',
-  title: 'JSON Canvas 1.0',
-  type: 'object',
-  properties: {
-    nodes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'type', 'x', 'y', 'width', 'height'],
-        properties: {
-          id: { type: 'string' },
-          type: { enum: ['text', 'file', 'link', 'group'] },
-          x: { type: 'integer' },
-          y: { type: 'integer' },
-          width: { type: 'integer' },
-          height: { type: 'integer' },
-          color: canvasColor,
-        },
-        allOf: [
-          {
-            if: { properties: { type: { const: 'text' } } },
-            then: { required: ['text'], properties: { text: { type: 'string' } } },
-          },
-          {
-            if: { properties: { type: { const: 'file' } } },
-            then: {
-              required: ['file'],
-              properties: { file: { type: 'string' }, subpath: { type: 'string', pattern: '^#' } },
-            },
-          },
-          {
-            if: { properties: { type: { const: 'link' } } },
-            then: { required: ['url'], properties: { url: { type: 'string' } } },
-          },
-          {
-            if: { properties: { type: { const: 'group' } } },
-            then: {
-              properties: {
-                label: { type: 'string' },
-                background: { type: 'string' },
-                backgroundStyle: { enum: ['cover', 'ratio', 'repeat'] },
-              },
-            },
-          },
-        ],
-      },
-    },
-    edges: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'fromNode', 'toNode'],
-        properties: {
-          id: { type: 'string' },
-          fromNode: { type: 'string' },
-          fromSide: side,
-          fromEnd: end,
-          toNode: { type: 'string' },
-          toSide: side,
-          toEnd: end,
-          color: canvasColor,
-          label: { type: 'string' },
-        },
-      },
-    },
-  },
-} as const;
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validateCanvas = ajv.compile(JSON_CANVAS_SCHEMA);

@@ -5,6 +5,14 @@ import { AppError } from '../../lib/errors';
 
 /** The kinds of node a hub holds (the entity's `type`; REST and GraphQL take these). */
 export const NODE_TYPES = ['text', 'link', 'note', 'vault_item', 'voice', 'group'] as const;
+/** Where an edge meets a node, and how its ends look (JSON Canvas). */
+export const SIDES = ['top', 'right', 'bottom', 'left'] as const;
+export const ENDS = ['none', 'arrow'] as const;
+
+/** A hub's name (trimmed) and description, in characters. */
+export const NAME_MIN = 1;
+export const NAME_MAX = 100;
+export const DESCRIPTION_MAX = 1000;
 
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
@@ -12,8 +20,12 @@ export const SIZE_MIN = 1;
 export const SIZE_MAX = 100_000;
 export const LABEL_MAX = 200;
 export const URL_MAX = 2048;
-/** JSON Canvas colours: a preset "1"–"6", or #RRGGBB. */
-export const COLOR_PATTERN = /^(?:[1-6]|#[0-9A-Fa-f]{6})$/;
+/** JSON Canvas colours: a preset "1"–"6", or #RRGGBB (its source is the REST schemas' pattern). */
+export const COLOR_PATTERN = /^([1-6]|#[0-9A-Fa-f]{6})$/;
+
+/** A neighbours search: how deep, and which way along the edges. */
+export const NEIGHBOR_DEPTH_MAX = 3;
+export const DIRECTIONS = ['out', 'in', 'both'] as const;
 
 export interface HubLimits {
   hubsPerUser: number;

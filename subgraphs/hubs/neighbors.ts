@@ -7,8 +7,9 @@
 import type { HubEdge } from './entities/hub-edge';
 import type { HubNode } from './entities/hub-node';
 import type { Adjacency } from './graph-cache';
+import type { DIRECTIONS } from './hub-rules';
 
-export type Direction = 'out' | 'in' | 'both';
+export type Direction = (typeof DIRECTIONS)[number];
 
 export interface Neighborhood {
   /** The start node first, then by depth. */

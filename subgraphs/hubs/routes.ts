@@ -1,6 +1,7 @@
 // The hubs module's REST routes, under /api/v1/hubs: declarations only, each running one
 // GraphQL operation through the gateway (rest-facade/graphql-mapping.ts reads the selection off
 // the response schema and the arguments off the body schema). Handed to the facade by module.ts.
+// Their bodies' schemas are rest-schemas.ts.
 import { configured } from '../../rest-facade/configured';
 import { bodyArgs, pathArg, queryArg, selection } from '../../rest-facade/graphql-mapping';
 import {
@@ -13,299 +14,26 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
-import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
-import { NODE_TYPES } from './hub-rules';
+import { CANVAS_DOCUMENT } from './canvas-schema';
 import { restEdge, restGraph, restNode } from './rest-form';
-
-const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 };
-const size = { type: 'integer', minimum: 1, maximum: 100_000 };
-const color = { type: 'string', pattern: '^([1-6]|#[0-9A-Fa-f]{6})$', description: '"1"–"6" or #RRGGBB' };
-const side = { type: 'string', enum: ['top', 'right', 'bottom', 'left'] };
-const end = { type: 'string', enum: ['none', 'arrow'] };
-const nullable = (schema: JsonSchema): JsonSchema => ({
-  ...schema,
-  nullable: true,
-  ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}),
-});
-const date = { type: 'string', format: 'date-time' };
-const uuid = { type: 'string', format: 'uuid' };
-
-/**
- * A JSON Canvas 1.0 document as OpenAPI 3.0 can state it (no if/then): every field of every
- * node type. The subgraph checks the spec's own schema (canvas.ts), per node type.
- */
-const CanvasDocument: JsonSchema = {
-  type: 'object',
-  description: 'A JSON Canvas 1.0 document (jsoncanvas.org/spec/1.0)',
-  properties: {
-    nodes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'type', 'x', 'y', 'width', 'height'],
-        properties: {
-          id: { type: 'string' },
-          type: { type: 'string', enum: ['text', 'file', 'link', 'group'] },
-          x: { type: 'integer' },
-          y: { type: 'integer' },
-          width: { type: 'integer' },
-          height: { type: 'integer' },
-          color: { type: 'string' },
-          text: { type: 'string', description: 'text nodes' },
-          file: { type: 'string', description: 'file nodes' },
-          subpath: { type: 'string', description: 'file nodes' },
-          url: { type: 'string', description: 'link nodes' },
-          label: { type: 'string', description: 'group nodes' },
-          background: { type: 'string', description: 'group nodes' },
-          backgroundStyle: { type: 'string', enum: ['cover', 'ratio', 'repeat'] },
-        },
-      },
-    },
-    edges: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'fromNode', 'toNode'],
-        properties: {
-          id: { type: 'string' },
-          fromNode: { type: 'string' },
-          fromSide: side,
-          fromEnd: end,
-          toNode: { type: 'string' },
-          toSide: side,
-          toEnd: end,
-          color: { type: 'string' },
-          label: { type: 'string' },
-        },
-      },
-    },
-  },
-};
-
-const HUB_FIELDS: Record<string, JsonSchema> = {
-  name: trimmedText(1, 100, '1 to 100 characters, trimmed'),
-  description: { type: 'string', maxLength: 1000, nullable: true, description: 'At most 1,000 characters' },
-};
-
-const CreateHubRequest: JsonSchema = {
-  type: 'object',
-  required: ['name'],
-  additionalProperties: true, // unknown fields are ignored
-  properties: HUB_FIELDS,
-};
-
-const UpdateHubRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(HUB_FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(HUB_FIELDS).join(', ')}` },
-  properties: HUB_FIELDS,
-};
-
-const ImportHubRequest: JsonSchema = {
-  type: 'object',
-  required: ['name', 'canvas'],
-  additionalProperties: true,
-  properties: {
-    ...HUB_FIELDS,
-    canvas: {
-      ...CanvasDocument,
-      'x-graphql-type': 'JSONObject',
-      description: 'A JSON Canvas 1.0 document (jsoncanvas.org); unknown fields are ignored',
-    },
-  },
-};
-
-/** What a node holds; `text`, `url` or `ref_id` by its type. */
-const NODE_LOOKS: Record<string, JsonSchema> = {
-  color: nullable(color),
-  label: { type: 'string', maxLength: 200, nullable: true },
-  text: {
-    type: 'string',
-    nullable: true,
-    description: `Markdown, of a text node (at most ${configured('HUB_NODE_TEXT_MAX_CHARS')} characters)`,
-  },
-  url: { type: 'string', maxLength: 2048, nullable: true, description: 'An http(s) URL, of a link node' },
-  ref_id: { ...uuid, nullable: true, description: 'One of your notes, vault items or voices, of a ref node' },
-};
-
-const AddNodeRequest: JsonSchema = {
-  type: 'object',
-  required: ['type', 'x', 'y', 'width', 'height'],
-  additionalProperties: true,
-  properties: {
-    type: { type: 'string', enum: [...NODE_TYPES] },
-    x: int32,
-    y: int32,
-    width: size,
-    height: size,
-    ...NODE_LOOKS,
-  },
-};
-
-const NODE_CHANGES: Record<string, JsonSchema> = { x: int32, y: int32, width: size, height: size, ...NODE_LOOKS };
-const UpdateNodeRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(NODE_CHANGES).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(NODE_CHANGES).join(', ')}` },
-  properties: NODE_CHANGES,
-};
-
-const EDGE_FIELDS: Record<string, JsonSchema> = {
-  from_node: uuid,
-  to_node: uuid,
-  from_side: nullable(side),
-  to_side: nullable(side),
-  from_end: nullable(end),
-  to_end: nullable(end),
-  label: { type: 'string', maxLength: 200, nullable: true },
-  color: nullable(color),
-};
-const AddEdgeRequest: JsonSchema = {
-  type: 'object',
-  required: ['from_node', 'to_node'],
-  additionalProperties: true,
-  properties: EDGE_FIELDS,
-};
-
-const QuickAddRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  oneOf: [{ required: ['text'] }, { required: ['url'] }],
-  'x-one-of-error': { field: 'body', message: 'give exactly one of text and url' },
-  properties: {
-    text: { type: 'string', minLength: 1 },
-    url: { type: 'string', maxLength: 2048 },
-    near_node_id: { ...uuid, nullable: true },
-    capture: { type: 'boolean', nullable: true },
-  },
-};
-
-export const HubNodeBody: JsonSchema = {
-  type: 'object',
-  required: [
-    'id',
-    'hub_id',
-    'type',
-    'x',
-    'y',
-    'width',
-    'height',
-    'color',
-    'label',
-    'text',
-    'url',
-    'ref_id',
-    'missing',
-    'version',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    id: uuid,
-    hub_id: uuid,
-    type: { type: 'string', enum: [...NODE_TYPES] },
-    x: int32,
-    y: int32,
-    width: size,
-    height: size,
-    ...NODE_LOOKS,
-    missing: { type: 'boolean', description: 'What a ref node points at was deleted' },
-    version: { type: 'integer', minimum: 1 },
-    created_at: date,
-    updated_at: date,
-  },
-};
-
-export const HubEdgeBody: JsonSchema = {
-  type: 'object',
-  required: ['id', ...Object.keys(EDGE_FIELDS)],
-  properties: { id: uuid, ...EDGE_FIELDS },
-};
-
-const HUB_SUMMARY: Record<string, JsonSchema> = {
-  id: uuid,
-  name: { type: 'string' },
-  node_count: { type: 'integer', minimum: 0 },
-  edge_count: { type: 'integer', minimum: 0 },
-  version: {
-    type: 'integer',
-    minimum: 1,
-    description: '1 when created; a hub PATCH adds 1. PATCH and DELETE name it.',
-  },
-  owner_id: uuid,
-  created_at: date,
-  updated_at: { ...date, description: 'Moves with every change of the hub, its nodes and edges' },
-};
-
-export const HubListItem: JsonSchema = {
-  type: 'object',
-  required: ['excerpt', ...Object.keys(HUB_SUMMARY)],
-  properties: {
-    ...HUB_SUMMARY,
-    excerpt: { type: 'string', description: 'The first 300 characters of the description' },
-  },
-};
-
-export const HubBody: JsonSchema = {
-  type: 'object',
-  required: ['description', 'nodes', 'edges', ...Object.keys(HUB_SUMMARY)],
-  properties: {
-    ...HUB_SUMMARY,
-    description: { type: 'string' },
-    nodes: { type: 'array', items: HubNodeBody },
-    edges: { type: 'array', items: HubEdgeBody },
-  },
-};
-
-const ENTITY = (properties: Record<string, JsonSchema>) => ({ type: 'object', nullable: true, properties });
-/** What a node shows, read at read time: a ref node's target comes from its owning subgraph through the gateway. */
-export const NodeContentBody: JsonSchema = {
-  type: 'object',
-  required: ['id', 'type', 'missing', 'text', 'url', 'ref_id', 'note', 'vault_item', 'voice'],
-  properties: {
-    id: uuid,
-    type: { type: 'string', enum: [...NODE_TYPES] },
-    missing: { type: 'boolean', description: 'A ref node whose target was deleted: no content' },
-    text: { type: 'string', nullable: true },
-    url: { type: 'string', nullable: true },
-    ref_id: { ...uuid, nullable: true },
-    note: ENTITY({
-      id: uuid,
-      title: { type: 'string' },
-      body: { type: 'string' },
-      tags: { type: 'array', items: { type: 'string' } },
-    }),
-    vault_item: ENTITY({
-      id: uuid,
-      title: { type: 'string', nullable: true },
-      excerpt: { type: 'string', nullable: true },
-      url: { type: 'string', nullable: true },
-      state: { type: 'string', enum: ['pending', 'ready', 'failed'] },
-    }),
-    voice: ENTITY({
-      id: uuid,
-      name: { type: 'string' },
-      description: { type: 'string', nullable: true },
-      base_voice: { type: 'string' },
-      voice_blend: { type: 'string', nullable: true },
-      language: { type: 'string' },
-      speed: { type: 'number', format: 'double' },
-    }),
-  },
-};
-
-export const NeighborhoodBody: JsonSchema = {
-  type: 'object',
-  required: ['nodes', 'edges', 'truncated'],
-  properties: {
-    nodes: { type: 'array', items: HubNodeBody, description: 'The start node first, nearest first' },
-    edges: { type: 'array', items: HubEdgeBody },
-    truncated: { type: 'boolean', description: 'More nodes were reachable than the answer holds' },
-  },
-};
+import {
+  AddEdgeRequest,
+  AddNodeRequest,
+  CreateHubRequest,
+  HUB_SUMMARY,
+  HubBody,
+  HubListItem,
+  HubNodeBody,
+  ImportHubRequest,
+  NeighborhoodBody,
+  NeighborsQuery,
+  NodeContentBody,
+  QuickAddRequest,
+  UpdateHubRequest,
+  UpdateNodeRequest,
+} from './rest-schemas';
 
 const PATH = '/hubs';
 const ONE = `${PATH}/:hubId`;
@@ -493,7 +221,7 @@ export const hubsRoutes: RouteSpec[] = [
     present: ({ canvas, refNodes }: { canvas: JsonCanvas; refNodes: TitledRefNode[] }) =>
       withRefTitles(canvas, refNodes),
     status: 200,
-    response: CanvasDocument,
+    response: CANVAS_DOCUMENT,
     errors: [...HUB_ERRORS, 'rate_limit_exceeded'],
   },
   {
@@ -611,15 +339,7 @@ export const hubsRoutes: RouteSpec[] = [
       `reading at most ${configured('HUB_NEIGHBORS_MAX_EDGES')} edges (then \`truncated\`). An expensive operation: beyond ` +
       `${configured('EXPENSIVE_PER_USER')} of yours at once, 429 with \`Retry-After\`.`,
     params: { hubId: uuidParam, nodeId: uuidParam },
-    query: {
-      schema: {
-        type: 'object',
-        properties: {
-          depth: { type: 'integer', minimum: 1, maximum: 3, default: 1 },
-          direction: { type: 'string', enum: ['out', 'in', 'both'], default: 'both' },
-        },
-      },
-    },
+    query: { schema: NeighborsQuery },
     graphql: {
       kind: 'query',
       field: 'hubNeighbors',

@@ -10,7 +10,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
-import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, JsonSchema, pageSchema, patchBody, uuidParam } from '../../rest-facade/schemas';
 import { configured } from '../../rest-facade/configured';
 import { WEBHOOK_URL_PATTERN } from './webhook-url';
 
@@ -52,14 +52,7 @@ const CHANGES: Record<string, JsonSchema> = {
   enabled: { type: 'boolean', description: 'false: nothing is sent; true again: what waited is sent, in order' },
 };
 
-/** A PATCH body: a field left out stays as it is; at least one is given. */
-export const UpdateWebhookRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(CHANGES).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(CHANGES).join(', ')}` },
-  properties: CHANGES,
-};
+export const UpdateWebhookRequest = patchBody(CHANGES);
 
 export const WebhookBody: JsonSchema = {
   type: 'object',

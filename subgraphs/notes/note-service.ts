@@ -106,6 +106,15 @@ function plainFields(dataSource: DataSource, input: NoteInput): Partial<Note> {
 
 /** Backlinks in the order the linking notes were made (ids are UUIDv7). */
 const BACKLINK_ORDER: PageOrder<Note> = { keys: [{ property: 'id', kind: 'uuid' }], direction: 'ASC' };
+/** The plain list: pinned first, then the newest change first. */
+const LIST_ORDER: PageOrder<Note> = {
+  keys: [
+    { property: 'pinned', kind: 'flag' },
+    { property: 'updatedAt', kind: 'time' },
+    { property: 'id', kind: 'uuid' },
+  ],
+  direction: 'DESC',
+};
 
 /** What note.* events carry: ids, the title, the version, the names of changed fields; never the body. */
 const eventData = (
@@ -206,18 +215,6 @@ const searchQuery = (ownerId: string, filter: NoteFilter) => [
   filter.pinned,
 ];
 const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out for this query'] });
-
-function decodeJsonCursor(cursor: string): unknown {
-  if (cursor.length > 200) throw badCursor();
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Buffer.from(JSON.stringify(value)).toString('base64url') !== cursor) throw badCursor();
-    return value;
-  } catch {
-    throw badCursor();
-  }
-}
-const encodeJsonCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export class NoteService {
@@ -606,36 +603,7 @@ export class NoteService {
       }),
       named,
     );
-    if (cursor) {
-      const value = decodeJsonCursor(cursor);
-      if (
-        !Array.isArray(value) ||
-        value.length !== 3 ||
-        (value[0] !== 0 && value[0] !== 1) ||
-        !Number.isSafeInteger(value[1]) ||
-        typeof value[2] !== 'string' ||
-        !UUID.test(value[2])
-      )
-        throw badCursor();
-      const [pinned, at, id] = value as [number, number, string];
-      query.andWhere(
-        '(n.pinned < :cp OR (n.pinned = :cp AND (n.updatedAt < :ct OR (n.updatedAt = :ct AND n.id < :ci))))',
-        { cp: pinned, ct: new Date(at), ci: id },
-      );
-    }
-    const rows = await query
-      .orderBy('n.pinned', 'DESC')
-      .addOrderBy('n.updatedAt', 'DESC')
-      .addOrderBy('n.id', 'DESC')
-      .limit(limit + 1)
-      .getMany();
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    return {
-      items,
-      nextCursor:
-        rows.length > limit ? encodeJsonCursor([last.pinned ? 1 : 0, last.updatedAt.getTime(), last.id]) : null,
-    };
+    return pageOf(query, LIST_ORDER, limit, cursor);
   }
 
   private async search(

@@ -15,7 +15,7 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
-import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, JsonSchema, pageSchema, patchBody, uuidParam } from '../../rest-facade/schemas';
 
 const TAG_TEXT = 'lower-case, 1–50 characters of a-z 0-9 _ - and / between parts (`project/alpha`)';
 /** A tag as a client may write it: upper case is lower-cased. */
@@ -55,14 +55,7 @@ export const CreateNoteRequest: JsonSchema = {
   properties: FIELDS,
 };
 
-/** A PATCH body: a field left out stays as it is; at least one is given. */
-export const UpdateNoteRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(FIELDS).join(', ')}` },
-  properties: FIELDS,
-};
+export const UpdateNoteRequest = patchBody(FIELDS);
 
 const COMMON: Record<string, JsonSchema> = {
   id: { type: 'string', format: 'uuid' },
@@ -161,13 +154,7 @@ const CreateFolderRequest: JsonSchema = {
   additionalProperties: true,
   properties: FOLDER_FIELDS,
 };
-const UpdateFolderRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(FOLDER_FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: 'give at least one of name, parent_id' },
-  properties: FOLDER_FIELDS,
-};
+const UpdateFolderRequest = patchBody(FOLDER_FIELDS);
 
 const TagCounts: JsonSchema = {
   type: 'array',

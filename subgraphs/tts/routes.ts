@@ -15,7 +15,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
-import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, JsonSchema, pageSchema, patchBody, trimmedText, uuidParam } from '../../rest-facade/schemas';
 import { AUDIO_CONTENT_TYPES, AudioFormat, ENCODED_FORMATS } from './audio/encoders';
 
 /** The audio download's formats (audio/encoders.ts), WAV first: what no `?format=` or `Accept` gets. */
@@ -139,17 +139,11 @@ const VOICE_CHANGES: Record<string, JsonSchema> = {
 };
 
 /** A PATCH body: no `default` anywhere, since a field left out stays as it is. */
-export const UpdateVoiceRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true, // unknown fields are ignored
+export const UpdateVoiceRequest = patchBody(VOICE_CHANGES, {
   description:
     'Any of the fields, each with the rules of voice creation; a field left out stays as it is. `description` and ' +
     '`voice_blend` may be null to clear them.',
-  // At least one known field (unknown ones are dropped, so they do not count).
-  anyOf: Object.keys(VOICE_CHANGES).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(VOICE_CHANGES).join(', ')}` },
-  properties: VOICE_CHANGES,
-};
+});
 
 export const Voice: JsonSchema = {
   type: 'object',

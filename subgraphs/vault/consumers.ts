@@ -17,7 +17,7 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { VaultItem } from './entities/vault-item';
 import { VaultItemTag } from './entities/vault-item-tag';
 import { VaultRule } from './entities/vault-rule';
-import type { VaultService } from './vault-service';
+import type { VaultCapture } from './capture';
 
 interface ConsumerOptions {
   dataSource: DataSource;
@@ -82,7 +82,7 @@ function deleteUserBatch(store: BlobStore, logger?: Logger): UserCascadeBatch {
  * `source: { hub_id, node_id }` back. A request that cannot be captured (bad input, the cap)
  * answers `vault.capture.refused` with the reason, so the hub does not wait for ever.
  */
-export function hubCaptureConsumer(options: ConsumerOptions & { service: VaultService }): EventConsumer {
+export function hubCaptureConsumer(options: ConsumerOptions & { capture: VaultCapture }): EventConsumer {
   return new EventConsumer({
     ...options,
     name: 'vault.hub-capture',
@@ -102,7 +102,7 @@ export function hubCaptureConsumer(options: ConsumerOptions & { service: VaultSe
       const source = { hubId, nodeId };
       try {
         // A savepoint: a refusal must not undo the consumer's own position.
-        await m.transaction(() => options.service.captureForNode(m, event.userId, source, { text, url }));
+        await m.transaction(() => options.capture.captureForNode(m, event.userId, source, { text, url }));
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (!code || code === 'internal_error') throw err; // ours: the batch is retried

@@ -27,19 +27,16 @@ import { VaultClassifier } from './entities/vault-classifier';
 import { fetchPage, FetchError, FetchLimits } from './fetcher';
 import { parseHttpUrl } from './url-key';
 import { PageParser } from './parser-thread';
-import {
-  classifiedEvent,
-  excerptOf,
-  itemEventData,
-  itemSearchWords,
-  syncTags,
-  VaultService,
-  vaultTopic,
-} from './vault-service';
+import { classifiedEvent, excerptOf, itemEventData, itemSearchWords, syncTags, vaultTopic } from './item-rows';
+import type { VaultCaps } from './limits';
+import type { Predictors } from './predictors';
+import type { VaultRules } from './rule-service';
 
 export interface VaultWorkerOptions {
   dataSource: DataSource;
-  service: VaultService;
+  caps: VaultCaps;
+  rules: VaultRules;
+  predictors: Predictors;
   store: BlobStore;
   dispatcher: Dispatcher;
   parser: PageParser;
@@ -209,7 +206,7 @@ export class VaultWorker {
       );
       if (affectedRows(result) !== 1) return;
       const item = await m.findOneByOrFail(VaultItem, { id: row.id });
-      await this.options.service.caps.release(m, item.ownerId, this.options.service.cap.pending.limit);
+      await this.options.caps.releasePending(m, item.ownerId);
       await publish(m, VaultItemFailed, {
         userId: item.ownerId,
         resourceId: item.id,
@@ -301,9 +298,9 @@ export class VaultWorker {
 
   /** Records the outcome with its classification and events, if the job is still this worker's. */
   private async finish(job: VaultItem, outcome: Outcome): Promise<boolean> {
-    const { service, dataSource } = this.options;
+    const { caps, rules, predictors, dataSource } = this.options;
     const enriched: VaultItem = { ...job, ...outcome };
-    const decided = classify(enriched, await service.rulesOf(job.ownerId), await service.predictor(job.ownerId), {
+    const decided = classify(enriched, await rules.rulesOf(job.ownerId), await predictors.predictor(job.ownerId), {
       minConfidence: this.options.minConfidence,
       keywordTags: this.options.keywordTags,
     });
@@ -321,7 +318,7 @@ export class VaultWorker {
         if (affectedRows(result) !== 1) return false;
         const item = await m.findOneByOrFail(VaultItem, { id: job.id });
         // No longer waiting: a slot of the pending cap is free.
-        await service.caps.release(m, item.ownerId, service.cap.pending.limit);
+        await caps.releasePending(m, item.ownerId);
         await syncTags(m, item);
         await publish(m, item.state === VaultItemState.READY ? VaultItemReady : VaultItemFailed, {
           userId: item.ownerId,

@@ -27,10 +27,17 @@ import { VaultRule } from './entities/vault-rule';
 import { PurgeParams, requestEmptyTrash, TrashRetention } from '../../lib/kit/trash';
 import { PageParser } from './parser-thread';
 import { VaultContentResolver, VaultItemResolver, VaultRuleResolver } from './resolvers/vault-resolver';
+import { VaultCapture } from './capture';
+import { VaultTrash } from './item-trash';
+import { VaultCaps, VaultLimits } from './limits';
+import { Predictors } from './predictors';
+import { VaultRules } from './rule-service';
 import { VaultService } from './vault-service';
 
-function vaultService({ config, dataSource }: SubgraphDeps) {
-  return new VaultService(dataSource, openBlobStore(config, 'vault', vaultDir(config)), {
+/** The vault's parts, on one database and blob store: items, capture, trash, rules, caps, learned models. */
+function vaultParts({ config, dataSource }: SubgraphDeps) {
+  const store = openBlobStore(config, 'vault', vaultDir(config));
+  const limits: VaultLimits = {
     maxFileBytes: config.VAULT_MAX_FILE_BYTES,
     textMaxChars: config.VAULT_TEXT_MAX_CHARS,
     itemsPerUser: config.VAULT_ITEMS_PER_USER,
@@ -43,17 +50,27 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     searchCandidates: config.SEARCH_CANDIDATES,
     expensive: sharedExpensiveGate(config),
     trashRetentionDays: config.TRASH_RETENTION_DAYS,
-  });
+  };
+  const caps = new VaultCaps(dataSource, limits);
+  const trash = new VaultTrash(dataSource, store, caps, config.TRASH_RETENTION_DAYS);
+  const rules = new VaultRules(dataSource, caps);
+  const predictors = new Predictors(dataSource);
+  const items = new VaultService(dataSource, store, limits, { caps, trash, rules, predictors });
+  return { items, capture: new VaultCapture(dataSource, store, limits, caps), trash, rules, caps, predictors };
 }
+
+type VaultParts = ReturnType<typeof vaultParts>;
 
 const VAULT_TRASH_PURGE = 'vault.trash_purge';
 
 /** The enrichment worker; `resolve` replaces the system resolver (tests). */
-export function vaultWorker(deps: SubgraphDeps, service: VaultService, concurrency: number) {
+export function vaultWorker(deps: SubgraphDeps, vault: VaultParts, concurrency: number) {
   const { config, dataSource, logger } = deps;
   return new VaultWorker({
     dataSource,
-    service,
+    caps: vault.caps,
+    rules: vault.rules,
+    predictors: vault.predictors,
     store: openBlobStore(config, 'vault', vaultDir(config)),
     dispatcher: guardedAgent({
       allowHosts: config.VAULT_FETCH_ALLOW_HOSTS,
@@ -99,10 +116,10 @@ export const vaultSubgraph: SubgraphDefinition = {
   migrations: migrationsIn(path.join(__dirname, 'migrations')),
   create(deps) {
     const { config, dataSource, logger, events } = deps;
-    const service = vaultService(deps);
+    const vault = vaultParts(deps);
     declareExpensiveFields([{ type: 'Query', field: 'vaultItems', whenArgument: 'q', kind: 'search' }]);
     const worker =
-      config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, service, config.VAULT_ENRICH_CONCURRENCY) : undefined;
+      config.VAULT_ENRICH_CONCURRENCY > 0 ? vaultWorker(deps, vault, config.VAULT_ENRICH_CONCURRENCY) : undefined;
     const consumerOptions = {
       dataSource,
       log: events,
@@ -118,9 +135,9 @@ export const vaultSubgraph: SubgraphDefinition = {
       config,
       store: openBlobStore(config, 'vault', vaultDir(config)),
     });
-    const hubCaptures = hubCaptureConsumer({ ...consumerOptions, service });
+    const hubCaptures = hubCaptureConsumer({ ...consumerOptions, capture: vault.capture });
     // The trash's purges (by retention, or an emptied trash), in batches on the same queue.
-    queue.register<PurgeParams>({ kind: VAULT_TRASH_PURGE, batch: service.purgeBatch });
+    queue.register<PurgeParams>({ kind: VAULT_TRASH_PURGE, batch: vault.trash.purgeBatch });
     const retention = new TrashRetention({
       dataSource,
       queue,
@@ -129,20 +146,22 @@ export const vaultSubgraph: SubgraphDefinition = {
       retentionDays: config.TRASH_RETENTION_DAYS,
       logger,
     });
-    service.onTrashed = (at) => retention.trashed(at);
+    vault.trash.onTrashed = (at) => retention.trashed(at);
     let stopReporting: (() => void) | undefined;
     return {
       resolvers: [
-        new VaultItemResolver(service, (ownerId) => requestEmptyTrash(queue, VAULT_TRASH_PURGE, ownerId)),
-        new VaultContentResolver(service, config.GRAPHQL_MAX_AUDIO_BYTES),
-        new VaultRuleResolver(service),
+        new VaultItemResolver(vault.items, vault.capture, vault.trash, (ownerId) =>
+          requestEmptyTrash(queue, VAULT_TRASH_PURGE, ownerId),
+        ),
+        new VaultContentResolver(vault.items, config.GRAPHQL_MAX_AUDIO_BYTES),
+        new VaultRuleResolver(vault.rules),
       ],
       orphanedTypes: [UserReference],
       references: {
         // Other subgraphs (hubs) point at items; only the owner sees one, anyone else gets null.
         VaultItem: {
           __resolveReference: (ref: { id: string }, ctx: SubgraphContext) =>
-            ctx.principal ? service.get(ctx.principal.userId, ref.id).catch(() => null) : null,
+            ctx.principal ? vault.items.get(ctx.principal.userId, ref.id).catch(() => null) : null,
         },
       },
       async start() {
@@ -173,7 +192,7 @@ export const vaultSubgraph: SubgraphDefinition = {
   },
   // `npm run start:worker -- vault`: enrichment only, beside subgraph processes run with VAULT_ENRICH_CONCURRENCY=0.
   worker(deps) {
-    const worker = vaultWorker(deps, vaultService(deps), Math.max(1, deps.config.VAULT_ENRICH_CONCURRENCY));
+    const worker = vaultWorker(deps, vaultParts(deps), Math.max(1, deps.config.VAULT_ENRICH_CONCURRENCY));
     worker.start();
     return { stop: () => worker.stop() };
   },

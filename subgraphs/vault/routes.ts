@@ -14,7 +14,7 @@ import {
 } from '../../rest-facade/route-parts';
 import type { RouteInput, RouteSpec } from '../../rest-facade/route-spec';
 import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
-import { CommandAck, JsonSchema, pageSchema, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, JsonSchema, pageSchema, patchBody, uuidParam } from '../../rest-facade/schemas';
 import { URL_PATTERN } from './url-key';
 
 const str = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', description, ...extra });
@@ -158,13 +158,7 @@ const UPDATE_FIELDS: Record<string, JsonSchema> = {
   archived: { type: 'boolean' },
 };
 
-export const UpdateVaultItemRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(UPDATE_FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(UPDATE_FIELDS).join(', ')}` },
-  properties: UPDATE_FIELDS,
-};
+export const UpdateVaultItemRequest = patchBody(UPDATE_FIELDS);
 
 const COUNTS: JsonSchema = {
   type: 'array',
@@ -243,13 +237,7 @@ export const CreateVaultRuleRequest: JsonSchema = {
   additionalProperties: true,
   properties: RULE_FIELDS,
 };
-export const UpdateVaultRuleRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(RULE_FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(RULE_FIELDS).join(', ')}` },
-  properties: RULE_FIELDS,
-};
+export const UpdateVaultRuleRequest = patchBody(RULE_FIELDS);
 
 const ruleArgs = (schema: JsonSchema): Record<string, Arg> => {
   const { when: _w, then: _t, ...rest } = schema.properties as Record<string, JsonSchema>;

@@ -12,7 +12,7 @@ import {
   VERSION_QUERY,
 } from '../../rest-facade/route-parts';
 import type { RouteSpec } from '../../rest-facade/route-spec';
-import { CommandAck, JsonSchema, pageSchema, trimmedText, uuidParam } from '../../rest-facade/schemas';
+import { CommandAck, JsonSchema, pageSchema, patchBody, trimmedText, uuidParam } from '../../rest-facade/schemas';
 
 /** The fields a client sets: on create, and (each optional) on PATCH. */
 const FIELDS: Record<string, JsonSchema> = {
@@ -26,14 +26,7 @@ export const CreateExampleItemRequest: JsonSchema = {
   properties: FIELDS,
 };
 
-/** A PATCH body: a field left out stays as it is; at least one is given. */
-export const UpdateExampleItemRequest: JsonSchema = {
-  type: 'object',
-  additionalProperties: true,
-  anyOf: Object.keys(FIELDS).map((field) => ({ required: [field] })),
-  'x-one-of-error': { field: 'body', message: `give at least one of ${Object.keys(FIELDS).join(', ')}` },
-  properties: FIELDS,
-};
+export const UpdateExampleItemRequest = patchBody(FIELDS);
 
 export const ExampleItemBody: JsonSchema = {
   type: 'object',

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
-import { JSON_CANVAS_SCHEMA } from '../../subgraphs/hubs/canvas';
+import { JSON_CANVAS_SCHEMA } from '../../subgraphs/hubs/canvas-schema';
 import { restTextCounts } from '../../subgraphs/hubs/rest-form';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -450,6 +450,57 @@ describe('canvas', () => {
     expect(unlabelled).not.toHaveProperty('label');
   });
 
+  it('states the one JSON Canvas schema: the document has every field and rule the import checks, colours as JSON Canvas 1.0 writes them; another colour is dropped on import', async () => {
+    const checked = JSON_CANVAS_SCHEMA.properties as any;
+    const checkedNode = [
+      checked.nodes.items.properties,
+      ...checked.nodes.items.allOf.map((t: any) => t.then.properties),
+    ];
+    const stated = [
+      (doc.paths[`${H}/import`] as any).post.requestBody.content['application/json'].schema.properties.canvas,
+      (doc.paths[`${HUB}/canvas`] as any).get.responses['200'].content['application/json'].schema,
+    ];
+    const rule = ({ description: _, ...r }: Record<string, unknown>) => r;
+    for (const canvas of stated) {
+      const node = canvas.properties.nodes.items.properties;
+      const edge = canvas.properties.edges.items.properties;
+      for (const fields of checkedNode)
+        for (const [name, schema] of Object.entries(fields))
+          expect([name, node[name]]).toEqual([name, expect.objectContaining(rule(schema as any))]);
+      for (const [name, schema] of Object.entries(checked.edges.items.properties))
+        expect([name, edge[name]]).toEqual([name, expect.objectContaining(rule(schema as any))]);
+      // A preset "1"–"6" or #RRGGBB, as JSON Canvas 1.0 has it (the spec's schema types a colour as a string).
+      for (const color of [node.color, edge.color]) expect(color.description).toMatch(/"1"–"6".*"#RRGGBB"/);
+    }
+    const token = await newUser('hubs-canvas-colours');
+    const at = (id: string, color: string) => ({
+      id,
+      type: 'text',
+      text: id,
+      color,
+      x: 0,
+      y: 0,
+      width: 10,
+      height: 10,
+    });
+    const colours = ['3', '#a0B0c0', 'red', '#FFF', '#a0b0c0ff', '7'];
+    const canvas = {
+      nodes: colours.map((c, i) => at(`n${i}`, c)),
+      edges: [
+        { id: 'e0', fromNode: 'n0', toNode: 'n1', color: 'blue' },
+        { id: 'e1', fromNode: 'n1', toNode: 'n0', color: '6' },
+      ],
+    };
+    const imported = await call('POST', H + '/import', H + '/import', token, { name: 'Colours', canvas });
+    expect(imported.status).toBe(202);
+    const hub = (await call('GET', HUB, `${H}/${imported.body.id}`, token)).body;
+    const colourOf = new Map(hub.nodes.map((n: any) => [n.text, n.color]));
+    expect(colours.map((_, i) => colourOf.get(`n${i}`))).toEqual(['3', '#a0B0c0', null, null, null, null]);
+    const textOf = new Map(hub.nodes.map((n: any) => [n.id, n.text]));
+    const edgeColour = new Map(hub.edges.map((e: any) => [textOf.get(e.from_node), e.color]));
+    expect([edgeColour.get('n0'), edgeColour.get('n1')]).toEqual([null, '6']);
+  });
+
   it('refuses what is not JSON Canvas 1.0, or breaks a rule of hubs, with 400 and details; a canvas over a cap with 409', async () => {
     const token = await newUser('hubs-canvas-bad');
     const node = { id: 'a', type: 'text', text: 't', x: 0, y: 0, width: 10, height: 10 };
@@ -461,6 +512,9 @@ describe('canvas', () => {
     expect(await refuse({ nodes: [{ ...node, x: 1.5 }] })).toEqual(['canvas.nodes.0.x']);
     expect(await refuse({ nodes: [{ ...node, type: 'circle' }] })).toEqual(['canvas.nodes.0.type']);
     expect(await refuse({ nodes: [{ ...node, text: undefined }] })).toEqual(['canvas.nodes.0.text']);
+    expect(await refuse({ nodes: [{ ...node, type: 'file', file: 'a.md', subpath: 'heading' }] })).toEqual([
+      'canvas.nodes.0.subpath', // a subpath starts with "#"
+    ]);
     // A missing field is named by its index path, at the facade's check and at the subgraph's alike.
     const fourth = [node, { ...node, id: 'b' }, { ...node, id: 'c' }, { ...node, id: undefined }];
     expect(await refuse({ nodes: fourth })).toEqual(['canvas.nodes.3.id']);

@@ -26,13 +26,21 @@ describe('cursor codec', () => {
       Buffer.from(`["${ID}"]`).toString('base64'), // base64 with padding, not base64url
       encodeCursor([ID, ID]), // too many keys
       encodeCursor([`x${ID}`]), // not a uuid
-      encodeCursor([1.5 as unknown as string]),
+      encodeCursor([1.5]),
       'A'.repeat(601),
     ];
     for (const cursor of bad) expect(() => decodeCursor(cursor, ['uuid'])).toThrow(refused);
     expect(() => decodeCursor(encodeCursor([ID, ID]), ['time', 'uuid'])).toThrow(refused);
     expect(() => decodeCursor(encodeCursor(['a'.repeat(65)]), ['text'])).toThrow(refused);
     expect(() => decodeCursor(encodeCursor(['']), ['text'])).toThrow(refused);
+  });
+
+  it('writes a flag (a boolean column) as 0 or 1 and takes nothing else for it', () => {
+    const at = new Date(1_750_000_000_123);
+    expect(decodeCursor(encodeCursor([true, at, ID]), ['flag', 'time', 'uuid'])).toEqual([1, at, ID]);
+    expect(decodeCursor(encodeCursor([false]), ['flag'])).toEqual([0]);
+    for (const bad of [2, -1, 0.5, '1', null])
+      expect(() => decodeCursor(encodeCursor([bad as unknown as string]), ['flag'])).toThrow(refused);
   });
 });
 

@@ -1,5 +1,5 @@
 // Tracing on the one-process server, as a real process exporting over OTLP/HTTP to a collector in
-// this test: the spans the service makes itself (lib/tracing.ts) arrive decoded, under the
+// this test: the spans the service makes itself (lib/tracing/) arrive decoded, under the
 // caller's trace, each under its parent, with the statements' shape and no values, failures
 // marked, and the log lines of the request carrying its trace. The distributed layout's trace
 // across processes is test/e2e/tracing.test.ts.

@@ -2,9 +2,6 @@ import { Field, ID, ObjectType } from 'type-graphql';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { RequiresScopes } from '../../../lib/scopes';
 
-export const SIDES = ['top', 'right', 'bottom', 'left'] as const;
-export const ENDS = ['none', 'arrow'] as const;
-
 @RequiresScopes('hubs:read')
 @ObjectType({ description: 'An edge between two nodes of one hub, as in JSON Canvas.' })
 @Entity('hub_edges')

@@ -4,21 +4,36 @@ import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Max
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ArgsType, Field, ID, Int } from 'type-graphql';
 import { TrimmedLength } from '../../../lib/validators';
-import { ENDS, SIDES } from '../entities/hub-edge';
-import { NODE_TYPES } from '../entities/hub-node';
-import { COLOR_PATTERN, LABEL_MAX, SIZE_MAX, SIZE_MIN, URL_MAX } from '../hub-rules';
+import {
+  COLOR_PATTERN,
+  DESCRIPTION_MAX,
+  DIRECTIONS,
+  ENDS,
+  LABEL_MAX,
+  NAME_MAX,
+  NAME_MIN,
+  NEIGHBOR_DEPTH_MAX,
+  NODE_TYPES,
+  SIDES,
+  SIZE_MAX,
+  SIZE_MIN,
+  URL_MAX,
+} from '../hub-rules';
+import type { Direction } from '../neighbors';
 
 const COLOR = 'must be "1" to "6" or #RRGGBB';
+const NAME = `${NAME_MIN} to ${NAME_MAX} characters, trimmed.`;
+const DESCRIPTION = `At most ${DESCRIPTION_MAX.toLocaleString('en-US')} characters.`;
 
 @ArgsType()
 export class CreateHubArgs {
-  @Field({ description: '1 to 100 characters, trimmed.' })
-  @TrimmedLength(1, 100)
+  @Field({ description: NAME })
+  @TrimmedLength(NAME_MIN, NAME_MAX)
   name!: string;
 
-  @Field(() => String, { nullable: true, description: 'At most 1,000 characters.' })
+  @Field(() => String, { nullable: true, description: DESCRIPTION })
   @IsOptional()
-  @MaxLength(1000)
+  @MaxLength(DESCRIPTION_MAX)
   description?: string | null;
 }
 
@@ -26,12 +41,12 @@ export class CreateHubArgs {
 export class UpdateHubArgs {
   @Field(() => String, { nullable: true, description: 'Left out: unchanged.' })
   @IsOptional()
-  @TrimmedLength(1, 100)
+  @TrimmedLength(NAME_MIN, NAME_MAX)
   name?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Left out: unchanged; null: cleared.' })
   @IsOptional()
-  @MaxLength(1000)
+  @MaxLength(DESCRIPTION_MAX)
   description?: string | null;
 }
 
@@ -208,12 +223,12 @@ export class QuickAddArgs {
 
 @ArgsType()
 export class NeighborsArgs {
-  @Field(() => Int, { defaultValue: 1, description: '1 to 3.' })
+  @Field(() => Int, { defaultValue: 1, description: `1 to ${NEIGHBOR_DEPTH_MAX}.` })
   @Min(1)
-  @Max(3)
+  @Max(NEIGHBOR_DEPTH_MAX)
   depth!: number;
 
-  @Field(() => String, { defaultValue: 'both', description: 'out | in | both.' })
-  @IsIn(['out', 'in', 'both'])
-  direction!: 'out' | 'in' | 'both';
+  @Field(() => String, { defaultValue: 'both', description: `${DIRECTIONS.join(' | ')}.` })
+  @IsIn(DIRECTIONS)
+  direction!: Direction;
 }

@@ -25,7 +25,10 @@ import type { SubgraphContext } from '../../../lib/subgraph';
 import { UserReference } from '../../../lib/user-reference';
 import { VaultClassification, VaultItem, VaultItemKind, VaultItemState } from '../entities/vault-item';
 import { VaultRule, VaultRuleThen, VaultRuleWhen } from '../entities/vault-rule';
-import { VaultService } from '../vault-service';
+import type { VaultCapture } from '../capture';
+import type { VaultTrash } from '../item-trash';
+import type { VaultRules } from '../rule-service';
+import type { VaultService } from '../vault-service';
 import { failureMessage } from '../failure-messages';
 
 /** The most one `chunk` reads. */
@@ -266,6 +269,8 @@ class VaultItemContent {
 export class VaultItemResolver {
   constructor(
     private readonly service: VaultService,
+    private readonly captures: VaultCapture,
+    private readonly trash: VaultTrash,
     private readonly emptyTrash: (ownerId: string) => Promise<TrashEmptying> = () => {
       throw new Error('no trash queue');
     },
@@ -279,7 +284,7 @@ export class VaultItemResolver {
       '`conflict` with `existingId`.',
   })
   captureVaultItem(@Args() input: CaptureArgs, @Ctx() ctx: SubgraphContext): Promise<VaultItem> {
-    return this.service.capture(ctx.principal!.userId, input);
+    return this.captures.capture(ctx.principal!.userId, input);
   }
 
   @RequiresScopes('vault:write')
@@ -309,7 +314,7 @@ export class VaultItemResolver {
   @RequiresScopes('vault:write')
   @Mutation(() => VaultItem, { description: 'Bring an item back from the trash: its tags, file and hub nodes.' })
   restoreVaultItem(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<VaultItem> {
-    return this.service.restore(ctx.principal!.userId, id);
+    return this.trash.restore(ctx.principal!.userId, id);
   }
 
   @RequiresScopes('vault:write')
@@ -317,7 +322,7 @@ export class VaultItemResolver {
     description: 'Delete an item in the trash (and its file) for good (vault.item.deleted).',
   })
   async purgeVaultItem(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<TrashEntry> {
-    const item = await this.service.purge(ctx.principal!.userId, id);
+    const item = await this.trash.purge(ctx.principal!.userId, id);
     return {
       type: 'vault_item',
       id: item.id,
@@ -340,7 +345,7 @@ export class VaultItemResolver {
     description: 'Your vault items in the trash, the last trashed first (a part of GET /trash).',
   })
   trashedVaultItems(@Args() { first, after }: PageArgs, @Ctx() ctx: SubgraphContext): Promise<Page<TrashEntry>> {
-    return this.service.trashed(ctx.principal!.userId, first, after);
+    return this.trash.trashed(ctx.principal!.userId, first, after);
   }
 
   @RequiresScopes('vault:write')
@@ -450,12 +455,12 @@ export class VaultContentResolver {
 
 @Resolver(() => VaultRule)
 export class VaultRuleResolver {
-  constructor(private readonly service: VaultService) {}
+  constructor(private readonly rules: VaultRules) {}
 
   @RequiresScopes('vault:write')
   @Mutation(() => VaultRule, { description: 'A new classification rule (at most VAULT_RULES_PER_USER).' })
   createVaultRule(@Args() input: RuleArgs, @Ctx() ctx: SubgraphContext): Promise<VaultRule> {
-    return this.service.createRule(ctx.principal!.userId, input);
+    return this.rules.create(ctx.principal!.userId, input);
   }
 
   @RequiresScopes('vault:write')
@@ -465,24 +470,24 @@ export class VaultRuleResolver {
     @Args() changes: RuleChangesArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<VaultRule> {
-    return this.service.updateRule(ctx.principal!.userId, id, version, changes);
+    return this.rules.update(ctx.principal!.userId, id, version, changes);
   }
 
   @RequiresScopes('vault:write')
   @Mutation(() => VaultRule, { description: 'Delete a rule at the version you expect.' })
   deleteVaultRule(@Args() { id, version }: VersionedIdArgs, @Ctx() ctx: SubgraphContext): Promise<VaultRule> {
-    return this.service.deleteRule(ctx.principal!.userId, id, version);
+    return this.rules.delete(ctx.principal!.userId, id, version);
   }
 
   @RequiresScopes('vault:read')
   @Query(() => VaultRule, { description: 'One of your rules.' })
   vaultRule(@Args() { id }: IdArgs, @Ctx() ctx: SubgraphContext): Promise<VaultRule> {
-    return this.service.getRule(ctx.principal!.userId, id);
+    return this.rules.get(ctx.principal!.userId, id);
   }
 
   @RequiresScopes('vault:read')
   @Query(() => VaultRuleList, { description: 'All your rules (at most VAULT_RULES_PER_USER), in the order they run.' })
   async vaultRules(@Ctx() ctx: SubgraphContext): Promise<VaultRuleList> {
-    return { items: await this.service.listRules(ctx.principal!.userId) };
+    return { items: await this.rules.list(ctx.principal!.userId) };
   }
 }
