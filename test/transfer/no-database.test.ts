@@ -113,6 +113,7 @@ describe('the Karakeep reader', () => {
       ['[1, 2]', /not a JSON object/],
       ['"text"', /not a JSON object/],
       ['', /not a JSON object/],
+      ['<!DOCTYPE NETSCAPE-Bookmark-file-1>', /not a JSON object/],
       [' \n ', /not a JSON object/],
       ['{"bookmarks": [1, 2', /ends before its end/],
       [text.slice(0, -40), /ends before its end/],

@@ -2,7 +2,7 @@
 // element at a time, so that a file of hundreds of MiB is never held whole: its tokenizer, path
 // filter (pick) and assembler (streamArray) do the reading. The text is fed a slice at a time
 // with a turn of the event loop between slices, and each slice's elements are handed over (and
-// awaited) before the next slice is read. Two small pieces here check that the root is an object
+// awaited) before the next slice is read. The small pieces here check that the root is an object
 // (noting its array members) and bound an element's size: the parser hands strings over in
 // pieces (it never holds one whole), which are counted and joined here, and an element past the
 // limit is dropped as it is read (streamArray's objectFilter) and handed over as TOO_LONG.
@@ -42,7 +42,7 @@ export async function readJsonArray(
   onElement: (value: unknown, index: number) => void | Promise<void>,
   { maxElementChars, stopAfter = false }: ReadArrayOptions,
 ): Promise<ReadonlySet<string>> {
-  const root = new RootShape(key);
+  const root = new RootMembers(key);
   const guard = new ElementGuard(maxElementChars);
   const run = fun(
     // Keys and numbers packed (the path filter needs keys whole), strings in pieces only.
@@ -51,6 +51,8 @@ export async function readJsonArray(
     guard.stage,
     streamArray({ objectFilter: () => (guard.over ? false : undefined), includeUndecided: true }),
   );
+  /** The text begins an object (its first character other than white space or a byte-order mark). */
+  let opened = false;
   const step = async (text: string | typeof none): Promise<StreamArrayItem[]> => {
     try {
       // `none` flushes the stages (the end of the text), which fun's types leave out.
@@ -58,9 +60,9 @@ export async function readJsonArray(
     } catch (err) {
       if (err instanceof JsonShapeError) throw err;
       const message = (err as Error).message;
-      if (err instanceof RangeError) throw new JsonShapeError(message); // nesting or a key's length
+      if (err instanceof RangeError) throw new JsonShapeError(message); // too deep, or a key or number too long
+      if (!opened) throw new JsonShapeError('not a JSON object');
       if (text !== none) throw new JsonShapeError(`the JSON is malformed (${message})`);
-      if (!root.started) throw new JsonShapeError('not a JSON object');
       throw new JsonShapeError(`the JSON ends before its end (a cut file?): ${message}`);
     }
   };
@@ -81,7 +83,13 @@ export async function readJsonArray(
   for await (const text of pieces) {
     for (let at = 0; at < text.length; at += SLICE_CHARS) {
       await yieldToLoop();
-      await hand(await step(text.slice(at, at + SLICE_CHARS)));
+      const slice = text.slice(at, at + SLICE_CHARS);
+      if (!opened) {
+        const first = /[^ \t\n\r\uFEFF]/.exec(slice)?.[0];
+        if (first !== undefined && first !== '{') throw new JsonShapeError('not a JSON object');
+        opened = first === '{';
+      }
+      await hand(await step(slice));
       if (stopAfter && guard.ended) return root.arrays;
     }
   }
@@ -90,23 +98,13 @@ export async function readJsonArray(
   return root.arrays;
 }
 
-/**
- * pick's filter: the root's member `key` when it is an array. pick asks it at the start of each
- * value outside what it picks: it also checks that the root is an object, and notes which of
- * its members are arrays.
- */
-class RootShape {
+/** pick's filter: the root's member `key` when it is an array; it notes which members are arrays. */
+class RootMembers {
   readonly arrays = new Set<string>();
-  started = false;
 
   constructor(private readonly key: string) {}
 
   readonly filter = (stack: (string | number | null)[], token: Token): boolean => {
-    if (stack.length === 0) {
-      if (token.name !== 'startObject') throw new JsonShapeError('not a JSON object');
-      this.started = true;
-      return false;
-    }
     if (stack.length !== 1 || token.name !== 'startArray') return false;
     this.arrays.add(String(stack[0]));
     return stack[0] === this.key;
