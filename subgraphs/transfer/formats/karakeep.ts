@@ -5,11 +5,12 @@
 //                  "content": {"type":"link","url"} | {"type":"text","text"} | null,
 //                  "note", "customMetadata", "archived"}]}
 // Read with stream-json, an element at a time (./json-array.ts): a first pass takes the lists (they
-// come first and are few: it stops after them), the second the bookmarks. A link becomes a vault link, a text a vault text item (the vault is where
-// Karakeep's captures go: both are its anchors); tags and the paths of the manual lists it is in
-// become tags (as a Netscape file's folders do); `createdAt` becomes `captured_at`, `archived`
-// the item's. A bookmark's own `note` (Karakeep's annotation, which the vault has no field for)
-// becomes a note of the notes module naming the bookmark.
+// come first and are few: it stops after them), the second the bookmarks. A link becomes a vault
+// link, a text a vault text item (the vault is where Karakeep's captures go: both are its
+// anchors); tags and the paths of the manual lists it is in become tags (as a Netscape file's
+// folders do); `createdAt` becomes `captured_at`, `archived` the item's. A bookmark's own `note`
+// (Karakeep's annotation, which the vault has no field for) becomes a note of the notes module
+// naming the bookmark.
 import crypto from 'node:crypto';
 import { noteTag, NoteRecord } from './markdown';
 import { JsonShapeError, readJsonArray, TOO_LONG } from './json-array';
