@@ -24,11 +24,24 @@ const NO_DATABASE = [
 const MYSQL_ONLY = ['e2e/distributed', 'e2e/synthesis-worker', 'e2e/tracing', 'gateway/hive-gateway', 'ops/outage'];
 const files = (names) => names.map((name) => `<rootDir>/test/${name}\\.test\\.ts$`);
 
+/**
+ * Packages published only as ES modules. Node (20.19+) loads them with require(), jest's module
+ * loader does not: jest turns them into CommonJS as it loads them (ts-jest, allowJs).
+ */
+const ESM_ONLY = ['stream-json', 'stream-chain'];
+
 const base = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
+    [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', isolatedModules: true } },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
 };
 
 module.exports = {

@@ -4,15 +4,16 @@
 //    "bookmarks":[{"createdAt": <seconds>, "title", "tags": [names], "lists": [list ids],
 //                  "content": {"type":"link","url"} | {"type":"text","text"} | null,
 //                  "note", "customMetadata", "archived"}]}
-// Read with JsonMemberArrays, an element at a time: a first pass takes the lists (small), the
-// second the bookmarks. A link becomes a vault link, a text a vault text item (the vault is where
-// Karakeep's captures go: both are its anchors); tags and the paths of the manual lists it is in
-// become tags (as a Netscape file's folders do); `createdAt` becomes `captured_at`, `archived`
-// the item's. A bookmark's own `note` (Karakeep's annotation, which the vault has no field for)
-// becomes a note of the notes module naming the bookmark.
+// Read with stream-json, an element at a time (./json-array.ts): a first pass takes the lists (they
+// come first and are few: it stops after them), the second the bookmarks. A link becomes a vault
+// link, a text a vault text item (the vault is where Karakeep's captures go: both are its
+// anchors); tags and the paths of the manual lists it is in become tags (as a Netscape file's
+// folders do); `createdAt` becomes `captured_at`, `archived` the item's. A bookmark's own `note`
+// (Karakeep's annotation, which the vault has no field for) becomes a note of the notes module
+// naming the bookmark.
 import crypto from 'node:crypto';
 import { noteTag, NoteRecord } from './markdown';
-import { JsonMemberArrays, JsonShapeError } from './json-members';
+import { JsonShapeError, readJsonArray, TOO_LONG } from './json-array';
 import { tagOf } from './netscape';
 
 export class NotKarakeepError extends Error {}
@@ -57,69 +58,57 @@ const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest
 
 /**
  * Reads the file twice from `pieces` (a function that yields its text a piece at a time): the lists
- * first, then each bookmark handed to `onRecord` as it is read.
+ * first, then each bookmark's records handed to `onRecord` (and awaited) as it is read.
  */
 export async function readKarakeep(
   pieces: () => AsyncIterable<string>,
   onRecord: (record: KarakeepRecord) => void | Promise<void>,
 ): Promise<void> {
   const lists = new Map<string, KarakeepList>();
-  const first = new JsonMemberArrays(
-    new Set(['lists']),
-    (_key, json) => {
-      const list = json === null ? null : (parse(json) as Partial<KarakeepList> | null);
-      if (list && typeof list.id === 'string' && typeof list.name === 'string')
-        lists.set(list.id, {
-          id: list.id,
-          name: list.name,
-          parentId: typeof list.parentId === 'string' ? list.parentId : null,
-          type: String(list.type),
-        });
-    },
-    MAX_ELEMENT_CHARS,
+  await asKarakeep(
+    readJsonArray(
+      pieces(),
+      'lists',
+      (value) => {
+        const list = value === TOO_LONG ? null : (value as Partial<KarakeepList> | null);
+        if (list && typeof list.id === 'string' && typeof list.name === 'string')
+          lists.set(list.id, {
+            id: list.id,
+            name: list.name,
+            parentId: typeof list.parentId === 'string' ? list.parentId : null,
+            type: String(list.type),
+          });
+      },
+      { maxElementChars: MAX_ELEMENT_CHARS, stopAfter: true },
+    ),
   );
-  await feed(first, pieces);
-  if (!first.arrays.has('bookmarks'))
-    throw new NotKarakeepError('not a Karakeep export: the JSON object has no "bookmarks" list');
 
   const pathOf = listPaths(lists);
-  let index = 0;
-  const pending: KarakeepRecord[] = [];
-  const second = new JsonMemberArrays(
-    new Set(['bookmarks']),
-    (_key, json) => {
-      const at = `bookmarks[${index++}]`;
-      if (json === null) {
-        pending.push({ kind: 'skip', path: at, message: `longer than ${MAX_ELEMENT_CHARS} characters` });
-        return;
-      }
-      pending.push(...recordsOf(at, parse(json), pathOf));
-    },
-    MAX_ELEMENT_CHARS,
+  const arrays = await asKarakeep(
+    readJsonArray(
+      pieces(),
+      'bookmarks',
+      async (value, index) => {
+        const at = `bookmarks[${index}]`;
+        const records: KarakeepRecord[] =
+          value === TOO_LONG
+            ? [{ kind: 'skip', path: at, message: `longer than ${MAX_ELEMENT_CHARS} characters` }]
+            : recordsOf(at, value, pathOf);
+        for (const record of records) await onRecord(record);
+      },
+      { maxElementChars: MAX_ELEMENT_CHARS },
+    ),
   );
-  await feed(second, pieces, async () => {
-    for (const record of pending.splice(0)) await onRecord(record);
-  });
+  if (!arrays.has('bookmarks'))
+    throw new NotKarakeepError('not a Karakeep export: the JSON object has no "bookmarks" list');
 }
 
-async function feed(reader: JsonMemberArrays, pieces: () => AsyncIterable<string>, after?: () => Promise<void>) {
+async function asKarakeep<T>(reading: Promise<T>): Promise<T> {
   try {
-    for await (const text of pieces()) {
-      reader.write(text);
-      await after?.();
-    }
-    reader.end();
+    return await reading;
   } catch (err) {
     if (err instanceof JsonShapeError) throw new NotKarakeepError(`not a Karakeep export: ${err.message}`);
     throw err;
-  }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch (err) {
-    throw new NotKarakeepError(`not a Karakeep export: ${(err as Error).message}`);
   }
 }
 
