@@ -135,3 +135,53 @@ export class TimedThread {
     await worker?.terminate();
   }
 }
+
+/**
+ * Up to `size` timed threads, each started on its first call and given one call at a time: the
+ * others wait here, so that a call's time limit counts its own run, never a wait behind another's
+ * (lib/database/read-threads.ts: a statement's limit). Calls are answered in no particular order.
+ */
+export class TimedThreadPool {
+  private readonly threads: TimedThread[] = [];
+  private readonly idle: TimedThread[] = [];
+  private readonly queue: (() => void)[] = [];
+
+  constructor(
+    private readonly options: TimedThreadOptions,
+    private readonly size: number,
+  ) {}
+
+  /** Calls running or waiting for a thread (tests, metrics). */
+  get pending(): number {
+    return this.threads.length - this.idle.length + this.queue.length;
+  }
+
+  private take(): Promise<TimedThread> {
+    const free = this.idle.pop();
+    if (free) return Promise.resolve(free);
+    if (this.threads.length < this.size) {
+      const thread = new TimedThread(this.options);
+      this.threads.push(thread);
+      return Promise.resolve(thread);
+    }
+    return new Promise((resolve) => this.queue.push(() => resolve(this.idle.pop()!)));
+  }
+
+  private give(thread: TimedThread): void {
+    this.idle.push(thread);
+    this.queue.shift()?.();
+  }
+
+  async call<T>(message: Record<string, unknown>): Promise<T> {
+    const thread = await this.take();
+    try {
+      return await thread.call<T>(message);
+    } finally {
+      this.give(thread);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.stop()));
+  }
+}

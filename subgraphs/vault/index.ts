@@ -7,6 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import { openBlobStore } from '../../lib/blob-store';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
 import { jobQueue } from '../../lib/kit/user-cascade';
@@ -44,6 +45,7 @@ function vaultService({ config, dataSource }: SubgraphDeps) {
     searchMaxTerms: config.SEARCH_MAX_TERMS,
     searchCandidates: config.SEARCH_CANDIDATES,
     expensive: sharedExpensiveGate(config),
+    reads: sharedExpensiveReads(config),
     trashRetentionDays: config.TRASH_RETENTION_DAYS,
   });
 }

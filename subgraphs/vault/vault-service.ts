@@ -13,6 +13,7 @@ import { affectedRows, isUniqueViolation } from '../../lib/database/portable';
 import { inTransaction } from '../../lib/database/transactions';
 import { AppError, validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
+import type { ExpensiveReads } from '../../lib/kit/expensive-reads';
 import { booleanModeOwnerQuery, fts5OwnerQuery, ownerWords, parseSearchQuery } from '../../lib/kit/owner-search';
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { lostAtVersion, staleVersion, updateAtVersion } from '../../lib/kit/versioned';
@@ -61,6 +62,8 @@ export interface VaultLimits {
   searchCandidates: number;
   /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
   expensive: ExpensiveGate;
+  /** Where the search's ranking statement runs (off the event loop on SQLite). */
+  reads: ExpensiveReads;
   /** TRASH_RETENTION_DAYS (default 30). */
   trashRetentionDays?: number;
 }
@@ -534,7 +537,9 @@ export class VaultService {
       maxTerms: this.limits.searchMaxTerms,
     }).map((t) => ({ ...t, phrase: true }));
     if (!terms.length) return { items: [], nextCursor: null };
-    const query = this.filtered(ownerId, filters);
+    // The ids of a page, best match first: the kit's expensive read (off the event loop on SQLite,
+    // within its share of MySQL's pool); then their rows, by id.
+    const query = this.filtered(ownerId, filters).select('item.id', 'id');
     if (this.mysql) {
       // Every term required, within the owner's tag: InnoDB reads and ranks this user's postings only.
       const against = booleanModeOwnerQuery(ownerId, terms);
@@ -559,14 +564,30 @@ export class VaultService {
         .orderBy('fts.fts_rank', 'ASC')
         .addOrderBy('item.id', 'DESC');
     }
-    const rows = await this.limits.expensive.run(ownerId, 'search', () =>
-      query
-        .offset(offset)
-        .limit(limit + 1)
-        .getMany(),
-    );
-    const items = rows.slice(0, limit);
-    return { items, nextCursor: rows.length > limit ? encodeSearchCursor(bound, offset + limit) : null };
+    const [sql, params] = query
+      .offset(offset)
+      .limit(limit + 1)
+      .getQueryAndParameters();
+    const ids = (
+      await this.limits.expensive.run(ownerId, 'search', () =>
+        this.limits.reads.select<{ id: string }>(this.dataSource, sql, params),
+      )
+    ).map((r) => r.id);
+    const page = ids.slice(0, limit);
+    // By id alone (the owner is checked on each row): with the owner in the WHERE, SQLite's planner
+    // took the owner's index and read every item of the user.
+    const found = page.length
+      ? await this.dataSource.manager
+          .createQueryBuilder(VaultItem, 'item')
+          .select(LISTED.map((p) => `item.${p}`))
+          .where('item.id IN (:...page) AND item.deletedAt IS NULL', { page })
+          .getMany()
+      : [];
+    const byId = new Map(found.filter((item) => item.ownerId === ownerId).map((item) => [item.id, item]));
+    return {
+      items: page.map((id) => byId.get(id)).filter((item): item is VaultItem => item !== undefined),
+      nextCursor: ids.length > limit ? encodeSearchCursor(bound, offset + limit) : null,
+    };
   }
 
   async counts(ownerId: string, what: 'category' | 'tag'): Promise<{ name: string; count: number }[]> {
