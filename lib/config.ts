@@ -367,7 +367,7 @@ export function hostSchema() {
     SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
     /** SQLite: threads that run the expensive reads (a search's ranking), each with a read-only connection of its own, off the event loop; 0: on the event loop. */
     SQLITE_READ_THREADS: int(0, 64).default(2),
-    /** SQLite: the longest one expensive read may run in its thread; beyond, it is stopped and the request gets 503 with Retry-After. */
+    /** SQLite: the longest a request waits for an expensive read (its wait for a thread included); beyond, 503 with Retry-After (the statement ends in its thread: SQLite's cannot be interrupted). */
     SQLITE_READ_TIMEOUT_MS: int(100, 600_000).default(10_000),
     /** MySQL: pooled connections the expensive reads of a process may hold at once (at most DATABASE_POOL_SIZE − 2, at least 1); more wait their turn. */
     EXPENSIVE_READ_CONNECTIONS: int(1, 500).default(3),

@@ -53,7 +53,13 @@ const IDLE_MS = 60_000;
 
 export interface ReadThreadOptions {
   threads: number;
-  /** The longest one statement may run; beyond, its thread is terminated and `overrun` is thrown. */
+  /**
+   * The longest a caller waits for its rows, its wait for a free thread included; beyond, `overrun`
+   * is thrown. The statement itself runs to its end: better-sqlite3 cannot interrupt one, and a
+   * thread told to terminate goes on with it (and keeps the process from exiting), so its thread
+   * stays busy until then and the threads never outnumber `threads`. A statement's cost is bounded
+   * by what runs it (a search's terms and candidates, a user's caps), not here.
+   */
   timeoutMs: number;
   overrun: (timeoutMs: number) => Error;
   stopped: (reason: string) => Error;
@@ -77,14 +83,15 @@ export class SqliteReadThreads {
       {
         source: READ_THREAD,
         workerData: { driver: require.resolve('better-sqlite3'), idleMs: IDLE_MS, busyTimeoutMs: options.timeoutMs },
-        timeoutMs: options.timeoutMs,
+        // No limit on the thread itself: terminating it would not stop its statement (see below).
+        timeoutMs: Infinity,
         announcesReady: true,
         queued: 'fail', // never used: the pool gives a thread one call at a time
         overrun: options.overrun,
         failed: (message) => new Error(message),
         stopped: options.stopped,
       },
-      options.threads,
+      { size: options.threads, answerWithinMs: options.timeoutMs, late: options.overrun },
     );
   }
 
