@@ -108,6 +108,15 @@ export function cpuMs(pid: number): number {
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** CPU time (user + system) of a process's main thread, the event loop's, in ms (Linux): cpuMs less the worker threads'. */
+export function mainThreadCpuMs(pid: number): number {
+  const fields = fs
+    .readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
 /**
  * The bench server's event-loop delay since the previous call (bench/server.ts `/bench/loop`, a
  * perf_hooks histogram): its max is the longest the loop was held. NaN from a build without it.

@@ -349,6 +349,12 @@ export function hostSchema() {
     SEARCH_MAX_TERMS: int(1, 64).default(8),
     /** SQLite: a search ranks at most this many matches, the newest; more matching notes or items are left unranked. */
     SEARCH_CANDIDATES: int(10, 1_000_000).default(500),
+    /** SQLite: threads that run the expensive reads (a search's ranking), each with a read-only connection of its own, off the event loop; 0: on the event loop. */
+    SQLITE_READ_THREADS: int(0, 64).default(2),
+    /** SQLite: the longest a request waits for an expensive read (its wait for a thread included); beyond, 503 with Retry-After (the statement ends in its thread: SQLite's cannot be interrupted). */
+    SQLITE_READ_TIMEOUT_MS: int(100, 600_000).default(10_000),
+    /** MySQL: pooled connections the expensive reads of a process may hold at once (at most DATABASE_POOL_SIZE − 2, at least 1); more wait their turn. */
+    EXPENSIVE_READ_CONNECTIONS: int(1, 500).default(3),
     /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
     AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
     /**

@@ -21,6 +21,7 @@ import { excerptOf, titleFromBody, titleKey, wikiLinks } from '../../subgraphs/n
 import { NoteFilter, NoteService, tagUnion } from '../../subgraphs/notes/note-service';
 import { searchIndexBytes } from '../../subgraphs/notes/search';
 import { sharedExpensiveGate } from '../../lib/kit/expensive';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { ownerWords } from '../../lib/kit/owner-search';
 
 /** A deterministic generator (mulberry32). */
@@ -118,6 +119,7 @@ export function mountNotesBaseline(app: Express, { subgraphs, keys, log }: Serve
     searchMaxTerms: config.SEARCH_MAX_TERMS,
     searchCandidates: config.SEARCH_CANDIDATES,
     expensive: sharedExpensiveGate(config),
+    reads: sharedExpensiveReads(config),
   });
   const verifier = new TokenVerifier(keys, config.JWT_ISSUER);
   const caller = async (req: express.Request) => {

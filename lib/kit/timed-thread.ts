@@ -14,7 +14,10 @@ export interface TimedThreadOptions {
   workerData?: unknown;
   /** A hostile input cannot take the process's memory with it. */
   resourceLimits?: ResourceLimits;
-  /** The longest a call may take, from when it is sent to the thread (or, with `announcesReady`, from when the thread is ready). */
+  /**
+   * The longest a call may take, from when it is sent to the thread (or, with `announcesReady`,
+   * from when the thread is ready); Infinity: no limit (see TimedThreadPool's `answerWithinMs`).
+   */
   timeoutMs: number;
   /**
    * The thread posts `{ ready: true }` once it has loaded its libraries, and a call's time limit
@@ -98,20 +101,21 @@ export class TimedThread {
     void this.ready.then(() => {
       // Answered, failed or timed out meanwhile (its thread died while loading): nothing to send.
       if (this.pending.get(id) !== entry || this.worker !== worker) return;
-      entry.timer = setTimeout(() => {
-        this.pending.delete(id);
-        entry.reject(overrun(timeoutMs));
-        if (this.worker === worker) this.worker = undefined;
-        void worker.terminate();
-        for (const [other, p] of this.pending) {
-          clearTimeout(p.timer);
-          if (queued === 'retry') this.dispatch(other, p);
-          else {
-            this.pending.delete(other);
-            p.reject(overrun(timeoutMs));
+      if (Number.isFinite(timeoutMs))
+        entry.timer = setTimeout(() => {
+          this.pending.delete(id);
+          entry.reject(overrun(timeoutMs));
+          if (this.worker === worker) this.worker = undefined;
+          void worker.terminate();
+          for (const [other, p] of this.pending) {
+            clearTimeout(p.timer);
+            if (queued === 'retry') this.dispatch(other, p);
+            else {
+              this.pending.delete(other);
+              p.reject(overrun(timeoutMs));
+            }
           }
-        }
-      }, timeoutMs);
+        }, timeoutMs);
       worker.postMessage({ ...entry.message, id }, entry.transfer);
     });
   }
@@ -133,5 +137,89 @@ export class TimedThread {
     const worker = this.worker;
     this.worker = undefined;
     await worker?.terminate();
+  }
+}
+
+export interface TimedThreadPoolOptions {
+  size: number;
+  /**
+   * The longest a caller waits for its answer, its wait for a free thread included; beyond, the
+   * call fails with `late`. Its thread is not stopped: it stays busy until its call ends (for work
+   * that terminating the thread would not stop, such as a native SQLite statement, which keeps
+   * running, and keeps the process from exiting, in a thread told to terminate).
+   */
+  answerWithinMs?: number;
+  late?: (ms: number) => Error;
+}
+
+/**
+ * Up to `size` threads, each started on its first call and given one call at a time: the others
+ * wait here, so that a thread's own time limit (`timeoutMs`, may be Infinity) counts its call's
+ * run, never a wait behind another's. Calls are answered in no particular order.
+ */
+export class TimedThreadPool {
+  private readonly threads: TimedThread[] = [];
+  private readonly idle: TimedThread[] = [];
+  private readonly queue: ((thread: TimedThread) => void)[] = [];
+
+  constructor(
+    private readonly options: TimedThreadOptions,
+    private readonly pool: TimedThreadPoolOptions,
+  ) {}
+
+  /** Calls running or waiting for a thread (tests, metrics). */
+  get pending(): number {
+    return this.threads.length - this.idle.length + this.queue.length;
+  }
+
+  private take(use: (thread: TimedThread) => void): void {
+    const free = this.idle.pop();
+    if (free) return use(free);
+    if (this.threads.length < this.pool.size) {
+      const thread = new TimedThread(this.options);
+      this.threads.push(thread);
+      return use(thread);
+    }
+    this.queue.push(use);
+  }
+
+  private give(thread: TimedThread): void {
+    const next = this.queue.shift();
+    if (next) next(thread);
+    else this.idle.push(thread);
+  }
+
+  call<T>(message: Record<string, unknown>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let answered = false;
+      const use = (thread: TimedThread) => {
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          if (!answered) settle();
+          answered = true;
+          this.give(thread);
+        };
+        thread.call<T>(message).then(
+          (value) => done(() => resolve(value)),
+          (err: Error) => done(() => reject(err)),
+        );
+      };
+      const { answerWithinMs, late } = this.pool;
+      const timer =
+        answerWithinMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              answered = true;
+              // Still waiting for a thread: it will not need one.
+              const waiting = this.queue.indexOf(use);
+              if (waiting >= 0) this.queue.splice(waiting, 1);
+              reject(late ? late(answerWithinMs) : new Error(`no answer within ${answerWithinMs} ms`));
+            }, answerWithinMs);
+      this.take(use);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.stop()));
   }
 }

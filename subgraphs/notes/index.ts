@@ -7,6 +7,7 @@ import { migrationsIn } from '../../lib/database/migrations-in';
 import { isSqlite } from '../../lib/database/driver';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { jobQueue, userCascade } from '../../lib/kit/user-cascade';
 import { OutboxEvent } from '../../lib/outbox';
@@ -36,6 +37,7 @@ export const notesSubgraph: SubgraphDefinition = {
       searchMaxTerms: config.SEARCH_MAX_TERMS,
       searchCandidates: config.SEARCH_CANDIDATES,
       expensive: sharedExpensiveGate(config),
+      reads: sharedExpensiveReads(config),
     });
     declareExpensiveFields([{ type: 'Query', field: 'notes', whenArgument: 'q', kind: 'search' }]);
     const folders = new FolderService(dataSource, { foldersPerUser: config.NOTE_FOLDERS_PER_USER });

@@ -7,7 +7,8 @@
 //   and body, written with the note.
 // A query is the words of `q`: every word must match, as a word or the start of one; text in
 // "double quotes" must match as a phrase. At most SEARCH_MAX_TERMS of them.
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ExpensiveReads } from '../../lib/kit/expensive-reads';
 import {
   booleanModeOwnerQuery,
   fts5OwnerQuery,
@@ -80,10 +81,12 @@ export interface SearchFilter {
 /**
  * One page of the ids of the owner's notes matching `terms`, best match first (ties by id),
  * `limit` after the first `offset`, within `filter`. On SQLite only the newest `candidates`
- * matches are ranked, so that a search's cost is bounded whatever the user stores.
+ * matches are ranked, so that a search's cost is bounded whatever the user stores. The statement
+ * is one of the kit's expensive reads: off the event loop on SQLite, within its share of MySQL's pool.
  */
 export async function searchNoteIds(
-  m: EntityManager,
+  reads: ExpensiveReads,
+  dataSource: DataSource,
   ownerId: string,
   terms: SearchTerm[],
   filter: SearchFilter,
@@ -91,13 +94,14 @@ export async function searchNoteIds(
 ): Promise<string[]> {
   let rows: { id: string }[];
   if (!terms.length) return [];
-  if (isSqliteManager(m)) {
+  if (isSqliteManager(dataSource.manager)) {
     const match = fts5OwnerQuery(ownerId, terms);
     // The newest candidates (FTS5 walks its matches by rowid, newest first, and stops), then
     // those ranked (bm25 with a title hit weighing 5 body hits; lower is better), then each
     // one's note (MATERIALIZED and CROSS JOIN fix that order: the planner would otherwise walk
     // all the owner's notes), then the filters.
-    rows = await m.query(
+    rows = await reads.select(
+      dataSource,
       `WITH candidates AS MATERIALIZED (
          SELECT rowid AS search_id FROM ${FTS_TABLE} WHERE ${FTS_TABLE} MATCH ? ORDER BY rowid DESC LIMIT ?
        ),
@@ -113,7 +117,8 @@ export async function searchNoteIds(
   } else {
     // The owner's words only: InnoDB reads and ranks the postings of this user's tag.
     const against = booleanModeOwnerQuery(ownerId, terms);
-    rows = await m.query(
+    rows = await reads.select(
+      dataSource,
       `SELECT n.id AS id, MATCH (n.search_words) AGAINST (? IN BOOLEAN MODE) AS score FROM notes n
        WHERE MATCH (n.search_words) AGAINST (? IN BOOLEAN MODE) AND ${filter.where}
        ORDER BY score DESC, n.id LIMIT ? OFFSET ?`,

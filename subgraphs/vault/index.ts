@@ -10,6 +10,7 @@ import { openBlobStore } from '../../lib/blob-store';
 import { vaultDir } from './settings';
 import { EventConsumerPosition } from '../../lib/event-consumer';
 import { declareExpensiveFields, sharedExpensiveGate } from '../../lib/kit/expensive';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { JOB_ENTITIES } from '../../lib/kit/jobs';
 import { UserCap } from '../../lib/kit/user-caps';
 import { jobQueue } from '../../lib/kit/user-cascade';
@@ -49,6 +50,7 @@ function vaultParts({ config, dataSource }: SubgraphDeps) {
     searchMaxTerms: config.SEARCH_MAX_TERMS,
     searchCandidates: config.SEARCH_CANDIDATES,
     expensive: sharedExpensiveGate(config),
+    reads: sharedExpensiveReads(config),
     trashRetentionDays: config.TRASH_RETENTION_DAYS,
   };
   const caps = new VaultCaps(dataSource, limits);

@@ -2,6 +2,7 @@
 // (lib/kit/user-caps.ts): counted in user_caps, taken in the write's transaction.
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
+import type { ExpensiveReads } from '../../lib/kit/expensive-reads';
 import { Cap, UserCaps } from '../../lib/kit/user-caps';
 import { VaultItem, VaultItemKind, VaultItemState } from './entities/vault-item';
 
@@ -20,6 +21,8 @@ export interface VaultLimits {
   searchCandidates: number;
   /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
   expensive: ExpensiveGate;
+  /** Where the search's ranking statement runs (off the event loop on SQLite). */
+  reads: ExpensiveReads;
   /** TRASH_RETENTION_DAYS (default 30). */
   trashRetentionDays?: number;
 }

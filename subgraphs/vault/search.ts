@@ -3,12 +3,13 @@
 // index on vault_items.search_words, on SQLite the vault_items_fts table. Words match as whole
 // words, "quoted" text as a phrase; best match first. The cursor is an offset bound to the query
 // (lib/paging.ts): a cursor of another query, or another user's, is a validation_error.
-import type { SelectQueryBuilder } from 'typeorm';
+import type { DataSource, SelectQueryBuilder } from 'typeorm';
 import { validationError } from '../../lib/errors';
 import type { ExpensiveGate } from '../../lib/kit/expensive';
+import type { ExpensiveReads } from '../../lib/kit/expensive-reads';
 import { booleanModeOwnerQuery, fts5OwnerQuery, parseSearchQuery } from '../../lib/kit/owner-search';
 import { decodeSearchCursor, encodeSearchCursor, Page } from '../../lib/paging';
-import type { VaultItem } from './entities/vault-item';
+import { VaultItem } from './entities/vault-item';
 import type { ItemFilters } from './vault-service';
 
 /** Characters of a search's `q`. */
@@ -24,6 +25,11 @@ export interface SearchOptions {
   searchCandidates: number;
   /** The process's per-user gate on expensive operations (EXPENSIVE_PER_USER). */
   expensive: ExpensiveGate;
+  /** Where the search's ranking statement runs (off the event loop on SQLite). */
+  reads: ExpensiveReads;
+  dataSource: DataSource;
+  /** The columns a page reads (every one but the text). */
+  listed: readonly string[];
 }
 
 /** A page of the items of `query` (the owner's, filtered) that match `filters.q`, best match first. */
@@ -56,6 +62,9 @@ export async function searchItems(
     maxTerms: options.searchMaxTerms,
   }).map((t) => ({ ...t, phrase: true }));
   if (!terms.length) return { items: [], nextCursor: null };
+  // The ids of a page, best match first: the kit's expensive read (off the event loop on SQLite,
+  // within its share of MySQL's pool); then their rows, by id.
+  query.select('item.id', 'id');
   if (options.mysql) {
     // Every term required, within the owner's tag: InnoDB reads and ranks this user's postings only.
     const against = booleanModeOwnerQuery(ownerId, terms);
@@ -80,12 +89,28 @@ export async function searchItems(
       .orderBy('fts.fts_rank', 'ASC')
       .addOrderBy('item.id', 'DESC');
   }
-  const rows = await options.expensive.run(ownerId, 'search', () =>
-    query
-      .offset(offset)
-      .limit(limit + 1)
-      .getMany(),
-  );
-  const items = rows.slice(0, limit);
-  return { items, nextCursor: rows.length > limit ? encodeSearchCursor(bound, offset + limit) : null };
+  const [sql, params] = query
+    .offset(offset)
+    .limit(limit + 1)
+    .getQueryAndParameters();
+  const ids = (
+    await options.expensive.run(ownerId, 'search', () =>
+      options.reads.select<{ id: string }>(options.dataSource, sql, params),
+    )
+  ).map((r) => r.id);
+  const page = ids.slice(0, limit);
+  // By id alone (the owner is checked on each row): with the owner in the WHERE, SQLite's planner
+  // took the owner's index and read every item of the user.
+  const found = page.length
+    ? await options.dataSource.manager
+        .createQueryBuilder(VaultItem, 'item')
+        .select(options.listed.map((p) => `item.${p}`))
+        .where('item.id IN (:...page) AND item.deletedAt IS NULL', { page })
+        .getMany()
+    : [];
+  const byId = new Map(found.filter((item) => item.ownerId === ownerId).map((item) => [item.id, item]));
+  return {
+    items: page.map((id) => byId.get(id)).filter((item): item is VaultItem => item !== undefined),
+    nextCursor: ids.length > limit ? encodeSearchCursor(bound, offset + limit) : null,
+  };
 }

@@ -130,6 +130,9 @@ export class VaultService {
         searchMaxTerms: this.limits.searchMaxTerms,
         searchCandidates: this.limits.searchCandidates,
         expensive: this.limits.expensive,
+        reads: this.limits.reads,
+        dataSource: this.dataSource,
+        listed: LISTED,
       });
     return pageOf(this.filtered(ownerId, filters), ORDER, limit, cursor);
   }

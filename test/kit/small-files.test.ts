@@ -13,3 +13,6 @@ describe('caps-cascade.cases.ts', () => {
 describe('caps.cases.ts', () => {
   require('./caps.cases');
 });
+describe('expensive-reads.cases.ts', () => {
+  require('./expensive-reads.cases');
+});

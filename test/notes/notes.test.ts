@@ -10,10 +10,12 @@ import type { RunningSubgraph } from '../../lib/subgraph';
 import { Note } from '../../subgraphs/notes/entities/note';
 import { NoteFolder } from '../../subgraphs/notes/entities/note-folder';
 import { KitJob } from '../../lib/kit/jobs';
+import { SqliteReadThreads } from '../../lib/database/read-threads';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { codeRanges, hashtags, renameHashtags, titleFromBody, wikiLinks } from '../../subgraphs/notes/markdown';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
-import { ADMIN, startTestServer, TestServer } from '../helpers/server';
+import { ADMIN, startTestServer, TEST_DB, TestServer } from '../helpers/server';
 import { openStream } from '../helpers/sse';
 import { until } from '../helpers/wait';
 
@@ -260,6 +262,24 @@ describe('notes over GraphQL', () => {
     expect(await search('tea')).toEqual([cafe.id]);
     await gql('mutation ($id: ID!) { deleteNote(id: $id, version: 2) { id } }', { id: cafe.id }, user.token);
     expect(await search('tea')).toEqual([]);
+  });
+
+  it("runs a search's ranking as the kit's expensive read: in a read thread on SQLite (issue 41 finding 2)", async () => {
+    const user = await newUser('notes-search-read');
+    const note = await create(user.token, { title: 'Ranked', body: 'ranked in a thread of its own' });
+    const reads = sharedExpensiveReads(server.config);
+    const select = jest.spyOn(reads, 'select');
+    const threads = jest.spyOn(SqliteReadThreads.prototype, 'select');
+    try {
+      // Just written, and found: the thread's connection sees what is committed.
+      expect(ids(await list(user.token, { q: 'thread' }))).toEqual([note.id]);
+      expect(select).toHaveBeenCalledTimes(1);
+      expect(select.mock.calls[0][0]).toBe(notesSubgraph.dataSource);
+      expect(threads).toHaveBeenCalledTimes(TEST_DB === 'sqlite' ? 1 : 0);
+    } finally {
+      select.mockRestore();
+      threads.mockRestore();
+    }
   });
 
   it('links by [[title]] or [[id]], and counts links written before their target existed', async () => {

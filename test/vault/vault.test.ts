@@ -19,6 +19,8 @@ import { vaultDir } from '../../subgraphs/vault/settings';
 import { KitJob } from '../../lib/kit/jobs';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
 import { largeBodyAdmission } from '../../lib/large-bodies';
+import { SqliteReadThreads } from '../../lib/database/read-threads';
+import { sharedExpensiveReads } from '../../lib/kit/expensive-reads';
 import { OutboxEvent } from '../../lib/outbox';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -409,6 +411,21 @@ describe('listing, search and content', () => {
         status: 400,
         error: 'validation_error',
       });
+    }
+  });
+
+  it("runs a search's ranking as the kit's expensive read: in a read thread on SQLite (issue 41 finding 2)", async () => {
+    const reads = sharedExpensiveReads(server.config);
+    const select = jest.spyOn(reads, 'select');
+    const threads = jest.spyOn(SqliteReadThreads.prototype, 'select');
+    try {
+      expect(ids(await list(user, '&q=espresso'))).toEqual([made.cafe]);
+      expect(select).toHaveBeenCalledTimes(1);
+      expect(select.mock.calls[0][1]).toMatch(/MATCH/);
+      expect(threads).toHaveBeenCalledTimes(TEST_DB === 'sqlite' ? 1 : 0);
+    } finally {
+      select.mockRestore();
+      threads.mockRestore();
     }
   });
 
