@@ -4,6 +4,10 @@
 // (buildJsonArray), and a body whose top-level values are such texts is written by splicing them
 // in (sendJson in ./http-app.ts, jsonBody here) instead of serialising them again.
 //
+// A GraphQL answer may hold such an array too (./plain-lists.ts): an array kept with its text
+// (keepArrayText), found by its identity when the answer is serialised (answerJson: the gateway's
+// /graphql, a subgraph's POST /graphql), so that a kept array is never serialised twice.
+//
 // The array serialised is remembered with its size as counted by the answer-size step
 // (./response-size.ts), so that step counts it in one look instead of walking 25,000 objects.
 import { jsonAtLeast, rememberJsonSize } from './response-size';
@@ -21,24 +25,98 @@ export const JSON_CHUNK_ITEMS = 500;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A character a one-byte (Latin-1) string cannot hold: the string then takes 2 bytes a character. */
+const WIDE = /[\u0100-\uffff]/;
+
+/**
+ * `items.map(form)` as the text of a JSON array, JSON_CHUNK_ITEMS at a time with a turn of the
+ * event loop between chunks; `items` is remembered with its size for the answer-size step.
+ */
+async function arrayText<T>(items: readonly T[], form: (item: T) => unknown): Promise<{ text: string; wide: boolean }> {
+  const parts: string[] = [];
+  let size = 2 + items.length;
+  let wide = false;
+  for (let i = 0; i < items.length; i += JSON_CHUNK_ITEMS) {
+    if (i > 0) await yieldToLoop();
+    const chunk = items.slice(i, i + JSON_CHUNK_ITEMS);
+    for (const item of chunk) size += jsonAtLeast(item);
+    const part = JSON.stringify(chunk.map(form)).slice(1, -1);
+    wide ||= WIDE.test(part);
+    parts.push(part);
+  }
+  rememberJsonSize(items, size);
+  return { text: `[${parts.join(',')}]`, wide };
+}
+
 /**
  * `items.map(form)` as a JSON array, serialised JSON_CHUNK_ITEMS at a time with a turn of the
  * event loop between chunks: no one step holds the loop for the whole array. `items` (never
  * changed afterwards) is remembered with its size for the answer-size step.
  */
 export async function buildJsonArray<T>(items: readonly T[], form: (item: T) => unknown): Promise<JsonText> {
-  const parts: Buffer[] = [Buffer.from('[')];
-  let size = 2 + items.length;
-  for (let i = 0; i < items.length; i += JSON_CHUNK_ITEMS) {
-    if (i > 0) await yieldToLoop();
-    const chunk = items.slice(i, i + JSON_CHUNK_ITEMS);
-    for (const item of chunk) size += jsonAtLeast(item);
-    const text = JSON.stringify(chunk.map(form));
-    parts.push(Buffer.from((i > 0 ? ',' : '') + text.slice(1, -1)));
+  return new JsonText(Buffer.from((await arrayText(items, form)).text));
+}
+
+/** The texts of kept arrays, by the array's identity. */
+const arrayTexts = new WeakMap<readonly unknown[], string>();
+/** Answers' `data` holding a kept array somewhere. */
+const holders = new WeakSet<object>();
+
+/**
+ * Serialises `items` (frozen: never changed afterwards) as buildJsonArray does, and keeps the text
+ * with the array: answerJson puts it in wherever it meets this very array. Returns the text and
+ * the bytes it holds (one or two a character, as V8 keeps it).
+ */
+export async function keepArrayText(items: readonly unknown[]): Promise<{ text: string; bytes: number }> {
+  const { text, wide } = await arrayText(items, (x) => x);
+  arrayTexts.set(items, text);
+  return { text, bytes: text.length * (wide ? 2 : 1) };
+}
+
+/** Says that `data` (an answer's) holds a kept array, so that answerJson looks for it. */
+export function markHoldsKeptText(data: object): void {
+  holders.add(data);
+}
+
+/**
+ * The JSON of a GraphQL answer (`{ data, errors, … }`): JSON.stringify's text, with the text of each
+ * kept array its data holds put in as it is rather than serialised again.
+ */
+export function answerJson(answer: unknown): string {
+  const data = (answer as { data?: unknown } | null)?.data;
+  if (typeof data !== 'object' || data === null || !holders.has(data)) return JSON.stringify(answer);
+  const out: string[] = [];
+  writeJson(answer, out);
+  return out.join('');
+}
+
+const skipped = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+/** JSON.stringify's text of `v` (a value it would not skip), kept arrays' texts put in. */
+function writeJson(v: unknown, out: string[]): void {
+  if (Array.isArray(v)) {
+    const kept = arrayTexts.get(v);
+    if (kept !== undefined) return void out.push(kept);
+    out.push('[');
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out.push(',');
+      if (skipped(v[i])) out.push('null');
+      else writeJson(v[i], out);
+    }
+    return void out.push(']');
   }
-  parts.push(Buffer.from(']'));
-  rememberJsonSize(items, size);
-  return new JsonText(Buffer.concat(parts));
+  if (typeof v !== 'object' || v === null || typeof (v as { toJSON?: unknown }).toJSON === 'function')
+    return void out.push(JSON.stringify(v));
+  let first = true;
+  out.push('{');
+  for (const key of Object.keys(v)) {
+    const value = (v as Record<string, unknown>)[key];
+    if (skipped(value)) continue;
+    out.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    first = false;
+    writeJson(value, out);
+  }
+  out.push('}');
 }
 
 /**

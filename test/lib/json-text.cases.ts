@@ -1,7 +1,15 @@
 // JSON serialised ahead of time (lib/json-text.ts): an array built a chunk at a time is the same
 // text as JSON.stringify of it, a body with such values is spliced into the same JSON, the chunks
 // leave the event loop between them, and the answer-size step counts a built array unwalked.
-import { buildJsonArray, JSON_CHUNK_ITEMS, jsonBody, JsonText } from '../../lib/json-text';
+import {
+  answerJson,
+  buildJsonArray,
+  JSON_CHUNK_ITEMS,
+  jsonBody,
+  JsonText,
+  keepArrayText,
+  markHoldsKeptText,
+} from '../../lib/json-text';
 import { jsonAtLeast, jsonExceeds } from '../../lib/response-size';
 
 const items = (n: number) =>
@@ -49,5 +57,24 @@ describe('jsonBody', () => {
     expect(jsonBody({ a: 1 })).toBeUndefined();
     expect(jsonBody([new JsonText(Buffer.from('1'))])).toBeUndefined();
     expect(jsonBody(null)).toBeUndefined();
+  });
+});
+
+describe('answerJson', () => {
+  it('gives JSON.stringify’s text, a kept array’s text put in where a marked answer holds that very array', async () => {
+    const list = items(JSON_CHUNK_ITEMS + 1);
+    const { text, bytes } = await keepArrayText(list);
+    expect(text).toBe(JSON.stringify(list));
+    expect(bytes).toBe(text.length); // Latin-1 (ü included): one byte a character
+    expect((await keepArrayText(['→'])).bytes).toBe(2 * '["→"]'.length);
+    const data = { hub: { id: 'h', nodes: list, copy: [...list], odd: [undefined, () => 1, null], gone: undefined } };
+    const answer = { errors: [{ message: 'm', path: ['hub', 0] }], data, extensions: { at: new Date(0) } };
+    expect(answerJson(answer)).toBe(JSON.stringify(answer));
+    markHoldsKeptText(data);
+    expect(answerJson(answer)).toBe(JSON.stringify(answer));
+    // A kept array never changes; changed here, the marked answer shows that its text was put in, not made again.
+    list[0].id = 'changed';
+    expect(answerJson(answer)).toBe(JSON.stringify(answer).replace('"changed"', '"n0"'));
+    expect(answerJson({ ...answer, data: { ...data } })).toBe(JSON.stringify(answer));
   });
 });
