@@ -48,6 +48,9 @@ export interface PlainList {
   readonly bytes: number;
 }
 
+/** Counts for tests: lists built, and lists answered from a kept array. */
+export const plainListCounts = { built: 0, answered: 0 };
+
 /** Per execution (by its context): the kept arrays to put in, at their paths. */
 const deferred = new WeakMap<object, { path: (string | number)[]; items: readonly object[] }[]>();
 
@@ -140,6 +143,7 @@ export async function buildPlainList(
   }
   Object.freeze(out);
   const { bytes } = await keepArrayText(out);
+  plainListCounts.built++;
   return { items: out, bytes: bytes + out.length * (32 + 8 * selection.fields.length) };
 }
 
@@ -155,6 +159,7 @@ const pathOf = (path: GraphQLResolveInfo['path']) => {
  */
 export function answerPlainList(info: GraphQLResolveInfo, context: object, list: PlainList): never[] {
   deferred.get(context)!.push({ path: pathOf(info.path), items: list.items });
+  plainListCounts.answered++;
   return [];
 }
 
