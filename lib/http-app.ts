@@ -171,7 +171,11 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
     return void res.end();
   }
   // A GraphQL answer holding kept arrays (./plain-lists.ts) gets their texts as they are.
-  const text = answerJson(body);
+  sendJsonText(res, status, answerJson(body));
+}
+
+/** JSON already made, written as sendJson writes it. */
+export function sendJsonText(res: http.ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body

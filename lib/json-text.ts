@@ -78,45 +78,114 @@ export function markHoldsKeptText(data: object): void {
   holders.add(data);
 }
 
+/** Where a kept array's text lies in an answer's JSON: the array's path from the answer, its characters. */
+export interface KeptRange {
+  path: (string | number)[];
+  start: number;
+  end: number;
+}
+
+/**
+ * Across a hop (a subgraph's POST /graphql to the gateway, lib/hop.ts), the kept ranges of the
+ * answer's JSON as JSON, so that the next process keeps the texts of the arrays it parses
+ * (keepRanges) and does not serialise them again either.
+ */
+export const KEPT_JSON_HEADER = 'x-kept-json';
+
 /**
  * The JSON of a GraphQL answer (`{ data, errors, … }`): JSON.stringify's text, with the text of each
  * kept array its data holds put in as it is rather than serialised again.
  */
 export function answerJson(answer: unknown): string {
+  return keptAnswerJson(answer)?.text ?? JSON.stringify(answer);
+}
+
+/** answerJson's text and where the kept arrays' texts lie in it; undefined when its data holds none. */
+export function keptAnswerJson(answer: unknown): { text: string; ranges: KeptRange[] } | undefined {
   const data = (answer as { data?: unknown } | null)?.data;
-  if (typeof data !== 'object' || data === null || !holders.has(data)) return JSON.stringify(answer);
-  const out: string[] = [];
-  writeJson(answer, out);
-  return out.join('');
+  if (typeof data !== 'object' || data === null || !holders.has(data)) return undefined;
+  const writer = new JsonWriter();
+  writer.value(answer);
+  return { text: writer.parts.join(''), ranges: writer.ranges };
+}
+
+/**
+ * Keeps the texts of the arrays of a parsed answer that `header` (KEPT_JSON_HEADER) places in
+ * `text`, the answer's JSON: the answer is then sent on with them put in. A range that does not
+ * lead to an array, or is not one in the text, is left out.
+ */
+export function keepRanges(answer: { data?: unknown }, text: string, header: string): void {
+  let ranges: unknown;
+  try {
+    ranges = JSON.parse(header);
+  } catch {
+    return;
+  }
+  if (!Array.isArray(ranges) || typeof answer.data !== 'object' || answer.data === null) return;
+  let kept = false;
+  for (const range of ranges as Partial<KeptRange>[]) {
+    const { path, start, end } = range ?? {};
+    if (!Array.isArray(path) || !Number.isInteger(start) || !Number.isInteger(end)) continue;
+    if (text[start!] !== '[' || text[end! - 1] !== ']') continue;
+    let at: unknown = answer;
+    for (const key of path)
+      at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined;
+    if (!Array.isArray(at)) continue;
+    arrayTexts.set(at, text.slice(start, end));
+    // Its characters: no more than the bytes it takes, as the answer-size step counts.
+    rememberJsonSize(at, end! - start!);
+    kept = true;
+  }
+  if (kept) holders.add(answer.data);
 }
 
 const skipped = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
-/** JSON.stringify's text of `v` (a value it would not skip), kept arrays' texts put in. */
-function writeJson(v: unknown, out: string[]): void {
-  if (Array.isArray(v)) {
-    const kept = arrayTexts.get(v);
-    if (kept !== undefined) return void out.push(kept);
-    out.push('[');
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) out.push(',');
-      if (skipped(v[i])) out.push('null');
-      else writeJson(v[i], out);
+/** JSON.stringify's text of a value, kept arrays' texts put in, and where they lie. */
+class JsonWriter {
+  readonly parts: string[] = [];
+  readonly ranges: KeptRange[] = [];
+  private length = 0;
+  private readonly path: (string | number)[] = [];
+
+  private push(text: string): void {
+    this.parts.push(text);
+    this.length += text.length;
+  }
+
+  /** A value JSON.stringify would not skip. */
+  value(v: unknown): void {
+    if (Array.isArray(v)) {
+      const kept = arrayTexts.get(v);
+      if (kept !== undefined) {
+        this.ranges.push({ path: [...this.path], start: this.length, end: this.length + kept.length });
+        return this.push(kept);
+      }
+      this.push('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) this.push(',');
+        this.path.push(i);
+        if (skipped(v[i])) this.push('null');
+        else this.value(v[i]);
+        this.path.pop();
+      }
+      return this.push(']');
     }
-    return void out.push(']');
+    if (typeof v !== 'object' || v === null || typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      return this.push(JSON.stringify(v));
+    let first = true;
+    this.push('{');
+    for (const key of Object.keys(v)) {
+      const inner = (v as Record<string, unknown>)[key];
+      if (skipped(inner)) continue;
+      this.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      first = false;
+      this.path.push(key);
+      this.value(inner);
+      this.path.pop();
+    }
+    this.push('}');
   }
-  if (typeof v !== 'object' || v === null || typeof (v as { toJSON?: unknown }).toJSON === 'function')
-    return void out.push(JSON.stringify(v));
-  let first = true;
-  out.push('{');
-  for (const key of Object.keys(v)) {
-    const value = (v as Record<string, unknown>)[key];
-    if (skipped(value)) continue;
-    out.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
-    first = false;
-    writeJson(value, out);
-  }
-  out.push('}');
 }
 
 /**

@@ -8,6 +8,8 @@ import {
   jsonBody,
   JsonText,
   keepArrayText,
+  keepRanges,
+  keptAnswerJson,
   markHoldsKeptText,
 } from '../../lib/json-text';
 import { jsonAtLeast, jsonExceeds } from '../../lib/response-size';
@@ -76,5 +78,40 @@ describe('answerJson', () => {
     list[0].id = 'changed';
     expect(answerJson(answer)).toBe(JSON.stringify(answer).replace('"changed"', '"n0"'));
     expect(answerJson({ ...answer, data: { ...data } })).toBe(JSON.stringify(answer));
+  });
+});
+
+describe('keptAnswerJson and keepRanges', () => {
+  it('say where kept texts lie in an answer, and keep them for the arrays parsed from it in the next process', async () => {
+    const nodes = items(3);
+    const edges = items(2);
+    await keepArrayText(nodes);
+    await keepArrayText(edges);
+    const data = { hub: { id: 'h', nodes, more: [{ edges }] } };
+    markHoldsKeptText(data);
+    const { text, ranges } = keptAnswerJson({ data })!;
+    expect(ranges.map((r) => r.path)).toEqual([
+      ['data', 'hub', 'nodes'],
+      ['data', 'hub', 'more', 0, 'edges'],
+    ]);
+    expect(keptAnswerJson({ data: { ...data } })).toBeUndefined();
+    // The next process: parsed, the ranges kept; a changed array then shows that its text was put in.
+    const parsed = JSON.parse(text) as { data: typeof data };
+    keepRanges(parsed, text, JSON.stringify(ranges));
+    parsed.data.hub.nodes[0].id = 'changed';
+    parsed.data.hub.more[0].edges[0].id = 'changed';
+    expect(answerJson(parsed)).toBe(text);
+    expect(jsonAtLeast(parsed.data.hub.nodes)).toBe(ranges[0].end - ranges[0].start);
+    // Ranges that lead nowhere, or to no array in the text, are left out.
+    for (const header of [
+      'not json',
+      '[{"path":["data","hub","id"],"start":0,"end":2}]',
+      JSON.stringify([{ ...ranges[0], start: 1 }]),
+    ]) {
+      const again = JSON.parse(text) as { data: typeof data };
+      keepRanges(again, text, header);
+      again.data.hub.nodes[0].id = 'changed';
+      expect(answerJson(again)).toBe(JSON.stringify(again));
+    }
   });
 });
