@@ -25,7 +25,7 @@ export const hubsSettings = ({ int }: SettingKinds) => ({
   HUB_GRAPH_SELECTIONS: int(0, 1000)
     .default(8)
     .describe(
-      "answers of typed GraphQL selections of a kept hub graph's nodes or edges (`hub { nodes { id x y } }`: one per list and set of fields) kept with it, least recently used out first, in `HUB_GRAPH_CACHE_BYTES` (about 4 MiB for 5,000 nodes with every field); `0` keeps none",
+      "answers of typed GraphQL selections of a kept hub graph's nodes or edges (`hub { nodes { id x y } }`: one per list and set of fields) kept with it, least recently used out first, in `HUB_GRAPH_CACHE_BYTES` (every field of 5,000 nodes and 20,000 edges: about 9 MiB); `0` keeps none",
     ),
   HUB_NEIGHBORS_MAX_NODES: int(1, 100_000)
     .default(500)
