@@ -3,12 +3,10 @@
 // @skip/@include, __typename, enums, a date scalar, nulls, lists under lists and a parent an error
 // nulled; selections that are not leaves only, a field with arguments or a resolver, a type with
 // isTypeOf and an entity are left to graphql-js. A kept array is built once, a chunk at a time.
-// A long list graphql-js completes is handed to it a chunk per turn of the loop (lib/list-turns.ts).
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { execute, GraphQLResolveInfo, parse } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
 import { answerJson, JSON_CHUNK_ITEMS } from '../../lib/json-text';
-import { inTurns, LIST_TURN_ITEMS } from '../../lib/list-turns';
 import {
   answerPlainList,
   buildPlainList,
@@ -52,17 +50,15 @@ const strict = [
 let kept = new Map<string, Promise<PlainList | undefined>>();
 let built = 0;
 let answered = 0;
-/** Lists graphql-js completes handed over a chunk per turn (lib/list-turns.ts). */
-let turns = false;
 const list =
   (name: string, source: readonly object[]) =>
   async (_parent: unknown, _args: unknown, ctx: object, info: GraphQLResolveInfo) => {
     const selection = plainSelection(info, ctx);
-    if (!selection) return turns ? inTurns(source) : source;
+    if (!selection) return source;
     const key = `${name} ${selection.key}`;
     if (!kept.has(key)) kept.set(key, (built++, buildPlainList(source, selection)));
     const plain = await kept.get(key);
-    if (!plain) return turns ? inTurns(source) : source;
+    if (!plain) return source;
     answered++;
     return answerPlainList(info, ctx, plain);
   };
@@ -160,30 +156,5 @@ describe('plain lists', () => {
     kept = new Map();
     await both('{ box { items { id n } } }');
     expect(ran).toBe(true);
-  });
-});
-
-describe('lists in turns', () => {
-  it('give graphql-js’s answer, completed a chunk per turn of the event loop', async () => {
-    expect(inTurns(items.slice(0, LIST_TURN_ITEMS))).toEqual(items.slice(0, LIST_TURN_ITEMS));
-    const query = '{ box { items { id computed at } } }';
-    const document = parse(query);
-    const whole = await execute({ schema, document, contextValue: {} });
-    turns = true;
-    try {
-      let ticks = 0;
-      const tick = () => {
-        ticks++;
-        if (ticks < 100) setImmediate(tick);
-      };
-      setImmediate(tick);
-      const before = ticks;
-      const inParts = await execute({ schema, document, contextValue: {} });
-      expect(inParts).toEqual(whole);
-      // Three chunks of items: the loop turned between them.
-      expect(ticks - before).toBeGreaterThanOrEqual(2);
-    } finally {
-      turns = false;
-    }
   });
 });

@@ -5,7 +5,6 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, Field, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
-import { inTurns } from '../../../lib/list-turns';
 import { answerPlainList, plainSelection } from '../../../lib/plain-lists';
 import { TrashEmptying, TrashEntry, TrashPage } from '../../../lib/kit/trash';
 import { RequiresScopes } from '../../../lib/scopes';
@@ -54,8 +53,6 @@ class HubNeighborhood {
 }
 
 const userOf = (ctx: SubgraphContext) => ctx.principal!.userId;
-/** An item of a list for graphql-js: the item, or a promise of it (lib/list-turns.ts). */
-type Completed<T> = T | Promise<T>;
 /** Left-out (undefined) stays left out; null stays null (cleared), except where a field cannot be. */
 const defined = <T extends object>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -161,39 +158,30 @@ export class HubResolver {
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubNode], { description: 'Every node, in creation order.' })
-  nodes(
-    @Root() hub: Hub,
-    @Ctx() ctx: SubgraphContext,
-    @Info() info: GraphQLResolveInfo,
-  ): Promise<readonly Completed<HubNode>[]> {
+  nodes(@Root() hub: Hub, @Ctx() ctx: SubgraphContext, @Info() info: GraphQLResolveInfo): Promise<readonly HubNode[]> {
     return this.listOf(hub, 'nodes', ctx, info);
   }
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubEdge], { description: 'Every edge, in creation order.' })
-  edges(
-    @Root() hub: Hub,
-    @Ctx() ctx: SubgraphContext,
-    @Info() info: GraphQLResolveInfo,
-  ): Promise<readonly Completed<HubEdge>[]> {
+  edges(@Root() hub: Hub, @Ctx() ctx: SubgraphContext, @Info() info: GraphQLResolveInfo): Promise<readonly HubEdge[]> {
     return this.listOf(hub, 'edges', ctx, info);
   }
 
   /**
    * The kept graph's nodes or edges; for a selection of leaves only, its answer kept with the graph
-   * (lib/plain-lists.ts), which graphql-js then does not complete object by object. Any other
-   * selection is completed by graphql-js a chunk per turn of the event loop (lib/list-turns.ts).
+   * (lib/plain-lists.ts), which graphql-js then does not complete object by object.
    */
   private async listOf<L extends 'nodes' | 'edges'>(
     hub: Hub,
     list: L,
     ctx: SubgraphContext,
     info: GraphQLResolveInfo,
-  ): Promise<readonly Completed<CachedGraph[L][number]>[]> {
+  ): Promise<CachedGraph[L]> {
     const graph = await this.service.graph(hub);
     const selection = plainSelection(info, ctx);
     const plain = selection && (await this.service.plainList(hub, graph, list, selection));
-    return plain ? answerPlainList(info, ctx, plain) : inTurns<CachedGraph[L][number]>(graph[list]);
+    return plain ? answerPlainList(info, ctx, plain) : graph[list];
   }
 
   @RequiresScopes('hubs:read')
