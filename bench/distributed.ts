@@ -24,7 +24,7 @@ import {
 import type * as Processes from '../test/helpers/processes';
 
 /** Where a build's process helpers are: test/helpers since they moved, bench/ in older builds. */
-const processesModule = (bench: string) =>
+export const processesModule = (bench: string) =>
   fs.existsSync(path.join(bench, 'processes.js'))
     ? path.join(bench, 'processes')
     : path.join(bench, '../test/helpers/processes');

@@ -2,12 +2,20 @@
 // edges imported as a canvas; then, one request at a time (latency, not throughput), GET of the
 // whole hub (p95 and the server's RSS before and after), neighbours at depth 3, the canvas export,
 // and a voice node's content (one federation hop to tts) beside GET of the voice itself.
+// BENCH_HUB_DISTRIBUTED=1: the typed GraphQL selection and the GET in the distributed layout too,
+// with the CPU per request of the facade, the gateway and the hubs subgraph (./hubs-distributed.ts).
 import path from 'node:path';
 import { BenchServer, benchEnv, cpuMs, loopDelay, postJson, printTable, startBenchServer } from './harness';
 
 const NODES = 5000;
 const EDGES = 20_000;
 const ROUNDS = Number(process.env.BENCH_HUB_ROUNDS ?? 30);
+
+/** The typed GraphQL selection of every node's and edge's fields. */
+const TYPED_QUERY = `query ($id: ID!) { hub(id: $id) { id name nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id fromNode toNode fromSide toSide fromEnd toEnd label color } } }`;
+
+/** Nodes with a field that has a resolver of its own: graphql-js completes them. */
+const RESOLVED_QUERY = `query ($id: ID!) { hub(id: $id) { id nodes { id type note { id } } } }`;
 
 const p = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -94,6 +102,18 @@ export async function run(): Promise<void> {
         await server.stop();
       }
     }
+  if (process.env.BENCH_HUB_DISTRIBUTED) {
+    const { distributedRows } = await import('./hubs-distributed');
+    const benches = builds.map((b) => ({
+      tag: b.tag,
+      bench: b.tag ? path.resolve(process.env.BENCH_BASE!) : __dirname,
+    }));
+    for (const db of dbs)
+      printTable(
+        'hubs, distributed: one request at a time; CPU per request of each process (/proc)',
+        await distributedRows(benches, db, canvas, TYPED_QUERY, ROUNDS),
+      );
+  }
   printTable(
     'hubs: one request at a time, milliseconds; CPU of the server process per request (all threads, /proc) and the longest its event loop was held (perf_hooks)',
     rows,
@@ -140,18 +160,20 @@ async function scenarios(
     ),
   );
   // The typed GraphQL selection of every node's and edge's fields.
-  const typed = JSON.stringify({
-    query: `query ($id: ID!) { hub(id: $id) { id name nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id fromNode toNode fromSide toSide fromEnd toEnd label color } } }`,
-    variables: { id: hub },
-  });
-  const gql = await phase(server, ROUNDS, () =>
+  const typed = JSON.stringify({ query: TYPED_QUERY, variables: { id: hub } });
+  const post = (body: string) => () =>
     fetch(`${server.url}/graphql`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
-      body: typed,
-    }),
-  );
+      body,
+    });
+  // The first builds the answers kept with the graph (lib/plain-lists.ts), the next read them.
+  rows.push(row(db, 'POST /graphql hub { nodes {…} edges {…} }, the first', await phase(server, 1, post(typed))));
+  const gql = await phase(server, ROUNDS, post(typed));
   rows.push(row(db, 'POST /graphql hub { nodes {…} edges {…} }', gql));
+  // A selection graphql-js completes (a field with a resolver per node), a chunk per turn of the loop.
+  const resolved = JSON.stringify({ query: RESOLVED_QUERY, variables: { id: hub } });
+  rows.push(row(db, 'POST /graphql hub { nodes { id note { id } } }', await phase(server, ROUNDS, post(resolved))));
 
   const graph = (await (await fetch(base, { headers })).json()) as { nodes: { id: string }[] };
   const starts = graph.nodes.map((n) => n.id);

@@ -7,7 +7,8 @@ import { AppError, ERROR_STATUS, ErrorCode } from '../lib/errors';
 import { errorResult, graphqlBodyError } from '../lib/graphql-errors';
 import { EventLog } from '../lib/event-log';
 import { hopClientAddress, hopJsonBody, HopSecret, requireHopSecret, subgraphHost } from '../lib/hop';
-import { createBaseApp, sendJson } from '../lib/http-app';
+import { createBaseApp, sendJson, sendJsonText } from '../lib/http-app';
+import { KEPT_JSON_HEADER, keptAnswerJson } from '../lib/json-text';
 import { listen, runService } from '../lib/http-server';
 import { createLogger } from '../lib/logger';
 import { GatewayLink } from '../lib/gateway-link';
@@ -55,12 +56,17 @@ function graphqlEndpoint(subgraph: RunningSubgraph, hop: HopSecret) {
       return refuse(res, 'unsupported_media_type', 'POST a GraphQL request as JSON (Content-Type: application/json).');
     const params = requestParams(req.body);
     if (typeof params === 'string') return refuse(res, 'validation_error', `Not a GraphQL request: ${params}.`);
+    const hopped = hop.presentedBy(req.headers);
     const { operation: _operation, ...answer } = await subgraph.serve(
       params,
       { headers: req.headers, clientIp: hopClientAddress(req, hop) },
-      hop.presentedBy(req.headers),
+      hopped,
     );
-    sendJson(res, 'data' in answer ? 200 : 400, answer);
+    // To the gateway, where the texts of kept arrays lie in the answer, so that it keeps them too.
+    const kept = hopped ? keptAnswerJson(answer) : undefined;
+    if (!kept) return sendJson(res, 'data' in answer ? 200 : 400, answer);
+    res.setHeader(KEPT_JSON_HEADER, JSON.stringify(kept.ranges));
+    sendJsonText(res, 200, kept.text);
   };
 }
 

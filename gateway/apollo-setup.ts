@@ -7,6 +7,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { Config } from '../lib/config';
 import { AppError, ERROR_STATUS } from '../lib/errors';
+import { answerJson } from '../lib/json-text';
 import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
 import { hopClientAddress, hopJsonBody, HopSecret } from '../lib/hop';
 import type { Logger } from '../lib/logger';
@@ -64,6 +65,9 @@ export async function apolloSetup(options: {
     // The pipeline's error step, with what Apollo knows of the error (its code for parse and validation errors).
     formatError: (formatted, error) => normalizeError(formatted, error, logger),
     includeStacktraceInErrorResponses: false,
+    // Apollo's own (JSON.stringify and a newline), with the texts of kept arrays put in as they are
+    // (lib/plain-lists.ts: a whole hub's typed nodes and edges are not serialised again per query).
+    stringifyResult: (result) => `${answerJson(result)}\n`,
     introspection: config.introspection,
     // "Did you mean …?" in validation errors reveals the schema as well as introspection does.
     hideSchemaDetailsFromClientErrors: !config.introspection,

@@ -6,7 +6,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import { CORS_PATHS, corsMiddleware, securityHeaders } from './browser';
 import type { Config } from './config';
 import type { Logger } from './logger';
-import { jsonBody } from './json-text';
+import { answerJson, jsonBody } from './json-text';
 import { httpRequestDuration, metricsHandler, secondsSince } from './metrics';
 import { REQUEST_ID_HEADER, requestIdFrom, requestScope } from './request-context';
 import { serveTraced } from './tracing';
@@ -170,7 +170,12 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
     for (const part of parts) res.write(part);
     return void res.end();
   }
-  const text = JSON.stringify(body);
+  // A GraphQL answer holding kept arrays (./plain-lists.ts) gets their texts as they are.
+  sendJsonText(res, status, answerJson(body));
+}
+
+/** JSON already made, written as sendJson writes it. */
+export function sendJsonText(res: http.ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text)); // also on a HEAD answer, which has no body

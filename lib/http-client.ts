@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Pool } from 'undici';
+import { KEPT_JSON_HEADER, keepRanges } from './json-text';
 import { recording, SpanKind, startSpan } from './tracing';
 
 interface HttpAnswer {
@@ -105,8 +106,12 @@ async function sendGraphQL(
   } catch {
     body = undefined;
   }
-  if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors)))
+  if (body && typeof body === 'object' && ('data' in body || Array.isArray((body as GraphQLAnswer).errors))) {
+    // A subgraph's answer says where the texts of its kept arrays lie (./json-text.ts): kept here too.
+    const kept = answer.headers[KEPT_JSON_HEADER];
+    if (typeof kept === 'string') keepRanges(body, answer.body, kept);
     return body;
+  }
   throw Object.assign(
     new Error(`${String(url)} answered ${answer.status} ${answer.statusText} without a GraphQL answer`),
     {

@@ -36,6 +36,7 @@ import type { ReadinessReport } from './http-app';
 import type { GatewayLink } from './gateway-link';
 import type { Logger } from './logger';
 import { Operation, operationLimits, operationPipeline, Pipeline } from './operation-pipeline';
+import { expectPlainLists, withPlainLists } from './plain-lists';
 import { headerValue, Headers, OPERATION_ID_HEADER, requestIdFrom } from './request-context';
 import { effectiveScopes, hasBearer, KeyMaterial, Principal, scopesOfToken, TokenVerifier } from './tokens';
 
@@ -371,15 +372,22 @@ export async function startSubgraph(
       documents: (op) => op.caller.documents,
       principal: (op) => running.createContext(op.caller.caller),
       scopes: (op) => ({ scopes: op.context?.scopes, authError: op.context?.authError }),
-      execute: (op) =>
-        execute({
+      execute: (op) => {
+        // Resolvers may answer a list from a kept array (./plain-lists.ts), put in here afterwards.
+        const context = op.context!;
+        expectPlainLists(context);
+        const result = execute({
           schema,
           document: op.document!,
           variableValues: op.request.variables,
           operationName: op.request.operationName,
-          contextValue: op.context,
+          contextValue: context,
           hideSuggestions,
-        }),
+        });
+        return result instanceof Promise
+          ? result.then((r) => withPlainLists(context, r))
+          : withPlainLists(context, result);
+      },
       // In one process the gateway caps the whole answer, as one refusal of the operation.
       maxResponseBytes: over === 'http' ? deps.config.GRAPHQL_MAX_RESPONSE_BYTES : undefined,
       metrics: over === 'http' && deps.config.METRICS_ENABLED,

@@ -10,6 +10,11 @@
 //
 // Bounded by HUB_GRAPH_CACHE_BYTES (an estimate of what the graph holds), least recently used
 // out first. Each process keeps its own: the version makes a stale entry useless, never wrong.
+//
+// With a kept graph go the answers of typed GraphQL selections of its nodes and edges
+// (lib/plain-lists.ts: `hub { nodes { id x y … } }` answered without graphql-js completing 25,000
+// objects), at most HUB_GRAPH_SELECTIONS of them, counted in the same bytes.
+import type { PlainList } from '../../lib/plain-lists';
 import type { HubEdge } from './entities/hub-edge';
 import type { HubNode } from './entities/hub-node';
 
@@ -40,12 +45,29 @@ export function graphBytes(nodes: readonly HubNode[], edges: readonly HubEdge[])
   return bytes;
 }
 
+/** A kept answer of a selection: its bytes once built and counted (0 while building). */
+interface KeptList {
+  list: Promise<PlainList | undefined>;
+  bytes: number;
+}
+
+/** A kept graph's answers by selection, least recently used first, and their bytes. */
+interface KeptLists {
+  byKey: Map<string, KeptList>;
+  bytes: number;
+}
+
 export class GraphCache {
   private readonly entries = new Map<string, CachedGraph>();
   private readonly adjacency = new WeakMap<CachedGraph, Adjacency>();
+  private readonly lists = new WeakMap<CachedGraph, KeptLists>();
   private total = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    /** HUB_GRAPH_SELECTIONS: answers kept per graph. */
+    private readonly maxLists = 8,
+  ) {}
 
   /** The hub's graph at exactly `version`, if kept (and now the most recently used). */
   get(hubId: string, version: number): CachedGraph | undefined {
@@ -78,7 +100,62 @@ export class GraphCache {
     const entry = this.entries.get(hubId);
     if (!entry) return;
     this.entries.delete(hubId);
-    this.total -= entry.bytes;
+    this.total -= entry.bytes + (this.lists.get(entry)?.bytes ?? 0);
+    this.lists.delete(entry);
+  }
+
+  /**
+   * The answer of a selection (`key`) of the graph's nodes or edges: kept with the graph, or built
+   * by `build` (once for concurrent requests) and kept while the graph is, within the bytes and
+   * `maxLists` (the least recently used answer out first). A graph not kept gets its answer built
+   * for the request alone.
+   */
+  plainList(
+    hubId: string,
+    graph: CachedGraph,
+    key: string,
+    build: () => Promise<PlainList | undefined>,
+  ): Promise<PlainList | undefined> {
+    let kept = this.lists.get(graph);
+    const found = kept?.byKey.get(key);
+    if (found) {
+      kept!.byKey.delete(key);
+      kept!.byKey.set(key, found);
+      return found.list;
+    }
+    if (this.entries.get(hubId) !== graph || this.maxLists === 0) return build();
+    if (!kept) this.lists.set(graph, (kept = { byKey: new Map(), bytes: 0 }));
+    const lists = kept;
+    const entry: KeptList = { list: build(), bytes: 0 };
+    lists.byKey.set(key, entry);
+    const forget = () => {
+      if (lists.byKey.get(key) === entry) lists.byKey.delete(key);
+    };
+    entry.list.then((list) => {
+      // Counted once built, if the graph and this answer are still kept and there is room.
+      if (!list || lists.byKey.get(key) !== entry || !this.grow(hubId, graph, lists, list.bytes)) return forget();
+      entry.bytes = list.bytes;
+    }, forget);
+    while (lists.byKey.size > this.maxLists) {
+      const [oldest, old] = lists.byKey.entries().next().value!;
+      lists.byKey.delete(oldest);
+      lists.bytes -= old.bytes;
+      this.total -= old.bytes;
+    }
+    return entry.list;
+  }
+
+  /** Counts `bytes` more for a kept graph, other graphs out (least recently used first) to make room. */
+  private grow(hubId: string, graph: CachedGraph, lists: KeptLists, bytes: number): boolean {
+    if (this.entries.get(hubId) !== graph || this.lists.get(graph) !== lists) return false;
+    if (graph.bytes + lists.bytes + bytes > this.maxBytes) return false;
+    lists.bytes += bytes;
+    this.total += bytes;
+    for (const other of this.entries.keys()) {
+      if (this.total <= this.maxBytes) break;
+      if (other !== hubId) this.drop(other);
+    }
+    return true;
   }
 
   /** The graph's nodes by id and edges by end, built on first use and kept with the graph. */

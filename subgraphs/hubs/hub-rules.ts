@@ -40,6 +40,8 @@ export interface HubLimits {
   trashRetentionDays?: number;
   /** Bytes of whole graphs kept in memory (graph-cache.ts). */
   graphCacheBytes: number;
+  /** HUB_GRAPH_SELECTIONS: answers of typed selections kept per graph (default 8). */
+  graphSelections?: number;
 }
 
 /** Characters as JSON Schema counts them (code points). */

@@ -30,6 +30,7 @@ import {
   HubUpdated,
 } from './events';
 import { Page, pageOf, PageOrder } from '../../lib/paging';
+import { buildPlainList, PlainList, PlainSelection } from '../../lib/plain-lists';
 import { Hub } from './entities/hub';
 import { HubEdge } from './entities/hub-edge';
 import { HubNode, isRefType, NodeType } from './entities/hub-node';
@@ -132,7 +133,7 @@ export class HubService {
   ) {
     this.reads = new GraphReads(dataSource);
     this.caps = new UserCaps(dataSource);
-    this.graphs = new GraphCache(limits.graphCacheBytes);
+    this.graphs = new GraphCache(limits.graphCacheBytes, limits.graphSelections);
   }
 
   private readonly caps: UserCaps;
@@ -298,6 +299,22 @@ export class HubService {
     };
     graph.then(done, done);
     return graph;
+  }
+
+  /**
+   * The answer of a typed selection of the graph's nodes or edges (lib/plain-lists.ts), kept with
+   * the graph; built, a chunk at a time, in an expensive slot of the owner's as the graph's read.
+   */
+  plainList(
+    hub: Hub,
+    graph: CachedGraph,
+    list: 'nodes' | 'edges',
+    selection: PlainSelection,
+  ): Promise<PlainList | undefined> {
+    const build = () => buildPlainList(graph[list], selection);
+    return this.graphs.plainList(hub.id, graph, `${list} ${selection.key}`, () =>
+      this.expensive ? this.expensive.run(hub.ownerId, 'export', build) : build(),
+    );
   }
 
   /** The statement checks the version: of concurrent updates at one version, one wins. */

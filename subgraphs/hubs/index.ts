@@ -47,6 +47,7 @@ export const hubsSubgraph: SubgraphDefinition = {
         neighborsMaxEdges: config.HUB_NEIGHBORS_MAX_EDGES,
         trashRetentionDays: config.TRASH_RETENTION_DAYS,
         graphCacheBytes: config.HUB_GRAPH_CACHE_BYTES,
+        graphSelections: config.HUB_GRAPH_SELECTIONS,
       },
       queue,
       expensive,

@@ -22,6 +22,11 @@ export const hubsSettings = ({ int }: SettingKinds) => ({
     .describe(
       'bytes (an estimate) of whole hub graphs each process keeps in memory, by graph version, least recently used out first (64 MiB; a 5,000-node hub takes about 8 MiB); `0` keeps none',
     ),
+  HUB_GRAPH_SELECTIONS: int(0, 1000)
+    .default(8)
+    .describe(
+      "answers of typed GraphQL selections of a kept hub graph's nodes or edges (`hub { nodes { id x y } }`: one per list and set of fields) kept with it, least recently used out first, in `HUB_GRAPH_CACHE_BYTES` (every field of 5,000 nodes and 20,000 edges: about 9 MiB); `0` keeps none",
+    ),
   HUB_NEIGHBORS_MAX_NODES: int(1, 100_000)
     .default(500)
     .describe('nodes one neighbours answer holds at most (then `truncated: true`)'),

@@ -1,12 +1,15 @@
 // The hubs module in the distributed layout, each subgraph in its own process (dist/bin, built
 // first), on SQLite and on MySQL: a voice node's content through the gateway from the tts
-// process, and quick-add's saga with the hubs process killed (SIGKILL) while the vault's answer
+// process, a typed selection of a hub's nodes and edges sent on from the hubs process's kept
+// texts, and quick-add's saga with the hubs process killed (SIGKILL) while the vault's answer
 // waits in the log: a new hubs process takes it, and the node changes exactly once.
 import crypto from 'node:crypto';
 import { loadConfig } from '../../lib/config';
 import { openDatabase } from '../../lib/database/open';
 import { EventLog, LoggedEvent } from '../../lib/event-log';
+import { KEPT_JSON_HEADER } from '../../lib/json-text';
 import type { OutboxEvent } from '../../lib/outbox';
+import { HOP_SECRET_HEADER } from '../../lib/request-context';
 import { hubsSubgraph } from '../../subgraphs/hubs';
 import { HubNode } from '../../subgraphs/hubs/entities/hub-node';
 import { HubRef } from '../../subgraphs/hubs/entities/hub-ref';
@@ -22,6 +25,8 @@ const env: Record<string, string> = {
   AUTH_BOOTSTRAP_USERNAME: ADMIN.username,
   AUTH_BOOTSTRAP_PASSWORD: ADMIN.password,
   SYNTHESIS_CONCURRENCY: '0',
+  // The hop secret, known here to ask the hubs process as the gateway does.
+  SUBGRAPH_SECRET: crypto.randomBytes(24).toString('hex'),
 };
 let layout: DistributedLayout;
 let facade: string;
@@ -87,6 +92,60 @@ it('takes a hub import over BODY_LIMIT_BYTES through every hop (the hop secret l
     body: { query: '{ __typename }', padding: 'p'.repeat(300 * 1024) },
   });
   expect([413, 401]).toContain(direct.status);
+});
+
+it("answers a typed selection of a hub's nodes and edges through the gateway as Hub.graph, from the hubs process's kept texts", async () => {
+  const nodes = Array.from({ length: 600 }, (_, i) => ({
+    id: `n${i}`,
+    type: 'text',
+    text: `é ${i}`,
+    x: i,
+    y: 0,
+    width: 9,
+    height: 9,
+  }));
+  const edges = Array.from({ length: 700 }, (_, i) => ({
+    id: `e${i}`,
+    fromNode: `n${i % 600}`,
+    toNode: `n${(i * 7) % 600}`,
+  }));
+  const imported = await send('POST', '/api/v1/hubs/import', { name: 'typed', canvas: { nodes, edges } });
+  expect(imported.status).toBe(202);
+  const query = `query ($id: ID!) { hub(id: $id) { graph nodes { id hubId type x y width height color label text url refId missing version createdAt updatedAt } edges { id hubId fromNode toNode fromSide toSide fromEnd toEnd label color createdAt } } }`;
+  const body = { query, variables: { id: imported.body.id } };
+  const gateway = layout.gateways[0].url;
+  for (let i = 0; i < 2; i++) {
+    const res = await request(gateway, 'POST', '/graphql', { token, body });
+    expect(res.body.errors).toBeUndefined();
+    const hub = res.body.data.hub;
+    expect([hub.nodes.length, hub.edges.length]).toEqual([600, 700]);
+    expect(hub.nodes).toEqual(hub.graph.nodes);
+    expect(hub.edges).toEqual(hub.graph.edges);
+  }
+  // The hubs process tells the gateway (the hop secret) where the kept arrays' texts lie in its answer.
+  const hubs = layout.subgraphs.find((p) => p.name === 'subgraph hubs')!;
+  const asGateway = await fetch(`${hubs.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      [HOP_SECRET_HEADER]: env.SUBGRAPH_SECRET,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await asGateway.text();
+  const ranges = JSON.parse(asGateway.headers.get(KEPT_JSON_HEADER)!) as {
+    path: string[];
+    start: number;
+    end: number;
+  }[];
+  expect(ranges.map((r) => r.path)).toEqual([
+    ['data', 'hub', 'nodes'],
+    ['data', 'hub', 'edges'],
+  ]);
+  const answer = JSON.parse(text);
+  for (const { path, start, end } of ranges)
+    expect(JSON.parse(text.slice(start, end))).toEqual(answer.data.hub[path[2]]);
 });
 
 it('finishes quick-add exactly once when the hubs process is killed while the vault answer waits', async () => {

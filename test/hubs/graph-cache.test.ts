@@ -40,6 +40,48 @@ describe('GraphCache', () => {
     expect(new GraphCache(0).bytes).toBe(0);
   });
 
+  it('keeps answers of selections with a kept graph: once per selection, at most maxLists, in the same bytes', async () => {
+    const g = graph(1);
+    const cache = new GraphCache(g.bytes * 4, 2);
+    cache.put('h', g);
+    let builds = 0;
+    const answer = (bytes: number) => () => (builds++, Promise.resolve({ items: [], bytes }));
+    const first = cache.plainList('h', g, 'nodes a', answer(g.bytes));
+    // Concurrent requests share one build; then it is kept and counted.
+    expect(cache.plainList('h', g, 'nodes a', answer(g.bytes))).toBe(first);
+    await first;
+    expect([builds, cache.bytes]).toEqual([1, g.bytes * 2]);
+    await cache.plainList('h', g, 'nodes b', answer(g.bytes));
+    await cache.plainList('h', g, 'nodes a', answer(g.bytes)); // a is now the more recently used
+    await cache.plainList('h', g, 'edges c', answer(g.bytes)); // a third: b goes
+    expect(cache.bytes).toBe(g.bytes * 3);
+    await cache.plainList('h', g, 'nodes a', answer(g.bytes));
+    await cache.plainList('h', g, 'nodes b', answer(g.bytes));
+    expect(builds).toBe(4);
+    // Room is made by dropping other graphs; an answer that cannot fit beside its own graph is not kept.
+    const roomy = new GraphCache(g.bytes * 3, 8);
+    const other = graph(1);
+    roomy.put('h', g);
+    roomy.put('o', other);
+    roomy.get('h', 1);
+    await roomy.plainList('h', g, 'x', answer(g.bytes));
+    expect([roomy.get('o', 1), roomy.bytes]).toEqual([other, g.bytes * 3]);
+    roomy.get('h', 1);
+    await roomy.plainList('h', g, 'y', answer(g.bytes));
+    expect([roomy.get('o', 1), roomy.bytes]).toEqual([undefined, g.bytes * 3]);
+    expect(await roomy.plainList('h', g, 'z', answer(g.bytes * 2))).toEqual({ items: [], bytes: g.bytes * 2 });
+    expect(roomy.bytes).toBe(g.bytes * 3);
+    await roomy.plainList('h', g, 'z', answer(g.bytes * 2));
+    expect(builds).toBe(8);
+    // The graph replaced (a new version): its answers go with it, and one for a graph not kept is built each time.
+    cache.put('h', graph(2));
+    expect(cache.bytes).toBe(graph(2).bytes);
+    await cache.plainList('h', g, 'nodes a', answer(1));
+    await cache.plainList('h', g, 'nodes a', answer(1));
+    expect(builds).toBe(10);
+    expect(cache.bytes).toBe(graph(2).bytes);
+  });
+
   it('walks neighbours over the adjacency: each level by edge id, within the edge and node budgets', () => {
     const cache = new GraphCache(1e6);
     // a → b, a → c, c → d, e → a

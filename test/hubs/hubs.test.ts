@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import { JSON_CANVAS_SCHEMA } from '../../subgraphs/hubs/canvas-schema';
+import { plainListCounts } from '../../lib/plain-lists';
 import { restTextCounts } from '../../subgraphs/hubs/rest-form';
 import { api, createUserAndLogin, login, request, UUID } from '../helpers/http';
 import { OpenApiDocument, undocumented } from '../helpers/openapi';
@@ -335,6 +336,49 @@ describe('hubs', () => {
     expect(restTextCounts.sent - sentBefore).toBe(gets);
     // Another user still gets 404, kept graph or not.
     expect((await call('GET', HUB, `${H}/${id}`, await newUser('hubs-kept-other'))).status).toBe(404);
+  });
+
+  it('answers a typed selection of every node and edge field as Hub.graph, from answers kept with the graph: built once per graph version and selection', async () => {
+    const token = await newUser('hubs-typed');
+    const id = await createHub(token);
+    const a = await addNode(token, id, { type: 'text', text: 'one', color: '#A0B1C2', label: 'first' });
+    const b = await addNode(token, id, { type: 'link', url: 'https://example.com/x', x: -5, y: 9 });
+    expect((await addEdge(token, id, a, b, { to_end: 'arrow', label: 'goes', from_side: 'right' })).status).toBe(202);
+    expect((await addEdge(token, id, b, a)).status).toBe(202);
+    const NODE_FIELDS = 'id hubId type x y width height color label text url refId missing version createdAt updatedAt';
+    const EDGE_FIELDS = 'id hubId fromNode toNode fromSide toSide fromEnd toEnd label color createdAt';
+    const typed = async (selection = `nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} }`) => {
+      const res = await request(server.url, 'POST', '/graphql', {
+        token,
+        body: { query: `query ($id: ID!) { hub(id: $id) { graph ${selection} } }`, variables: { id } },
+      });
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data.hub;
+    };
+    const before = { ...plainListCounts };
+    const first = await typed();
+    // The same values as the graph's JSON (dates as ISO text), in the selection's names.
+    expect(first.nodes).toEqual(first.graph.nodes);
+    expect(first.edges).toEqual(first.graph.edges);
+    expect(first.nodes.map((n: any) => [n.color, n.label, n.url, n.x])).toEqual([
+      ['#A0B1C2', 'first', null, 0],
+      [null, null, 'https://example.com/x', -5],
+    ]);
+    // Nodes and edges built once, then answered from what was kept, not completed object by object.
+    expect(plainListCounts.built - before.built).toBe(2);
+    for (let i = 0; i < 3; i++) expect(await typed()).toEqual(first);
+    expect(plainListCounts.built - before.built).toBe(2);
+    expect(plainListCounts.answered - before.answered).toBe(8);
+    // Aliases and __typename: another selection, kept beside.
+    const aliased = await typed('nodes { key: id __typename t: text } edges { id }');
+    expect(aliased.nodes[0]).toEqual({ key: a, __typename: 'HubNode', t: 'one' });
+    expect(plainListCounts.built - before.built).toBe(4);
+    // A change moves the graph's version: the next answer is built again, with the change.
+    expect((await call('PATCH', NODE, `${H}/${id}/nodes/${a}?version=1`, token, { text: 'uno' })).status).toBe(202);
+    const changed = await typed();
+    expect(changed.nodes[0]).toMatchObject({ text: 'uno', version: 2 });
+    expect(changed.nodes).toEqual(changed.graph.nodes);
+    expect(plainListCounts.built - before.built).toBe(6);
   });
 
   it('finds neighbours breadth-first, by direction and depth, at most HUB_NEIGHBORS_MAX_NODES', async () => {

@@ -1,7 +1,17 @@
 // JSON serialised ahead of time (lib/json-text.ts): an array built a chunk at a time is the same
 // text as JSON.stringify of it, a body with such values is spliced into the same JSON, the chunks
 // leave the event loop between them, and the answer-size step counts a built array unwalked.
-import { buildJsonArray, JSON_CHUNK_ITEMS, jsonBody, JsonText } from '../../lib/json-text';
+import {
+  answerJson,
+  buildJsonArray,
+  JSON_CHUNK_ITEMS,
+  jsonBody,
+  JsonText,
+  keepArrayText,
+  keepRanges,
+  keptAnswerJson,
+  markHoldsKeptText,
+} from '../../lib/json-text';
 import { jsonAtLeast, jsonExceeds } from '../../lib/response-size';
 
 const items = (n: number) =>
@@ -49,5 +59,59 @@ describe('jsonBody', () => {
     expect(jsonBody({ a: 1 })).toBeUndefined();
     expect(jsonBody([new JsonText(Buffer.from('1'))])).toBeUndefined();
     expect(jsonBody(null)).toBeUndefined();
+  });
+});
+
+describe('answerJson', () => {
+  it('gives JSON.stringify’s text, a kept array’s text put in where a marked answer holds that very array', async () => {
+    const list = items(JSON_CHUNK_ITEMS + 1);
+    const { text, bytes } = await keepArrayText(list);
+    expect(text).toBe(JSON.stringify(list));
+    expect(bytes).toBe(text.length); // Latin-1 (ü included): one byte a character
+    expect((await keepArrayText(['→'])).bytes).toBe(2 * '["→"]'.length);
+    const data = { hub: { id: 'h', nodes: list, copy: [...list], odd: [undefined, () => 1, null], gone: undefined } };
+    const answer = { errors: [{ message: 'm', path: ['hub', 0] }], data, extensions: { at: new Date(0) } };
+    expect(answerJson(answer)).toBe(JSON.stringify(answer));
+    markHoldsKeptText(data);
+    expect(answerJson(answer)).toBe(JSON.stringify(answer));
+    // A kept array never changes; changed here, the marked answer shows that its text was put in, not made again.
+    list[0].id = 'changed';
+    expect(answerJson(answer)).toBe(JSON.stringify(answer).replace('"changed"', '"n0"'));
+    expect(answerJson({ ...answer, data: { ...data } })).toBe(JSON.stringify(answer));
+  });
+});
+
+describe('keptAnswerJson and keepRanges', () => {
+  it('say where kept texts lie in an answer, and keep them for the arrays parsed from it in the next process', async () => {
+    const nodes = items(3);
+    const edges = items(2);
+    await keepArrayText(nodes);
+    await keepArrayText(edges);
+    const data = { hub: { id: 'h', nodes, more: [{ edges }] } };
+    markHoldsKeptText(data);
+    const { text, ranges } = keptAnswerJson({ data })!;
+    expect(ranges.map((r) => r.path)).toEqual([
+      ['data', 'hub', 'nodes'],
+      ['data', 'hub', 'more', 0, 'edges'],
+    ]);
+    expect(keptAnswerJson({ data: { ...data } })).toBeUndefined();
+    // The next process: parsed, the ranges kept; a changed array then shows that its text was put in.
+    const parsed = JSON.parse(text) as { data: typeof data };
+    keepRanges(parsed, text, JSON.stringify(ranges));
+    parsed.data.hub.nodes[0].id = 'changed';
+    parsed.data.hub.more[0].edges[0].id = 'changed';
+    expect(answerJson(parsed)).toBe(text);
+    expect(jsonAtLeast(parsed.data.hub.nodes)).toBe(ranges[0].end - ranges[0].start);
+    // Ranges that lead nowhere, or to no array in the text, are left out.
+    for (const header of [
+      'not json',
+      '[{"path":["data","hub","id"],"start":0,"end":2}]',
+      JSON.stringify([{ ...ranges[0], start: 1 }]),
+    ]) {
+      const again = JSON.parse(text) as { data: typeof data };
+      keepRanges(again, text, header);
+      again.data.hub.nodes[0].id = 'changed';
+      expect(answerJson(again)).toBe(JSON.stringify(again));
+    }
   });
 });

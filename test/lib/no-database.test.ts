@@ -33,6 +33,9 @@ describe('operation-budget.cases.ts', () => {
 describe('paging.cases.ts', () => {
   require('./paging.cases');
 });
+describe('plain-lists.cases.ts', () => {
+  require('./plain-lists.cases');
+});
 describe('poller.cases.ts', () => {
   require('./poller.cases');
 });

@@ -11,7 +11,11 @@ export type RefType = (typeof REF_TYPES)[number];
 export const isRefType = (type: string): type is RefType => (REF_TYPES as readonly string[]).includes(type);
 
 @RequiresScopes('hubs:read')
-@ObjectType({ description: 'A node of a hub: a JSON Canvas node, or a reference to a note, vault item or voice.' })
+// simpleResolvers: as HubEdge (the field resolvers note, vaultItem and voice keep theirs).
+@ObjectType({
+  description: 'A node of a hub: a JSON Canvas node, or a reference to a note, vault item or voice.',
+  simpleResolvers: true,
+})
 @Entity('hub_nodes')
 export class HubNode {
   @Field(() => ID)

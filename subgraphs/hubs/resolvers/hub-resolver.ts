@@ -1,9 +1,11 @@
 import type { ExpensiveGate } from '../../../lib/kit/expensive';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { AppError } from '../../../lib/errors';
-import { Arg, Args, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Ctx, Field, FieldResolver, Info, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { IdArgs, VersionedIdArgs } from '../../../lib/arguments';
 import { Page, PageArgs, PageOf } from '../../../lib/paging';
+import { answerPlainList, plainSelection } from '../../../lib/plain-lists';
 import { TrashEmptying, TrashEntry, TrashPage } from '../../../lib/kit/trash';
 import { RequiresScopes } from '../../../lib/scopes';
 import type { SubgraphContext } from '../../../lib/subgraph';
@@ -13,6 +15,7 @@ import { Hub } from '../entities/hub';
 import { HubEdge } from '../entities/hub-edge';
 import { HubNode, isRefType, NodeType } from '../entities/hub-node';
 import { NoteReference, VaultItemReference, VoiceReference } from '../entities/references';
+import type { CachedGraph } from '../graph-cache';
 import { HubService } from '../hub-service';
 import { neighborsOf } from '../neighbors';
 import {
@@ -155,14 +158,30 @@ export class HubResolver {
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubNode], { description: 'Every node, in creation order.' })
-  async nodes(@Root() hub: Hub): Promise<readonly HubNode[]> {
-    return (await this.service.graph(hub)).nodes;
+  nodes(@Root() hub: Hub, @Ctx() ctx: SubgraphContext, @Info() info: GraphQLResolveInfo): Promise<readonly HubNode[]> {
+    return this.listOf(hub, 'nodes', ctx, info);
   }
 
   @RequiresScopes('hubs:read')
   @FieldResolver(() => [HubEdge], { description: 'Every edge, in creation order.' })
-  async edges(@Root() hub: Hub): Promise<readonly HubEdge[]> {
-    return (await this.service.graph(hub)).edges;
+  edges(@Root() hub: Hub, @Ctx() ctx: SubgraphContext, @Info() info: GraphQLResolveInfo): Promise<readonly HubEdge[]> {
+    return this.listOf(hub, 'edges', ctx, info);
+  }
+
+  /**
+   * The kept graph's nodes or edges; for a selection of leaves only, its answer kept with the graph
+   * (lib/plain-lists.ts), which graphql-js then does not complete object by object.
+   */
+  private async listOf<L extends 'nodes' | 'edges'>(
+    hub: Hub,
+    list: L,
+    ctx: SubgraphContext,
+    info: GraphQLResolveInfo,
+  ): Promise<CachedGraph[L]> {
+    const graph = await this.service.graph(hub);
+    const selection = plainSelection(info, ctx);
+    const plain = selection && (await this.service.plainList(hub, graph, list, selection));
+    return plain ? answerPlainList(info, ctx, plain) : graph[list];
   }
 
   @RequiresScopes('hubs:read')
