@@ -3,6 +3,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 
+/** argon2id's memory cost at t=2, p=1 in OWASP's password storage cheat sheet (19 MiB): the least allowed outside tests. */
+export const OWASP_ARGON2_MEMORY_KIB = 19 * 1024;
+
 /**
  * The kinds of value a setting takes, shared by the host's schema and the modules' fragments. Built
  * when configuration is loaded (once per process) rather than when this module is imported:
@@ -217,6 +220,11 @@ export function hostSchema() {
     AUTH_BOOTSTRAP_PASSWORD: z.string().min(8).max(1024).optional(),
     /** zxcvbn strength (0–4) a new password must reach; existing passwords keep working. */
     PASSWORD_MIN_SCORE: int(0, 4).default(3),
+    /**
+     * argon2id's memory cost for new password hashes, in KiB (t=2, p=1). The default is OWASP's
+     * minimum; less is refused unless NODE_ENV=test (the tests' cheaper hashes: docs/testing.md).
+     */
+    PASSWORD_HASH_MEMORY_KIB: int(1024, 4 * 1024 * 1024).default(OWASP_ARGON2_MEMORY_KIB),
     LOGIN_MAX_FAILURES_PER_USER: int(1, 1_000_000).default(5),
     LOGIN_MAX_ATTEMPTS_PER_CLIENT: int(1, 1_000_000).default(100),
     LOGIN_RATE_WINDOW_SECONDS: int(1, 86_400).default(900),
@@ -590,6 +598,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!!cfg.AUTH_BOOTSTRAP_USERNAME !== !!cfg.AUTH_BOOTSTRAP_PASSWORD) {
     throw new ConfigError(
       'Invalid configuration:\n  AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together',
+    );
+  }
+  if (cfg.PASSWORD_HASH_MEMORY_KIB < OWASP_ARGON2_MEMORY_KIB && cfg.NODE_ENV !== 'test') {
+    // Only a test run may store weaker hashes: its passwords protect nothing.
+    throw new ConfigError(
+      `Invalid configuration:\n  PASSWORD_HASH_MEMORY_KIB must be at least ${OWASP_ARGON2_MEMORY_KIB} (OWASP's minimum for argon2id) unless NODE_ENV=test`,
     );
   }
   if (cfg.EVENT_RETENTION_SECONDS < cfg.ACCESS_TOKEN_TTL_SECONDS) {
