@@ -11,7 +11,7 @@ import { MAX_PAGE_SIZE as GRAPHQL_MAX_PAGE_SIZE } from '../../lib/paging';
 import { configured, fillConfigured } from '../../rest-facade/configured';
 import { graphqlOperation } from '../../rest-facade/graphql-mapping';
 import { OpenApiDocument, openApiDocument } from '../../rest-facade/openapi';
-import { openAiSpeechOpenApi } from '../../rest-facade/openai';
+import { openAiSpeechOpenApi, SpeechRequest } from '../../rest-facade/openai';
 import type { RouteSpec } from '../../rest-facade/route-spec';
 import { MAX_PAGE_SIZE, PAGE_QUERY } from '../../rest-facade/route-parts';
 import { routeTable } from '../../rest-facade/route-table';
@@ -147,6 +147,18 @@ describe('the OpenAPI document', () => {
       pattern.test('   '),
       pattern.test('a'),
     ]).toEqual([true, false, false, true]);
+  });
+
+  it("compiles every route's request schemas (compiled on a route's first request, not at start)", () => {
+    const failures = [...routes, { operationId: 'createSpeech', body: SpeechRequest } as RouteSpec].flatMap((route) => {
+      try {
+        compileValidator(route)({ params: {}, query: {}, body: {} });
+        return [];
+      } catch (err) {
+        return [`${route.operationId}: ${(err as Error).message}`];
+      }
+    });
+    expect(failures).toEqual([]);
   });
 
   it('pages every list the same way: one page query, one page schema', () => {
