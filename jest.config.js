@@ -40,6 +40,9 @@ const base = {
 module.exports = {
   // A global option: jest ignores it inside a project.
   testTimeout: 60_000,
+  // Once per run: the test servers' key pair (test/setup/global-setup.js).
+  globalSetup: '<rootDir>/test/setup/global-setup.js',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.js',
   // Two test files at a time (jest's default is one per core minus one: a single worker on
   // 2 cores). Most of a test's time is spent waiting (the database, spawned processes, the
   // event relay's polls): one file's wait is another's CPU, and the sqlite and mysql projects
