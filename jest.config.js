@@ -22,10 +22,17 @@ const NO_DATABASE = [
 /**
  * Test files that start processes which open a database only because every process does, and
  * test what no database changes (OpenTelemetry's environment variables, the HTTP edges of each
- * kind of process): they run once, in the sqlite project. Each says why at its top. A file that
+ * kind of process, the operation pipeline's refusals, the OpenAPI document, a browser's CORS): they run once, in the sqlite project. Each says why at its top. A file that
  * checks anything the database answers, stores or logs runs on both.
  */
-const DATABASE_INCIDENTAL = ['e2e/subgraph-process', 'e2e/unknown-requests', 'observability/otel-env'];
+const DATABASE_INCIDENTAL = [
+  'browser/browser',
+  'e2e/subgraph-process',
+  'e2e/unknown-requests',
+  'facade/openapi',
+  'gateway/pipeline',
+  'observability/otel-env',
+];
 /** Test files whose every test is about MySQL (distributed layouts on a shared server, its outage): not run on SQLite. */
 const MYSQL_ONLY = ['e2e/distributed', 'e2e/synthesis-worker', 'e2e/tracing', 'gateway/hive-gateway', 'ops/outage'];
 const files = (names) => names.map((name) => `<rootDir>/test/${name}\\.test\\.ts$`);

@@ -3,6 +3,8 @@
 // error table's codes, names every operation, declares no defaults in request bodies; and every
 // route's GraphQL operation is valid against the schema the gateway serves, checked here without
 // running the routes.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): the server only answers the
+// introspection query the operations are checked against.
 import 'reflect-metadata';
 import { buildClientSchema, getIntrospectionQuery, GraphQLSchema, parse, validate } from 'graphql';
 import { loadConfig } from '../../lib/config';
