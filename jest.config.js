@@ -20,6 +20,20 @@ const NO_DATABASE = [
   'tts/no-database',
   'vault/url-glob',
 ];
+/**
+ * Test files that start processes which open a database only because every process does, and
+ * test what no database changes (OpenTelemetry's environment variables, the HTTP edges of each
+ * kind of process, the operation pipeline's refusals, the OpenAPI document, a browser's CORS): they run once, in the sqlite project. Each says why at its top. A file that
+ * checks anything the database answers, stores or logs runs on both.
+ */
+const DATABASE_INCIDENTAL = [
+  'browser/browser',
+  'e2e/subgraph-process',
+  'e2e/unknown-requests',
+  'facade/openapi',
+  'gateway/pipeline',
+  'observability/otel-env',
+];
 /** Test files whose every test is about MySQL (distributed layouts on a shared server, its outage): not run on SQLite. */
 const MYSQL_ONLY = ['e2e/distributed', 'e2e/synthesis-worker', 'e2e/tracing', 'gateway/hive-gateway', 'ops/outage'];
 const files = (names) => names.map((name) => `<rootDir>/test/${name}\\.test\\.ts$`);
@@ -47,6 +61,9 @@ const base = {
 module.exports = {
   // A global option: jest ignores it inside a project.
   testTimeout: 60_000,
+  // Once per run: the test servers' key pair (test/setup/global-setup.js).
+  globalSetup: '<rootDir>/test/setup/global-setup.js',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.js',
   // Two test files at a time (jest's default is one per core minus one: a single worker on
   // 2 cores). Most of a test's time is spent waiting (the database, spawned processes, the
   // event relay's polls): one file's wait is another's CPU, and the sqlite and mysql projects
@@ -67,7 +84,7 @@ module.exports = {
       ...base,
       displayName: 'mysql',
       setupFiles: ['<rootDir>/test/setup/mysql.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...files(NO_DATABASE)],
+      testPathIgnorePatterns: ['/node_modules/', ...files(NO_DATABASE), ...files(DATABASE_INCIDENTAL)],
     },
   ],
 };

@@ -82,6 +82,7 @@ export class AuthService {
         password,
         roles: ['admin'],
         minScore: this.config.PASSWORD_MIN_SCORE,
+        hashCost: this.config,
         createdBy: 'bootstrap',
       });
     } catch (err) {
@@ -112,7 +113,7 @@ export class AuthService {
     try {
       user = await this.dataSource.manager.findOneBy(User, { usernameKey: key });
       // Unknown users are checked against a decoy hash: same answer, about the same time.
-      ok = await verifyPassword(user?.passwordHash ?? (await (this.decoy ??= decoyHash())), password);
+      ok = await verifyPassword(user?.passwordHash ?? (await (this.decoy ??= decoyHash(this.config))), password);
     } catch (err) {
       await attempt.abandoned().catch(() => undefined);
       throw err;
@@ -387,7 +388,7 @@ export class AuthService {
     await attempt.succeeded();
     const problems = passwordProblems(newPassword, this.config.PASSWORD_MIN_SCORE, [user.username]);
     if (problems.length) throw validationError({ newPassword: problems });
-    const passwordHash = await hashPassword(newPassword);
+    const passwordHash = await hashPassword(newPassword, this.config);
     const changed = await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       // Compare-and-set on the old hash: of two concurrent changes, one wins; the other must retry.
       const result = await m

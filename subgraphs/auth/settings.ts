@@ -23,6 +23,11 @@ export const authSettings = ({ int }: SettingKinds) => ({
     .max(1024)
     .optional()
     .describe('an admin created at start when missing: its password (with `AUTH_BOOTSTRAP_USERNAME`)'),
+  PASSWORD_HASH_MEMORY_KIB: int(1024, 4 * 1024 * 1024)
+    .default(OWASP_ARGON2_MEMORY_KIB)
+    .describe(
+      "argon2id's memory cost (KiB) of new password hashes (t=2, p=1); existing hashes keep theirs. Below the default (OWASP's minimum) only with `NODE_ENV=test`: the test servers use 1024",
+    ),
   PASSWORD_MIN_SCORE: int(0, 4)
     .default(3)
     .describe(
@@ -78,6 +83,9 @@ export const authSettings = ({ int }: SettingKinds) => ({
 });
 
 /** What lib/config.ts cannot check setting by setting: the bootstrap admin's pair, a session outliving its tokens. */
+/** argon2id's memory cost at t=2, p=1 in OWASP's password storage cheat sheet (19 MiB): the least allowed outside tests. */
+export const OWASP_ARGON2_MEMORY_KIB = 19 * 1024;
+
 export const checkAuthSettings: SettingsCheck = (s) => [
   ...(!!s.AUTH_BOOTSTRAP_USERNAME !== !!s.AUTH_BOOTSTRAP_PASSWORD
     ? ['AUTH_BOOTSTRAP_USERNAME and AUTH_BOOTSTRAP_PASSWORD must be set together']
@@ -85,6 +93,12 @@ export const checkAuthSettings: SettingsCheck = (s) => [
   // A session whose refresh token expired counts as ended (quota, revoking): no access token may outlive it.
   ...(s.REFRESH_TOKEN_TTL_SECONDS < s.ACCESS_TOKEN_TTL_SECONDS
     ? ['REFRESH_TOKEN_TTL_SECONDS must be at least ACCESS_TOKEN_TTL_SECONDS']
+    : []),
+  // Only a test run may store weaker hashes: its passwords protect nothing.
+  ...(s.PASSWORD_HASH_MEMORY_KIB < OWASP_ARGON2_MEMORY_KIB && s.NODE_ENV !== 'test'
+    ? [
+        `PASSWORD_HASH_MEMORY_KIB must be at least ${OWASP_ARGON2_MEMORY_KIB} (OWASP's minimum for argon2id) unless NODE_ENV=test`,
+      ]
     : []),
 ];
 

@@ -29,7 +29,7 @@ const by = (actor: string | null) => actor ?? 'cli';
 
 export class UserAdministration {
   constructor(
-    private readonly config: Pick<Config, 'PASSWORD_MIN_SCORE'>,
+    private readonly config: Pick<Config, 'PASSWORD_MIN_SCORE' | 'PASSWORD_HASH_MEMORY_KIB'>,
     private readonly dataSource: DataSource,
     private readonly throttle: LoginThrottle,
     private readonly logger: Logger,
@@ -60,6 +60,7 @@ export class UserAdministration {
       password,
       roles,
       minScore: this.config.PASSWORD_MIN_SCORE,
+      hashCost: this.config,
       createdBy: by(actor),
     });
   }
@@ -123,7 +124,7 @@ export class UserAdministration {
     const user = await this.get(id);
     const problems = passwordProblems(password, this.config.PASSWORD_MIN_SCORE, [user.username]);
     if (problems.length) throw validationError({ password: problems });
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashPassword(password, this.config);
     await auditedTransaction(this.dataSource, this.logger, async (m, audit) => {
       const result = await m
         .createQueryBuilder()

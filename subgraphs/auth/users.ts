@@ -7,7 +7,7 @@ import { AppError, validationError } from '../../lib/errors';
 import { publish } from '../../lib/kit/typed-events';
 import { UserCreated } from './events';
 import { User } from './entities/user';
-import { hashPassword } from './passwords';
+import { HashCost, hashPassword } from './passwords';
 import { passwordProblems } from './password-policy';
 
 /** The unique login key: usernames are case-insensitive on every database collation. */
@@ -21,6 +21,8 @@ export interface NewUser {
   roles: string[];
   /** zxcvbn score the password must reach (PASSWORD_MIN_SCORE). */
   minScore: number;
+  /** argon2id's memory cost of the hash (PASSWORD_HASH_MEMORY_KIB). */
+  hashCost: HashCost;
   /** Who created it: an admin's user id, or `cli`/`bootstrap`. */
   createdBy?: string;
 }
@@ -37,7 +39,7 @@ export async function createUser(dataSource: DataSource, input: NewUser): Promis
     id: crypto.randomUUID(),
     username: name,
     usernameKey: usernameKey(name),
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashPassword(input.password, input.hashCost),
     roleList: [...new Set(input.roles)].join(','),
     createdAt: now,
     disabled: false,

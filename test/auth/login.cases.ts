@@ -1,4 +1,6 @@
 import argon2 from 'argon2';
+import { loadConfig } from '../../lib/config';
+import { hashPassword, verifyPassword } from '../../subgraphs/auth/passwords';
 import { api, ISO_DATE, UUID } from '../helpers/http';
 import { ADMIN, sharedTestServer, TestServer } from '../helpers/server';
 
@@ -49,13 +51,21 @@ describe('POST /api/v1/auth/login', () => {
       const known = await costOf(ADMIN.username);
       const unknown = await costOf(`nobody-${Date.now()}`);
       const again = await costOf(`nobody-else-${Date.now()}`);
-      // One verification each, with the same parameters (argon2id, 19 MiB, t=2, p=1): same work.
-      expect(known).toEqual(['$argon2id$v=19$m=19456,p=1,t=2']);
+      // One verification each, with the same parameters (argon2id, PASSWORD_HASH_MEMORY_KIB, t=2, p=1): same work.
+      expect(known).toEqual([`$argon2id$v=19$m=${server.config.PASSWORD_HASH_MEMORY_KIB},p=1,t=2`]);
       expect(unknown).toEqual(known);
       expect(again).toEqual(known);
     } finally {
       verify.mockRestore();
     }
+  });
+
+  it("stores argon2id hashes at OWASP's minimum by default (19 MiB, t=2, p=1; the test servers' are cheaper)", async () => {
+    const hash = await hashPassword('a password', loadConfig({}));
+    expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(await verifyPassword(hash, 'a password')).toBe(true);
+    expect(await verifyPassword(hash, 'another password')).toBe(false);
+    expect(server.config.PASSWORD_HASH_MEMORY_KIB).toBe(1024);
   });
 
   it('names each bad field in details', async () => {

@@ -37,7 +37,7 @@ beforeAll(async () => {
       [OLD_USER, []],
       [OLD_EDITOR, ['editor']],
     ] as const) {
-      await createUser(old, { ...who, roles: [...roles], minScore: 0 });
+      await createUser(old, { ...who, roles: [...roles], minScore: 0, hashCost: config });
     }
     expect(await old.query('SELECT COUNT(*) AS n FROM users')).toEqual([{ n: expect.anything() }]);
   } finally {

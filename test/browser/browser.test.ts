@@ -1,6 +1,8 @@
 // A real browser (Debian's headless Chromium, driven by playwright-core): a page on another
 // origin, allowed by CORS_ORIGINS, logs in, follows its events with EventSource and a stream
 // ticket; the GraphQL explorer loads and runs a subscription without one request off the host.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): what is tested is the browser's side
+// (CORS, EventSource with a ticket, the explorer and docs page under the CSP), not what is stored.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

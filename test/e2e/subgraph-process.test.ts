@@ -2,6 +2,8 @@
 // (NODE_ENV=production, SUBGRAPH_SECRET set). Before the pipeline reached subgraph endpoints,
 // 12,434 aliases of `_service { sdl }` answered 152 MB, held the event loop 1.8 s, and 20 such
 // requests at once killed the process; `_service` answered anyone. One process start.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): the process opens its database, but
+// what is tested (the pipeline's limits in front of `_service`) happens before any statement.
 import { loadConfig } from '../../lib/config';
 import { request } from '../helpers/http';
 import { ServiceProcess, startProcess } from '../helpers/processes';

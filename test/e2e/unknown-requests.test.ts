@@ -1,6 +1,8 @@
 // Issue 41 finding 0: one anonymous request to a path no router took (`GET /healthcheck`) ended
 // a gateway or subgraph process, from a response listener that threw. Every kind of process gets
 // unknown paths, unusual methods and malformed requests, and each must keep serving.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): the processes open their databases,
+// but no request here reaches one.
 import net from 'node:net';
 import { loadConfig } from '../../lib/config';
 import { DistributedLayout, ServiceProcess, startDistributed } from '../helpers/processes';

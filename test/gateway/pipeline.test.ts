@@ -2,6 +2,8 @@
 // offending operations get the same refusal from /graphql, the facade's direct path
 // (gateway.execute), /graphql/stream and a subgraph process's /graphql. Then the subgraph
 // endpoint's own attacks (issue 29): alias floods without a token, and the hop secret.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): every refusal here happens in the
+// pipeline, before any resolver reads a database.
 import type { Request } from 'express';
 import { startServer } from '../../bin/all-in-one';
 import { startSubgraphServer } from '../../bin/subgraph';

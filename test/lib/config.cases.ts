@@ -202,6 +202,20 @@ describe('loadConfig', () => {
     ).toBe(7200);
   });
 
+  it("hashes passwords with OWASP's argon2id memory (19 MiB) and takes less only in a test run", () => {
+    expect(loadConfig({}).PASSWORD_HASH_MEMORY_KIB).toBe(19 * 1024);
+    for (const env of [{}, { NODE_ENV: 'production' }, { NODE_ENV: 'development' }]) {
+      expect(refusal({ ...env, PASSWORD_HASH_MEMORY_KIB: '19455' })).toContain(
+        "PASSWORD_HASH_MEMORY_KIB must be at least 19456 (OWASP's minimum for argon2id) unless NODE_ENV=test",
+      );
+    }
+    expect(loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_MEMORY_KIB: '1024' }).PASSWORD_HASH_MEMORY_KIB).toBe(1024);
+    expect(loadConfig({ NODE_ENV: 'production', PASSWORD_HASH_MEMORY_KIB: '65536' }).PASSWORD_HASH_MEMORY_KIB).toBe(
+      65536,
+    );
+    expect(refusal({ NODE_ENV: 'test', PASSWORD_HASH_MEMORY_KIB: '1023' })).toContain('PASSWORD_HASH_MEMORY_KIB');
+  });
+
   it.each(['auth', 'auth=', '=http://a/graphql', 'auth=ftp://a/graphql', 'auth=a:4001/graphql'])(
     'refuses SUBGRAPH_URLS=%s',
     (pair) => {

@@ -3,6 +3,8 @@
 // on its own): real processes (dist/) started with the variable, a request or two, and what
 // arrives, where, how encoded and with which headers. A value this service does not support
 // stops the start (exit 2) with a message naming the variable.
+// Run once, on SQLite (DATABASE_INCIDENTAL in jest.config.js): the facades open no database and the
+// one subgraph process's database is not in what is checked (service names, samplers, exports).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { callerTrace, OtlpReceiver, otlpReceiver, SERVER } from '../helpers/otlp';
