@@ -5,6 +5,7 @@ import { IsOptional, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, type ClassType, Field, Int, ObjectType } from 'type-graphql';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { validationError } from './errors';
+import { isUuid } from './validators';
 import { Authenticated } from './scopes';
 
 export const MAX_PAGE_SIZE = 100;
@@ -55,7 +56,6 @@ export function PageOf<T extends object>(itemType: ClassType<T>) {
 export type CursorKind = 'uuid' | 'time' | 'text' | 'flag';
 type CursorValue = string | Date | number | boolean;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out'] });
 
 /** A cursor: base64url of the JSON array of the last item's order keys (dates as milliseconds, flags as 0 or 1). */
@@ -82,7 +82,7 @@ export function decodeCursor(cursor: string, kinds: readonly CursorKind[]): Curs
   return kinds.map((kind, i) => {
     const v: unknown = values[i];
     if (kind === 'time' && Number.isSafeInteger(v)) return new Date(v as number);
-    if (kind === 'uuid' && typeof v === 'string' && UUID.test(v)) return v;
+    if (kind === 'uuid' && typeof v === 'string' && isUuid(v)) return v;
     if (kind === 'text' && typeof v === 'string' && v.length >= 1 && v.length <= 64) return v;
     if (kind === 'flag' && (v === 0 || v === 1)) return v;
     throw badCursor();

@@ -11,3 +11,8 @@ export const TrimmedLength = (min: number, max: number) =>
       defaultMessage: (a) => `${a?.property} must be ${min} to ${max} characters after trimming`,
     },
   });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An id's shape: 8-4-4-4-12 hex digits, any version (ids are checked before a lookup, not their version). */
+export const isUuid = (value: string): boolean => UUID.test(value);

@@ -28,6 +28,7 @@ import { HubRef } from './entities/hub-ref';
 import { HUBS_USER_DELETED } from './hub-jobs';
 import type { JobQueue } from '../../lib/kit/jobs';
 import { textBytes } from './hub-rules';
+import { isUuid } from '../../lib/validators';
 
 export const REFS_CONSUMER = 'hubs.refs';
 
@@ -46,8 +47,6 @@ export const REF_EVENTS: Record<string, { kind: RefType; exists: boolean }> = {
 };
 export const USER_DELETED = 'user.deleted';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function payloadOf(event: LoggedEvent): Record<string, unknown> {
   try {
     const data: unknown = JSON.parse(event.payload);
@@ -65,7 +64,7 @@ export async function applyEvent(m: EntityManager, event: LoggedEvent, queue: Jo
     return;
   }
   const ref = REF_EVENTS[event.type];
-  if (!ref || !UUID.test(event.resourceId)) return;
+  if (!ref || !isUuid(event.resourceId)) return;
   if (ref.exists) {
     // Idempotent: a ref seen twice (a backfill overlapping the log) stays one row.
     if (!(await m.existsBy(HubRef, { id: event.resourceId })))

@@ -2,6 +2,7 @@
 // code, the title of a note without one, the excerpt of listings. One linear scan finds the code
 // (fenced blocks and code spans, as CommonMark delimits them); a full Markdown parse would cost
 // more than a request may hold the event loop for a 100,000-character body, and is not needed.
+import { isUuid } from '../../lib/validators';
 
 /** A given tag: lower-case segments of `[a-z0-9_-]`, nested with `/`, 1–50 characters. */
 export const TAG_PATTERN = /^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/;
@@ -140,8 +141,6 @@ export function titleKey(title: string): string {
   return title.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The link key of a title (`t:<key>`) or an id (`i:<id>`): what note_links stores and backlinks look up. */
 export const titleLinkKey = (title: string) => `t:${titleKey(title)}`;
 export const idLinkKey = (id: string) => `i:${id.toLowerCase()}`;
@@ -155,7 +154,7 @@ export function wikiLinks(body: string): string[] {
   outsideCode(body, WIKI_LINK, (m) => {
     if (found.size >= MAX_LINKS) return;
     const target = m[2].split('|')[0].trim();
-    if (UUID.test(target)) found.add(idLinkKey(target));
+    if (isUuid(target)) found.add(idLinkKey(target));
     else if (target && [...target].length <= MAX_TITLE_LENGTH) found.add(titleLinkKey(target));
   });
   return [...found];

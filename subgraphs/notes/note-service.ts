@@ -43,6 +43,7 @@ import {
   NoteUnarchived,
   NoteUpdated,
 } from './events';
+import { isUuid } from '../../lib/validators';
 
 export const MAX_BODY_CHARACTERS = 100_000;
 
@@ -218,11 +219,12 @@ const searchQuery = (ownerId: string, filter: NoteFilter) => [
   filter.pinned,
 ];
 const badCursor = () => validationError({ cursor: ['is not a cursor this service handed out for this query'] });
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export class NoteService {
   /** Told after a commit that put a note in the trash (the retention purge's timer). */
   onTrashed?: (deletedAt: Date) => void;
+  /** The columns a listing selects (every one but NOT_LISTED), read once from the entity's metadata. */
+  private listed?: string[];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -284,7 +286,7 @@ export class NoteService {
 
   /** The note, or null when the caller may not see it (federation references). */
   find(ownerId: string, id: string): Promise<Note | null> {
-    if (!UUID.test(id)) return Promise.resolve(null);
+    if (!isUuid(id)) return Promise.resolve(null);
     return this.dataSource.manager.findOneBy(Note, { id, ownerId, deletedAt: IsNull() });
   }
 
@@ -562,11 +564,11 @@ export class NoteService {
   }
 
   private summaries(): SelectQueryBuilder<Note> {
-    const listed = this.dataSource
+    this.listed ??= this.dataSource
       .getMetadata(Note)
       .columns.filter((c) => !NOT_LISTED.has(c.propertyName))
       .map((c) => `n.${c.propertyName}`);
-    return this.dataSource.manager.createQueryBuilder(Note, 'n').select(listed);
+    return this.dataSource.manager.createQueryBuilder(Note, 'n').select(this.listed);
   }
 
   private checkFilter(filter: NoteFilter): void {
@@ -575,7 +577,7 @@ export class NoteService {
       if (!TAG_PATTERN.test(tag) || tag.length > MAX_TAG_LENGTH) throw validationError({ tag: ['is not a tag'] });
       filter.tag = tag;
     }
-    if (filter.folderId && !UUID.test(filter.folderId)) throw validationError({ folder_id: ['must be a UUID'] });
+    if (filter.folderId && !isUuid(filter.folderId)) throw validationError({ folder_id: ['must be a UUID'] });
   }
 
   /**

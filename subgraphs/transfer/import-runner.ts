@@ -596,6 +596,13 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
     }
   }
 
+  /** True when this owner imported the source before (its old id then maps to what it became). */
+  async function importedBefore(job: TransferJob, kind: string, sourceKey: string, sourceId?: string) {
+    const known = await dataSource.manager.findOneBy(ImportSource, { ownerId: job.ownerId, kind, sourceKey });
+    if (known) await mapId(job, sourceId, known.targetId);
+    return known !== null;
+  }
+
   /** Remembers what an export's old id became, for the hub nodes and links that name it. */
   async function mapId(job: TransferJob, oldId: string | undefined, newId: string | undefined): Promise<void> {
     if (oldId && newId) await remember(job, 'ref', sha256(`${job.id}\0${oldId}`), oldId, newId);
@@ -710,15 +717,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       case 'text': {
         // The vault knows no text again (it has no URL or bytes to compare): this module does.
         const key = sha256(`text\0${record.hash}`);
-        const known = await dataSource.manager.findOneBy(ImportSource, {
-          ownerId: job.ownerId,
-          kind: 'text',
-          sourceKey: key,
-        });
-        if (known) {
-          await mapId(job, record.sourceId, known.targetId);
-          return { duplicate: true };
-        }
+        if (await importedBefore(job, 'text', key, record.sourceId)) return { duplicate: true };
         const result = await call(state.token, CAPTURE_TEXT, { text: record.text, ...captureVars(record) });
         const outcome = await captured(job, state, record, result, 'the vault refused this text');
         if ('created' in outcome) await remember(job, 'text', key, record.path, outcome.id!);
@@ -726,15 +725,7 @@ export function importHandler(deps: ImportRunnerDeps): JobHandler<{ transferId: 
       }
       case 'note': {
         const key = sha256(`${record.path}\0${record.hash}`);
-        const known = await dataSource.manager.findOneBy(ImportSource, {
-          ownerId: job.ownerId,
-          kind: 'note',
-          sourceKey: key,
-        });
-        if (known) {
-          await mapId(job, record.sourceId, known.targetId);
-          return { duplicate: true };
-        }
+        if (await importedBefore(job, 'note', key, record.sourceId)) return { duplicate: true };
         const folder = record.folder.length || job.targetFolderId ? await folderOf(job, state, record.folder) : null;
         if (folder !== null && typeof folder === 'object') return folder;
         const [folderId, made] = folder?.includes('+') ? folder.split('+') : [folder, '0'];

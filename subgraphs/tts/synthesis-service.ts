@@ -31,6 +31,7 @@ import { ensureSynthesisOwner, SynthesisOwner } from './entities/synthesis-owner
 import { checkVoiceSettings, VoiceSettings } from './voice-settings';
 import { VoiceService } from './voice-service';
 import { currentTraceParent } from '../../lib/tracing';
+import { isUuid } from '../../lib/validators';
 
 export const MAX_TEXT_CHARACTERS = 10_000;
 /** The most bytes one read of the audio returns (base64 in GraphQL answers). */
@@ -125,8 +126,6 @@ export const OPENAI_VOICES: Readonly<Record<string, string>> = {
   verse: 'm5',
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The text's problems: empty, only white space, or too long (counted in code points). */
 function textProblems(text: string): Record<string, string[]> {
   const characters = [...text].length;
@@ -179,7 +178,7 @@ export class SynthesisService {
     if (Object.keys(problems).length) throw validationError(problems);
     const named = input.voice.trim();
     const voice = Object.hasOwn(OPENAI_VOICES, named.toLowerCase()) ? OPENAI_VOICES[named.toLowerCase()] : named; // not the prototype's `constructor`
-    if (UUID.test(voice)) {
+    if (isUuid(voice)) {
       const { id, baseVoice, voiceBlend, language, speed } = await this.voices.get(ownerId, voice.toLowerCase());
       return this.queue(
         ownerId,

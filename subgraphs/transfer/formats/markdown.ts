@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { isUuid } from '../../../lib/validators';
 
 export interface NoteRecord {
   kind: 'note';
@@ -55,8 +56,6 @@ export const hiddenPath = (p: string) =>
 const flag = (value: unknown): boolean | undefined =>
   typeof value === 'boolean' ? value : typeof value === 'string' ? /^(true|yes)$/i.test(value.trim()) : undefined;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 
 /**
@@ -99,7 +98,7 @@ export function noteFromMarkdown(
       hash: crypto.createHash('sha256').update(text).digest('hex'),
       ...(flag(meta.pinned) ? { pinned: true } : {}),
       ...(flag(meta.archived) ? { archived: true } : {}),
-      ...(exact && typeof meta.id === 'string' && UUID.test(meta.id) ? { sourceId: meta.id } : {}),
+      ...(exact && typeof meta.id === 'string' && isUuid(meta.id) ? { sourceId: meta.id } : {}),
     },
     warning,
   };
