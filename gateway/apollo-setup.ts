@@ -100,13 +100,13 @@ export async function apolloSetup(options: {
       DIRECT_KINDS,
       logger,
     );
-    // Both steps are synchronous: they answer (or not) before this returns.
-    if (earlyStep) void earlyStep.before!(op);
+    // Both steps answer (or not) before this returns; an early refusal is sent once its hold is over.
+    const held = earlyStep?.before!(op);
     if (!op.result) void limitsStep.before!(op);
     if (!op.result) return undefined;
     // A refusal claimed no Idempotency-Key: the after-steps finish at once.
     void pipeline.finish(op);
-    return op.answer;
+    return { answer: op.answer, held };
   }
 
   const router = express.Router();
@@ -122,8 +122,9 @@ export async function apolloSetup(options: {
       if (!input || typeof input !== 'object' || Array.isArray(input)) return next();
       // A token that turns out invalid is refused (401) before Apollo parses anything; a busy
       // user's expensive field gets 429 with Retry-After (lib/operation-pipeline/expensive-early.ts).
-      const refused = refusal(input, req.headers);
-      if (!refused) return next();
+      const refusing = refusal(input, req.headers);
+      if (!refusing) return next();
+      const { answer: refused, held } = refusing;
       // The statuses and media types Apollo would use for a request error (./http-status.ts).
       const accept = req.headers.accept;
       const legacy = asksForLegacyJson(accept);
@@ -133,10 +134,13 @@ export async function apolloSetup(options: {
           : 'application/json; charset=utf-8';
       const tooMany = refused.errors?.[0]?.extensions?.code === 'rate_limit_exceeded';
       if (tooMany) res.set('Retry-After', String(Number(refused.errors![0].extensions!.retryAfter ?? 1)));
-      res
-        .status(tooMany ? 429 : legacy ? 200 : 400)
-        .type(type)
-        .send(JSON.stringify(refused));
+      const send = () =>
+        res
+          .status(tooMany ? 429 : legacy ? 200 : 400)
+          .type(type)
+          .send(JSON.stringify(refused));
+      if (held) void held.then(send);
+      else send();
     },
     expressMiddleware(apollo, {
       context: async ({ req }) => {

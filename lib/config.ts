@@ -345,6 +345,10 @@ export function hostSchema() {
     // ---- expensive operations and search (lib/kit/expensive.ts, lib/kit/owner-search.ts) ----
     /** Expensive operations (searches, neighbours) of one user running at once in a process; beyond: 429 with Retry-After. */
     EXPENSIVE_PER_USER: int(1, 1000).default(2),
+    /** Milliseconds a refusal beyond EXPENSIVE_PER_USER is held before it is sent, so that a caller asking again at once cannot flood the process with refusals; 0: sent at once. */
+    EXPENSIVE_REFUSAL_HOLD_MS: int(0, 10_000).default(250),
+    /** Refusals held at once in a process (each a connection waiting on a timer); beyond, sent at once. */
+    EXPENSIVE_REFUSALS_HELD: int(0, 1_000_000).default(10_000),
     /** Words and phrases of one search (notes, Vault); more: 400 `validation_error`. */
     SEARCH_MAX_TERMS: int(1, 64).default(8),
     /** SQLite: a search ranks at most this many matches, the newest; more matching notes or items are left unranked. */

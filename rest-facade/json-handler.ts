@@ -28,7 +28,9 @@ function refusedEarly(route: RouteSpec, graphql: GraphQLClient, gate: ExpensiveG
   const userId = graphql.knownUser(req.headers.authorization);
   const refusal = userId ? gate.refusal(userId, expensive.kind) : undefined;
   if (!refusal) return false;
-  sendError(res, 'rate_limit_exceeded', refusal.message, snakeKeys(refusal.details), refusal.retryAfter);
+  void gate
+    .holdRefusal()
+    .then(() => sendError(res, 'rate_limit_exceeded', refusal.message, snakeKeys(refusal.details), refusal.retryAfter));
   return true;
 }
 

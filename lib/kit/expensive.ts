@@ -7,6 +7,12 @@
 // Also the register of the GraphQL fields that run one: the operation limits
 // (lib/operation-pipeline/limits.ts) allow at most GRAPHQL_MAX_EXPENSIVE_FIELDS of them per
 // operation, so that aliases cannot put 20 searches in one request.
+//
+// A refusal is held EXPENSIVE_REFUSAL_HOLD_MS before it is sent: a caller that ignores Retry-After
+// and asks again at once would otherwise turn refusals into a flood of its own (20 such clients
+// sent ~1,100 refusals a second and kept the event loop busy answering them, so another user's
+// reads waited 6× their idle time). Held, each connection asks at most once per hold; a timer
+// costs no CPU. At most EXPENSIVE_REFUSALS_HELD are held at once; beyond, they are sent at once.
 import { AppError } from '../errors';
 
 export type ExpensiveKind = 'search' | 'neighbors' | 'import' | 'export';
@@ -22,6 +28,8 @@ export interface ExpensiveGate {
    * when the user has a free slot.
    */
   refusal(userId: string, kind: ExpensiveKind): ExpensiveRefusal | undefined;
+  /** Waits out the hold of a refusal (above) before it is sent. */
+  holdRefusal(): Promise<void>;
 }
 
 export interface ExpensiveRefusal {
@@ -33,8 +41,29 @@ export interface ExpensiveRefusal {
 /** Seconds a refused caller is told to wait: one expensive operation is bounded well under it. */
 const RETRY_AFTER_SECONDS = 1;
 
-export function expensiveGate(maxPerUser: number): ExpensiveGate {
+export interface ExpensiveSettings {
+  EXPENSIVE_PER_USER: number;
+  EXPENSIVE_REFUSAL_HOLD_MS: number;
+  EXPENSIVE_REFUSALS_HELD: number;
+}
+
+export function expensiveGate(settings: ExpensiveSettings): ExpensiveGate {
+  const {
+    EXPENSIVE_PER_USER: maxPerUser,
+    EXPENSIVE_REFUSAL_HOLD_MS: holdMs,
+    EXPENSIVE_REFUSALS_HELD: maxHeld,
+  } = settings;
   const running = new Map<string, number>();
+  let held = 0;
+  const holdRefusal = async () => {
+    if (holdMs === 0 || held >= maxHeld) return;
+    held++;
+    try {
+      await new Promise<void>((resolve) => setTimeout(resolve, holdMs).unref());
+    } finally {
+      held--;
+    }
+  };
   const refusal = (kind: ExpensiveKind): ExpensiveRefusal => ({
     message: `You have ${maxPerUser} expensive operations (searches, neighbours, imports, exports) running; wait for one to end.`,
     details: { limit: 'EXPENSIVE_PER_USER', max: maxPerUser, kind },
@@ -42,9 +71,11 @@ export function expensiveGate(maxPerUser: number): ExpensiveGate {
   });
   return {
     refusal: (userId, kind) => ((running.get(userId) ?? 0) >= maxPerUser ? refusal(kind) : undefined),
+    holdRefusal,
     async run(userId, kind, work) {
       const now = running.get(userId) ?? 0;
       if (now >= maxPerUser) {
+        await holdRefusal();
         const { message, details, retryAfter } = refusal(kind);
         throw new AppError('rate_limit_exceeded', message, details, retryAfter);
       }
@@ -66,15 +97,16 @@ export function expensiveGate(maxPerUser: number): ExpensiveGate {
   };
 }
 
-const gates = new Map<number, ExpensiveGate>();
+const gates = new Map<string, ExpensiveGate>();
 
 /**
- * The process's gate for this setting: every module of a process that reads the same
- * EXPENSIVE_PER_USER shares one (several servers with other values, in tests, get their own).
+ * The process's gate for these settings: every module of a process that reads the same ones
+ * shares one (several servers with other values, in tests, get their own).
  */
-export function sharedExpensiveGate(config: { EXPENSIVE_PER_USER: number }): ExpensiveGate {
-  let gate = gates.get(config.EXPENSIVE_PER_USER);
-  if (!gate) gates.set(config.EXPENSIVE_PER_USER, (gate = expensiveGate(config.EXPENSIVE_PER_USER)));
+export function sharedExpensiveGate(config: ExpensiveSettings): ExpensiveGate {
+  const key = `${config.EXPENSIVE_PER_USER} ${config.EXPENSIVE_REFUSAL_HOLD_MS} ${config.EXPENSIVE_REFUSALS_HELD}`;
+  let gate = gates.get(key);
+  if (!gate) gates.set(key, (gate = expensiveGate(config)));
   return gate;
 }
 

@@ -108,6 +108,8 @@ export function expensiveEarlyStep<Caller, Context>(
       op.result = {
         errors: [new AppError('rate_limit_exceeded', refusal.message, refusal.details, refusal.retryAfter)],
       };
+      // Answered now (a caller that runs the steps synchronously sees it); sent once the hold is over.
+      return gate.holdRefusal();
     },
   };
 }

@@ -2,7 +2,7 @@
 // SEARCH_MAX_TERMS terms per search (400 beyond), at most EXPENSIVE_PER_USER expensive operations
 // of a user at once (429 with Retry-After beyond, others unaffected), at most
 // GRAPHQL_MAX_EXPENSIVE_FIELDS of them in one GraphQL operation, and neighbours that read at most
-// HUB_NEIGHBORS_MAX_EDGES edges. On both databases.
+// HUB_NEIGHBORS_MAX_EDGES edges; refusals held EXPENSIVE_REFUSAL_HOLD_MS before they are sent. On both databases.
 import { sharedExpensiveGate } from '../../lib/kit/expensive';
 import { api, createUserAndLogin, login, request } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
@@ -122,6 +122,7 @@ it('refuses a caller whose slots are taken before looking at the request (REST, 
       `/api/v1/notes?q=${q('a b c d e f g h i j')}`,
       `/api/v1/vault/items?q=x&limit=-1`,
     ]) {
+      const sent = performance.now();
       const res = await get(path, busy.token);
       expect([path, res.status, res.body.error, res.headers.get('retry-after')]).toEqual([
         path,
@@ -129,6 +130,8 @@ it('refuses a caller whose slots are taken before looking at the request (REST, 
         'rate_limit_exceeded',
         '1',
       ]);
+      // Held EXPENSIVE_REFUSAL_HOLD_MS (250) before it was sent: asked again at once, it cannot flood the process.
+      expect(performance.now() - sent).toBeGreaterThanOrEqual(240);
       expect(res.body.details).toEqual({ limit: 'EXPENSIVE_PER_USER', max: 2, kind: expect.any(String) });
     }
     // The same user's id in a token whose signature fails: refused as any bad token, never told about the slots.
@@ -167,8 +170,10 @@ it('refuses a GraphQL operation naming an expensive field from a user whose slot
         'neighbors',
       ],
     ]) {
+      const sent = performance.now();
       const res = await run(query);
       expect([query, res.status, res.headers.get('retry-after')]).toEqual([query, 429, '1']);
+      expect(performance.now() - sent).toBeGreaterThanOrEqual(240); // held, as the REST refusal
       expect(res.body.data).toBeUndefined();
       expect(res.body.errors[0].extensions).toMatchObject({
         code: 'rate_limit_exceeded',

@@ -15,6 +15,9 @@ describe('document-cache.cases.ts', () => {
 describe('errors.cases.ts', () => {
   require('./errors.cases');
 });
+describe('expensive-gate.cases.ts', () => {
+  require('./expensive-gate.cases');
+});
 describe('federated-schema.cases.ts', () => {
   require('./federated-schema.cases');
 });
