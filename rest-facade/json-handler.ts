@@ -67,10 +67,7 @@ export function routeHandler(route: RouteSpec, graphql: GraphQLClient, gate: Exp
       if (req.fresh) return void res.status(304).end(); // If-None-Match names this version
     }
     if (carriesCredentials(route)) res.set(NO_STORE_HEADERS);
-    sendJson(
-      res,
-      route.status,
-      route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data, input) : data,
-    );
+    const body = route.ack ? { id: data.id, message: route.ack } : route.present ? route.present(data, input) : data;
+    sendJson(res, route.status, body instanceof Promise ? await body : body);
   };
 }

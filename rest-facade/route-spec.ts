@@ -102,7 +102,8 @@ export interface RouteSpec {
   etag?: (result: Record<string, any>) => string;
   /**
    * The body, when it is not the result itself (e.g. a list wrapped as `{ items }`). With
-   * `graphql.also`, `result` is every root field's answer by name (`result` the first).
+   * `graphql.also`, `result` is every root field's answer by name (`result` the first). A promise
+   * is awaited: a large answer may be built a chunk at a time (lib/json-text.ts buildJsonArray).
    */
   present?: (result: any, input: RouteInput) => unknown;
   /** For commands acknowledged as `{ id, message }`: the message; `id` is `result.id`. */

@@ -88,7 +88,8 @@ export function uploadHandler(route: RouteSpec, graphql: GraphQLClient, config: 
       ok = true;
       const data = result.data!.result as Record<string, unknown>;
       if (route.location) res.location(route.location(data, input));
-      sendJson(res, route.status, route.present ? route.present(data, input) : data);
+      const body = route.present ? route.present(data, input) : data;
+      sendJson(res, route.status, body instanceof Promise ? await body : body);
     } catch (err) {
       // The client went away mid-body (or its body broke off): nothing to answer.
       req.log?.info({ err }, 'upload broke off');

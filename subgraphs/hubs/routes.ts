@@ -18,6 +18,7 @@ import { CommandAck, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
 import { CANVAS_DOCUMENT } from './canvas-schema';
 import { restEdge, restGraph, restNode } from './rest-form';
+import { buildJsonArray } from '../../lib/json-text';
 import {
   AddEdgeRequest,
   AddNodeRequest,
@@ -347,9 +348,10 @@ export const hubsRoutes: RouteSpec[] = [
       // One JSON value, as the whole hub's GET: up to 500 nodes' fields are not executed one by one.
       select: '{ graph truncated }',
     },
-    present: ({ graph, truncated }: Record<string, any>) => ({
-      nodes: (graph.nodes as Record<string, unknown>[]).map(restNode),
-      edges: (graph.edges as Record<string, unknown>[]).map(restEdge),
+    // Up to 500 nodes and their edges: serialised a chunk at a time, the event loop served between chunks.
+    present: async ({ graph, truncated }: Record<string, any>) => ({
+      nodes: await buildJsonArray(graph.nodes as Record<string, unknown>[], restNode),
+      edges: await buildJsonArray(graph.edges as Record<string, unknown>[], restEdge),
       truncated,
     }),
     status: 200,
