@@ -32,15 +32,25 @@ const WIDE = /[\u0100-\uffff]/;
  * `items.map(form)` as the text of a JSON array, JSON_CHUNK_ITEMS at a time with a turn of the
  * event loop between chunks; `items` is remembered with its size for the answer-size step.
  */
-async function arrayText<T>(items: readonly T[], form: (item: T) => unknown): Promise<{ text: string; wide: boolean }> {
+async function arrayText<T>(
+  items: readonly T[],
+  form: (item: T) => unknown,
+  kept?: ItemTexts,
+): Promise<{ text: string; wide: boolean }> {
   const parts: string[] = [];
   let size = 2 + items.length;
   let wide = false;
   for (let i = 0; i < items.length; i += JSON_CHUNK_ITEMS) {
     if (i > 0) await yieldToLoop();
     const chunk = items.slice(i, i + JSON_CHUNK_ITEMS);
-    for (const item of chunk) size += jsonAtLeast(item);
-    const part = JSON.stringify(chunk.map(form)).slice(1, -1);
+    let part: string;
+    if (kept) {
+      part = chunk.map((item) => keptText(kept, item, form)).join(',');
+      size += part.length;
+    } else {
+      for (const item of chunk) size += jsonAtLeast(item);
+      part = JSON.stringify(chunk.map(form)).slice(1, -1);
+    }
     wide ||= WIDE.test(part);
     parts.push(part);
   }
@@ -49,12 +59,31 @@ async function arrayText<T>(items: readonly T[], form: (item: T) => unknown): Pr
 }
 
 /**
+ * Items' JSON texts by the item's identity, for arrays made of long-lived items (a kept hub
+ * graph's nodes and edges, which many answers pick from): each is serialised once and spliced into
+ * every later array holding it. Items are never changed once kept (a new graph version has new ones).
+ */
+export type ItemTexts = WeakMap<object, string>;
+
+function keptText<T>(kept: ItemTexts, item: T, form: (item: T) => unknown): string {
+  if (typeof item !== 'object' || item === null) return JSON.stringify(form(item));
+  let text = kept.get(item);
+  if (text === undefined) kept.set(item, (text = JSON.stringify(form(item))));
+  return text;
+}
+
+/**
  * `items.map(form)` as a JSON array, serialised JSON_CHUNK_ITEMS at a time with a turn of the
  * event loop between chunks: no one step holds the loop for the whole array. `items` (never
- * changed afterwards) is remembered with its size for the answer-size step.
+ * changed afterwards) is remembered with its size for the answer-size step. With `kept`, each
+ * item's text is taken from it (or made once and put there) and spliced in.
  */
-export async function buildJsonArray<T>(items: readonly T[], form: (item: T) => unknown): Promise<JsonText> {
-  return new JsonText(Buffer.from((await arrayText(items, form)).text));
+export async function buildJsonArray<T>(
+  items: readonly T[],
+  form: (item: T) => unknown,
+  kept?: ItemTexts,
+): Promise<JsonText> {
+  return new JsonText(Buffer.from((await arrayText(items, form, kept)).text));
 }
 
 /** The texts of kept arrays, by the array's identity. */

@@ -19,6 +19,25 @@ export function jsonExceeds(value: unknown, limit: number): boolean {
   return jsonAtLeast(value, limit) > limit;
 }
 
+const frozenSizes = new WeakMap<object, number>();
+
+/**
+ * What a frozen object of scalars counts for, found once (a kept hub graph's node or edge, which
+ * many answers hold: a neighbours answer picks up to 1,500 of them); undefined for any other object.
+ */
+function frozenScalarsSize(v: object): number | undefined {
+  const known = frozenSizes.get(v);
+  if (known !== undefined || !Object.isFrozen(v)) return known;
+  let size = 2;
+  for (const key in v) {
+    const x = (v as Record<string, unknown>)[key];
+    if (typeof x === 'object' && x !== null && !(x instanceof Date)) return undefined;
+    size += key.length + 4 + jsonAtLeast(x);
+  }
+  frozenSizes.set(v, size);
+  return size;
+}
+
 /** The lower bound jsonExceeds counts, walked until it passes `limit` (Infinity: the whole value). */
 export function jsonAtLeast(value: unknown, limit = Infinity): number {
   let total = 0;
@@ -38,6 +57,11 @@ export function jsonAtLeast(value: unknown, limit = Infinity): number {
     } else if (typeof v === 'object') {
       if (v instanceof Date) {
         total += 26;
+        continue;
+      }
+      const frozen = frozenScalarsSize(v);
+      if (frozen !== undefined) {
+        total += frozen;
         continue;
       }
       total += 2;

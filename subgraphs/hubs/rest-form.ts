@@ -6,7 +6,7 @@
 // The text is found by the identity of the kept graph's node array, which Hub.graph hands out as
 // it is: in one process the facade's `present` receives that very array and sends the text; over
 // HTTP (the distributed layout) the array is a new one, and it maps and serialises as before.
-import { buildJsonArray, JsonText } from '../../lib/json-text';
+import { buildJsonArray, ItemTexts, JsonText } from '../../lib/json-text';
 
 /** A node of Hub.graph (GraphQL names, dates as ISO text or Date) in REST's names. */
 export const restNode = (n: Record<string, unknown>) => ({
@@ -72,4 +72,21 @@ export function restGraph(graph: { nodes: Record<string, unknown>[]; edges: Reco
     return text;
   }
   return { nodes: graph.nodes.map(restNode), edges: graph.edges.map(restEdge) };
+}
+
+/**
+ * Each kept node's and edge's REST JSON, by the object (graph-cache.ts keeps one object per node
+ * and edge of a graph version): a neighbours answer of up to 500 nodes and 1,000 edges splices
+ * their texts instead of mapping and serialising every one per request (~3 ms of the loop). Over
+ * HTTP the objects are new ones each time: serialised as before, and dropped with them.
+ */
+const keptNodeTexts: ItemTexts = new WeakMap();
+const keptEdgeTexts: ItemTexts = new WeakMap();
+
+/** `{ nodes, edges }` of a neighbourhood in REST's names, as JSON texts to send as they are. */
+export async function restNeighborhood(graph: { nodes: Record<string, unknown>[]; edges: Record<string, unknown>[] }) {
+  return {
+    nodes: await buildJsonArray(graph.nodes, restNode, keptNodeTexts),
+    edges: await buildJsonArray(graph.edges, restEdge, keptEdgeTexts),
+  };
 }

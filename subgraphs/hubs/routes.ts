@@ -17,8 +17,7 @@ import { TRASH_DELETE_QUERY } from '../../rest-facade/trash-routes';
 import { CommandAck, pageSchema, uuidParam } from '../../rest-facade/schemas';
 import { JsonCanvas, TitledRefNode, withRefTitles } from './canvas';
 import { CANVAS_DOCUMENT } from './canvas-schema';
-import { restEdge, restGraph, restNode } from './rest-form';
-import { buildJsonArray } from '../../lib/json-text';
+import { restGraph, restNeighborhood } from './rest-form';
 import {
   AddEdgeRequest,
   AddNodeRequest,
@@ -348,12 +347,8 @@ export const hubsRoutes: RouteSpec[] = [
       // One JSON value, as the whole hub's GET: up to 500 nodes' fields are not executed one by one.
       select: '{ graph truncated }',
     },
-    // Up to 500 nodes and their edges: serialised a chunk at a time, the event loop served between chunks.
-    present: async ({ graph, truncated }: Record<string, any>) => ({
-      nodes: await buildJsonArray(graph.nodes as Record<string, unknown>[], restNode),
-      edges: await buildJsonArray(graph.edges as Record<string, unknown>[], restEdge),
-      truncated,
-    }),
+    // Up to 500 nodes and their edges: each item's text made once per graph version, spliced in.
+    present: async ({ graph, truncated }: Record<string, any>) => ({ ...(await restNeighborhood(graph)), truncated }),
     status: 200,
     response: NeighborhoodBody,
     errors: [...HUB_ERRORS, 'rate_limit_exceeded'],

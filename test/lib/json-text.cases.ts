@@ -19,6 +19,24 @@ const items = (n: number) =>
 const form = (x: { id: string; text: string; at: Date }) => ({ node_id: x.id, text: x.text, at: x.at });
 
 describe('buildJsonArray', () => {
+  it('with kept item texts: the same text, each item serialised once however many arrays hold it', async () => {
+    const kept = new WeakMap<object, string>();
+    const list = items(JSON_CHUNK_ITEMS + 3);
+    let formed = 0;
+    const counted = (x: { id: string; text: string; at: Date }) => (formed++, form(x));
+    const whole = await buildJsonArray(list, counted, kept);
+    expect(whole.bytes.toString('utf8')).toBe(JSON.stringify(list.map(form)));
+    expect(formed).toBe(list.length);
+    // Another array of some of the same items, in another order: spliced from the kept texts.
+    const some = [list[7], list[2], list[JSON_CHUNK_ITEMS + 1]];
+    const part = await buildJsonArray(some, counted, kept);
+    expect(part.bytes.toString('utf8')).toBe(JSON.stringify(some.map(form)));
+    expect(formed).toBe(list.length);
+    // A new object with the same content is not the kept one.
+    await buildJsonArray([{ ...list[0] }], counted, kept);
+    expect(formed).toBe(list.length + 1);
+  });
+
   it('gives the text JSON.stringify gives, for none, one, and several chunks', async () => {
     for (const n of [0, 1, JSON_CHUNK_ITEMS, JSON_CHUNK_ITEMS * 2 + 7]) {
       const list = items(n);
