@@ -56,6 +56,8 @@ const base = {
     ],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
+  // Process-wide watchers a file's modules started, stopped after it (test/setup/per-file.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/setup/per-file.ts'],
 };
 
 module.exports = {
