@@ -278,15 +278,6 @@ export function hostSchema() {
     /** Concurrent event streams of one user in one process (REST and GraphQL together). */
     EVENT_STREAMS_PER_USER: int(1, 100_000).default(20),
 
-    /** Where rendered speech is stored; DATA_DIR/audio when not set. Shared by every TTS process. */
-    AUDIO_DIR: z.string().optional(),
-    /**
-     * Longest audio one synthesis may produce; longer fails the job. 10,000 characters of prose
-     * last about 40 minutes at speed 0.25, but numbers and symbols expand far more.
-     */
-    SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600).default(3600),
-    /** A user's syntheses queued or running at once; more are refused (429) until some finish. */
-    SYNTHESIS_QUEUE_PER_USER: int(1, 100_000).default(10),
 
     /**
      * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
@@ -359,8 +350,6 @@ export function hostSchema() {
     SQLITE_READ_TIMEOUT_MS: int(100, 600_000).default(10_000),
     /** MySQL: pooled connections the expensive reads of a process may hold at once (at most DATABASE_POOL_SIZE − 2, at least 1); more wait their turn. */
     EXPENSIVE_READ_CONNECTIONS: int(1, 500).default(3),
-    /** Bytes of rendered audio one user may keep; a synthesis requested past it is refused (409). */
-    AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER).default(1024 ** 3),
     /**
      * Largest file a Vault capture takes, decoded (its base64 is a third larger). Read by the vault
      * and by transfer (a file an import brings in), so it stays here.
@@ -429,7 +418,6 @@ export type Config = Settings & {
   dataDir: string;
   /** GRAPHQL_INTROSPECTION, or on unless NODE_ENV=production. */
   introspection: boolean;
-  audioDir: string;
   subgraphUrls: Record<string, string>;
 };
 
@@ -502,7 +490,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     introspection,
     tracing,
     dataDir,
-    audioDir: path.resolve(cfg.AUDIO_DIR ?? path.join(dataDir, 'audio')),
     subgraphUrls,
   };
 }

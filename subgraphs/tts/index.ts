@@ -28,6 +28,7 @@ import { SynthesisService } from './synthesis-service';
 import { EncoderPool } from './audio/encoder-pool';
 import { SynthesisWorker } from './synthesis-worker';
 import { VoiceService } from './voice-service';
+import { audioDir } from './settings';
 
 const RETENTION_EVERY_MS = 10 * 60_000;
 
@@ -97,7 +98,7 @@ export const ttsSubgraph: SubgraphDefinition = {
   create(deps) {
     const { config, dataSource, logger, events } = deps;
     const engine = new EspeakEngine(Math.max(1, config.SYNTHESIS_CONCURRENCY));
-    const store = openBlobStore(config, 'audio', config.audioDir);
+    const store = openBlobStore(config, 'audio', audioDir(config));
     const voices = new VoiceService(dataSource, engine, { voicesPerUser: config.VOICES_PER_USER });
     // In-process rendering unless this process leaves it to worker processes.
     const worker =
@@ -192,7 +193,7 @@ export const ttsSubgraph: SubgraphDefinition = {
     const worker = synthesisWorker(
       deps,
       engine,
-      openBlobStore(deps.config, 'audio', deps.config.audioDir),
+      openBlobStore(deps.config, 'audio', audioDir(deps.config)),
       concurrency,
     );
     const heartbeat = heartbeatOf(deps, worker, concurrency);

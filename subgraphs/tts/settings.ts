@@ -1,10 +1,33 @@
 // The tts module's settings that only the module reads: its fragment of the configuration
 // (lib/config.ts merges it; each `.describe()` is the setting's row in docs/configuration.md,
 // written by `npm run docs:config`), the OpenAI-compatible speech endpoint's (subgraphs/tts/openai/) included.
-import type { z } from 'zod';
-import type { SettingKinds } from '../../lib/config';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Config, SettingKinds } from '../../lib/config';
 
 export const ttsSettings = ({ int }: SettingKinds) => ({
+  AUDIO_DIR: z
+    .string()
+    .optional()
+    .describe(
+      'where rendered speech is stored (one WAV per synthesis); every TTS process must see the same folder (unless `BLOB_STORE_URL` is set)',
+    )
+    .meta({ shownDefault: '`DATA_DIR/audio`' }),
+  AUDIO_BYTES_PER_USER: int(1, Number.MAX_SAFE_INTEGER)
+    .default(1024 ** 3)
+    .describe(
+      'rendered audio one user keeps (1 GiB), counted when a synthesis is requested; past it 409 `conflict` with `details.limit`',
+    ),
+  SYNTHESIS_MAX_AUDIO_SECONDS: int(10, 6 * 3600)
+    .default(3600)
+    .describe(
+      'longest audio one synthesis may produce; longer fails the job (10,000 characters of prose last about 40 minutes at speed 0.25; numbers and symbols can make them last hours, and the audio is held in memory while it renders)',
+    ),
+  SYNTHESIS_QUEUE_PER_USER: int(1, 100_000)
+    .default(10)
+    .describe(
+      "a user's syntheses queued or running at once; one more is refused with 429 `rate_limit_exceeded` (`Retry-After: 10`, `details.limit`) until one finishes or is canceled",
+    ),
   VOICES_PER_USER: int(1, 100_000_000)
     .default(1000)
     .describe('voices one user keeps; past it a create is 409 `conflict` with `details: { limit, max, count }`'),
@@ -58,3 +81,7 @@ declare module '../../lib/config' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the module's settings join Config
   interface ModuleSettings extends z.output<z.ZodObject<ReturnType<typeof ttsSettings>>> {}
 }
+
+/** Where rendered speech is kept on disk (BLOB_STORE_URL unset): AUDIO_DIR, else DATA_DIR/audio. */
+export const audioDir = (config: Pick<Config, 'AUDIO_DIR' | 'dataDir'>): string =>
+  path.resolve(config.AUDIO_DIR ?? path.join(config.dataDir, 'audio'));

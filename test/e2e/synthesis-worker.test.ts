@@ -13,6 +13,7 @@ import { parseWav } from '../helpers/audio';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 import fs from 'node:fs';
 import path from 'node:path';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 const onMysql = TEST_DB === 'mysql' ? describe : describe.skip;
 
@@ -80,7 +81,7 @@ onMysql('synthesis worker processes', () => {
       const done = await row(id);
       expect(done).toMatchObject({ attempts: 2, error: null, workerId: null });
       expect(done.workerId).toBeNull();
-      const wav = parseWav(fs.readFileSync(path.join(config.audioDir, `${id}.wav`)));
+      const wav = parseWav(fs.readFileSync(path.join(audioDir(config), `${id}.wav`)));
       expect(Math.round((wav.samples.length * 1000) / wav.sampleRate)).toBe(done.durationMs);
       expect(done.durationMs!).toBeGreaterThan(60_000); // 9,000 characters at half speed
 

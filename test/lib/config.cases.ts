@@ -2,6 +2,7 @@
 // in the error. No database: the same on both jest projects.
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../lib/config';
+import { audioDir } from '../../subgraphs/tts/settings';
 // The module list installs the modules' settings (their settings.ts), as every entry point loads it.
 import '../../subgraphs';
 
@@ -55,7 +56,6 @@ describe('loadConfig', () => {
       SUBGRAPHS: [],
       subgraphUrls: {},
       dataDir: path.resolve('./data'),
-      audioDir: path.resolve('./data/audio'),
     });
     // Optional settings stay unset rather than being invented.
     for (const key of [
@@ -101,7 +101,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       PORT: 0,
       dataDir: '/srv/fav',
-      audioDir: '/mnt/audio',
+      AUDIO_DIR: '/mnt/audio',
       MIGRATIONS_RUN: false,
       DATABASE_URL: 'mysql://root@127.0.0.1:3306/shop',
       GATEWAY_URL: ['http://a:4000', 'https://b:4000'],
@@ -110,7 +110,8 @@ describe('loadConfig', () => {
       AUTH_BOOTSTRAP_USERNAME: 'admin',
       RATE_LIMIT_STORE: 'memory',
     });
-    expect(loadConfig({ DATA_DIR: '/srv/fav' }).audioDir).toBe('/srv/fav/audio');
+    expect(audioDir(config)).toBe('/mnt/audio');
+    expect(audioDir(loadConfig({ DATA_DIR: '/srv/fav' }))).toBe('/srv/fav/audio');
   });
 
   it.each([

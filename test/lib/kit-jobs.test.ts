@@ -19,6 +19,7 @@ import { Synthesis, SynthesisState } from '../../subgraphs/tts/entities/synthesi
 import { Voice } from '../../subgraphs/tts/entities/voice';
 import { deleteUserBatch } from '../../subgraphs/tts/user-cascade';
 import { cleanupDatabases, isolatedEnv } from '../helpers/server';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 const N = 3;
 
@@ -87,8 +88,8 @@ async function seed(ownerId: string, voices: number, syntheses: number): Promise
       audioKey: `${id}.wav`,
       createdAt: now,
     });
-    const file = path.join(config.audioDir, `${id}.wav`);
-    fs.mkdirSync(config.audioDir, { recursive: true });
+    const file = path.join(audioDir(config), `${id}.wav`);
+    fs.mkdirSync(audioDir(config), { recursive: true });
     fs.writeFileSync(file, 'RIFF');
     audio.push(file);
   }
@@ -99,7 +100,7 @@ const addCascade = (q: JobQueue, ownerId: string) =>
   inTransaction(db, (m) => q.add(m, { kind: 'tts.user_deleted', ownerId, counted: false }));
 
 it("deletes a deleted user's rows in batches of at most JOBS_BATCH_ROWS, each with its events and hook", async () => {
-  const store = new DiskAudioStore(config.audioDir);
+  const store = new DiskAudioStore(audioDir(config));
   const batches: { removed: Record<string, number>; events: number }[] = [];
   const q = queue({
     // The hook runs in each batch's transaction: the outbox there holds this batch's events too.
@@ -184,7 +185,7 @@ it('holds the per-user limit of pending jobs under concurrent requests: 429 with
 });
 
 it('resumes a job whose runner died once its lease ends; the dead runner commits nothing after', async () => {
-  const store = new DiskAudioStore(config.audioDir);
+  const store = new DiskAudioStore(audioDir(config));
   const handler = { kind: 'tts.user_deleted', batch: deleteUserBatch(store) };
   const dead = queue({ leaseSeconds: 2 }).register(handler);
   const alive = queue({ leaseSeconds: 2 }).register(handler);

@@ -9,6 +9,7 @@ import { api, login } from '../helpers/http';
 import { medianPitch, parseWav, rms } from '../helpers/audio';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 let server: TestServer;
 let token: string;
@@ -145,7 +146,7 @@ describe('POST /v1/audio/speech through the openai client', () => {
       const [failed] = (await api(short.url).get('/api/v1/tts/syntheses?state=failed', { token: owner })).body.items;
       expect(failed.error).toContain('more than 10 seconds');
       // Nothing left of it in the audio folder: neither the file it was writing nor a finished one.
-      await until(() => fs.readdirSync(short.config.audioDir).length === 0, 'the partial audio to be removed');
+      await until(() => fs.readdirSync(audioDir(short.config)).length === 0, 'the partial audio to be removed');
     } finally {
       await short.close();
     }
@@ -241,10 +242,10 @@ describe('POST /v1/audio/speech through the openai client', () => {
       await until(async () => (await state(id)) === 'canceled', 'the synthesis to be canceled');
       await until(async () => (await canceledRenders()) > canceledBefore, 'the render to stop');
       await until(
-        () => !fs.readdirSync(server.config.audioDir).some((f) => f.startsWith(id)),
+        () => !fs.readdirSync(audioDir(server.config)).some((f) => f.startsWith(id)),
         'its audio to be removed',
       );
-      expect(fs.readdirSync(server.config.audioDir).filter((f) => f.startsWith(id))).toEqual([]);
+      expect(fs.readdirSync(audioDir(server.config)).filter((f) => f.startsWith(id))).toEqual([]);
     });
 
     it('streams a whole long WAV: the header says "length unknown", the samples are those stored', async () => {

@@ -11,6 +11,7 @@ import { parseWav, rms } from '../helpers/audio';
 import { decodeAudio, floatRms } from '../helpers/decode-audio';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 let server: TestServer;
 let token: string;
@@ -179,7 +180,7 @@ describe('stored syntheses in other formats', () => {
   );
 
   it('deletes the cached encodings with the synthesis', async () => {
-    const dir = server.config.audioDir;
+    const dir = audioDir(server.config);
     const files = () => fs.readdirSync(dir).filter((f) => f.startsWith(id));
     await until(() => files().length === 4 && files(), 'the WAV and three encodings');
     const deleted = await api(server.url).delete(`/api/v1/tts/syntheses/${id}`, { token });

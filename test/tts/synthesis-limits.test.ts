@@ -7,6 +7,7 @@ import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { openStream } from '../helpers/sse';
 import { until } from '../helpers/wait';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 const TEXT = { text: 'Hello there, this is a short one.', base_voice: 'f3' };
 
@@ -135,7 +136,7 @@ describe('with a worker', () => {
   afterAll(() => server.close());
 
   const state = async (id: string) => (await http.get(`/api/v1/tts/syntheses/${id}`, { token })).body.state as string;
-  const audioFile = (id: string) => path.join(server.config.audioDir, `${id}.wav`);
+  const audioFile = (id: string) => path.join(audioDir(server.config), `${id}.wav`);
 
   it('deletes a succeeded synthesis with its audio', async () => {
     const id = (await http.post('/api/v1/tts/syntheses', TEXT, { token })).body.id;
@@ -164,7 +165,7 @@ describe('with a worker', () => {
     await until(async () => (await state(next)) === 'succeeded', 'the next synthesis to succeed', 60_000);
     expect(await state(long)).toBe('canceled');
     expect(fs.existsSync(audioFile(long))).toBe(false);
-    expect(fs.readdirSync(server.config.audioDir).filter((f) => f.includes(long))).toEqual([]);
+    expect(fs.readdirSync(audioDir(server.config)).filter((f) => f.includes(long))).toEqual([]);
   });
 });
 

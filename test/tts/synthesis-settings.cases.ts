@@ -13,6 +13,7 @@ import { medianPitch, parseWav } from '../helpers/audio';
 import { api, login } from '../helpers/http';
 import { ADMIN, startTestServer, TestServer } from '../helpers/server';
 import { until } from '../helpers/wait';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 let server: TestServer;
 let db: DataSource;
@@ -59,7 +60,7 @@ it('renders a synthesis with the settings of its voice when requested, though th
   worker = new SynthesisWorker({
     dataSource: db,
     engine,
-    store: new DiskAudioStore(config.audioDir),
+    store: new DiskAudioStore(audioDir(config)),
     logger: createLogger(config),
     concurrency: 1,
     leaseSeconds: config.SYNTHESIS_LEASE_SECONDS,

@@ -22,10 +22,11 @@ import { SynthesisWorker, SynthesisWorkerOptions } from '../../subgraphs/tts/syn
 import { VoiceService } from '../../subgraphs/tts/voice-service';
 import { cleanupDatabases, isolatedEnv, TEST_DB } from '../helpers/server';
 import { until } from '../helpers/wait';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 const config = loadConfig({ ...isolatedEnv(), LOG_LEVEL: 'silent' });
 const logger = createLogger(config);
-const store = new DiskAudioStore(config.audioDir);
+const store = new DiskAudioStore(audioDir(config));
 const open = () =>
   openDatabase(config, { name: 'tts', entities: ttsSubgraph.entities, migrations: ttsSubgraph.migrations });
 let db: DataSource;
@@ -249,7 +250,7 @@ describe('claiming', () => {
     const started = await db.manager.findBy(OutboxEvent, { type: 'synthesis.started' });
     expect(started.map((e) => e.resourceId).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(started.every((e) => JSON.parse(e.payload).attempt === 1)).toBe(true);
-    for (const job of jobs) expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(true);
+    for (const job of jobs) expect(fs.existsSync(path.join(audioDir(config), `${job.id}.wav`))).toBe(true);
   });
 });
 
@@ -355,12 +356,12 @@ describe('outcomes', () => {
       state: 'failed',
       error: 'The audio could not be stored; request the synthesis again.',
     });
-    expect(fs.readdirSync(config.audioDir).filter((f) => f.includes(job.id))).toEqual([]);
+    expect(fs.readdirSync(audioDir(config)).filter((f) => f.includes(job.id))).toEqual([]);
   });
 
   it('writes the audio under a partial name and renames it, with its real header, before the job is marked succeeded', async () => {
     const [job] = await queue(1);
-    const file = path.join(config.audioDir, `${job.id}.wav`);
+    const file = path.join(audioDir(config), `${job.id}.wav`);
     const renames: { from: string; to: string; state: string; existed: boolean }[] = [];
     const rename = jest.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
       renames.push({
@@ -448,7 +449,7 @@ describe('outcomes', () => {
   });
 
   it('leaves no file behind when the audio cannot be written', async () => {
-    const dir = path.join(config.audioDir, 'failing');
+    const dir = path.join(audioDir(config), 'failing');
     const disk = new DiskAudioStore(dir);
     const writeFile = jest.spyOn(fsp, 'writeFile').mockImplementationOnce(async (file) => {
       await realWriteFile(file, 'half a wav');
@@ -532,14 +533,14 @@ describe('finishing', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(fs.statSync(path.join(config.audioDir, `${job.id}.wav`)).size).toBe(44 + 1600);
+    expect(fs.statSync(path.join(audioDir(config), `${job.id}.wav`)).size).toBe(44 + 1600);
     expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).toHaveLength(1);
     expect(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.failed' })).toHaveLength(0);
   });
 
   it("a worker whose lease was taken over leaves <id>.wav alone: the new take's audio is what is stored", async () => {
     const [job] = await queue(1);
-    const file = path.join(config.audioDir, `${job.id}.wav`);
+    const file = path.join(audioDir(config), `${job.id}.wav`);
     // The first take renders 800 samples and is held mid-render; its poller is not started (run() is
     // driven directly), so only finish's fence can stop it.
     let release!: () => void;
@@ -575,7 +576,7 @@ describe('finishing', () => {
     expect(fs.readFileSync(file).equals(current)).toBe(true);
     expect(current.length).toBe(44 + 800);
     expect(await row(job.id)).toMatchObject({ state: 'succeeded', attempts: 2, audioBytes: 44 + 800 });
-    expect(fs.readdirSync(config.audioDir).filter((f) => f.includes(job.id))).toEqual([`${job.id}.wav`]);
+    expect(fs.readdirSync(audioDir(config)).filter((f) => f.includes(job.id))).toEqual([`${job.id}.wav`]);
   });
 });
 
@@ -613,7 +614,7 @@ describe('retention', () => {
 
 describe('partial audio', () => {
   it('prunePartial removes only .part files not written since the cut-off', async () => {
-    const dir = path.join(config.audioDir, 'partial');
+    const dir = path.join(audioDir(config), 'partial');
     const disk = new DiskAudioStore(dir);
     expect(await disk.prunePartial(new Date())).toBe(0); // no folder yet
     const stale = await disk.begin('stale.1-00000000.part');
@@ -722,7 +723,7 @@ describe('cancel', () => {
       state: 'canceled',
       audioKey: null,
     });
-    expect(fs.existsSync(path.join(config.audioDir, `${job.id}.wav`))).toBe(false);
+    expect(fs.existsSync(path.join(audioDir(config), `${job.id}.wav`))).toBe(false);
     const events = await db.manager.findBy(OutboxEvent, { resourceId: job.id });
     expect(events.map((e) => e.type).sort()).toEqual(['synthesis.canceled', 'synthesis.started']);
   });
@@ -744,7 +745,7 @@ describe('cancel', () => {
     await until(
       async () =>
         !(await db.manager.findBy(OutboxEvent, { resourceId: job.id, type: 'synthesis.succeeded' })).length &&
-        !fs.existsSync(path.join(config.audioDir, `${job.id}.wav`)) &&
+        !fs.existsSync(path.join(audioDir(config), `${job.id}.wav`)) &&
         (w as any).running.size === 0,
     );
     expect(await db.manager.findOneByOrFail(Synthesis, { id: job.id })).toMatchObject({
@@ -757,7 +758,7 @@ describe('cancel', () => {
     const [job] = await queue(1);
     worker(new CountingEngine()).start();
     await allFinished([job.id]);
-    const file = path.join(config.audioDir, `${job.id}.wav`);
+    const file = path.join(audioDir(config), `${job.id}.wav`);
     expect(fs.existsSync(file)).toBe(true);
     await expect(service().cancel(uuidv7(), job.id)).rejects.toMatchObject({ code: 'not_found' });
     expect(await service().cancel(job.ownerId, job.id)).toMatchObject({

@@ -18,6 +18,7 @@ import { api, createUserAndLogin, login } from '../helpers/http';
 import { until } from '../helpers/wait';
 import { openStream, OpenStream } from '../helpers/sse';
 import { ADMIN, startTestServer, TEST_DB, TestServer } from '../helpers/server';
+import { audioDir } from '../../subgraphs/tts/settings';
 
 let server: TestServer;
 let http: ReturnType<typeof api>;
@@ -73,7 +74,7 @@ async function userWithData(name: string, voiceCount: number) {
   );
   expect(synthesis.status).toBe(202);
   await audit.waitFor((f) => f.event === 'synthesis.succeeded' && f.data.id === synthesis.body.id, 1, 30_000);
-  const audio = path.join(server.config.audioDir, `${synthesis.body.id}.wav`);
+  const audio = path.join(audioDir(server.config), `${synthesis.body.id}.wav`);
   expect(fs.existsSync(audio)).toBe(true);
   return { ...user, voices, synthesisId: synthesis.body.id as string, audio };
 }
@@ -154,7 +155,7 @@ describe('the user.deleted cascade in the tts subgraph', () => {
           userDeletionConsumer({
             dataSource,
             log,
-            store: new DiskAudioStore(server.config.audioDir),
+            store: new DiskAudioStore(audioDir(server.config)),
             // Not started: the consumers only record the job; the running processes' queues do it.
             queue: jobQueue({ config: server.config, dataSource }),
             config: server.config,

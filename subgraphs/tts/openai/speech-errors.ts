@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
 import type { Config } from '../../../lib/config';
-import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode } from '../../../lib/errors';
+import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, errorHeaders, isErrorCode } from '../../../lib/errors';
 import { sendJson } from '../../../lib/http-app';
 import { snakeCase } from '../../../lib/naming';
 
@@ -15,9 +15,8 @@ export function sendOpenAiError(
   retryAfter?: number,
 ): void {
   if (res.headersSent) return;
-  if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   // Every 429 says when to come back (OpenAI's SDKs wait for it before they retry).
-  if (retryAfter !== undefined || code === 'rate_limit_exceeded') res.setHeader('Retry-After', String(retryAfter ?? 1));
+  res.setHeaders(new Map(Object.entries(errorHeaders(code, retryAfter))));
   sendJson(res, ERROR_STATUS[code], { error: { message, type: code, param, code } });
 }
 
