@@ -6,7 +6,7 @@ import express, { NextFunction, Request, Response, Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { Config } from '../lib/config';
-import { AppError, ERROR_STATUS } from '../lib/errors';
+import { AppError, ERROR_STATUS, errorHeaders } from '../lib/errors';
 import { answerJson } from '../lib/json-text';
 import { graphqlBodyError, normalizeError } from '../lib/graphql-errors';
 import { hopClientAddress, hopJsonBody, HopSecret } from '../lib/hop';
@@ -132,8 +132,9 @@ export async function apolloSetup(options: {
         !legacy && accept && /application\/graphql-response\+json/i.test(accept)
           ? 'application/graphql-response+json; charset=utf-8'
           : 'application/json; charset=utf-8';
-      const tooMany = refused.errors?.[0]?.extensions?.code === 'rate_limit_exceeded';
-      if (tooMany) res.set('Retry-After', String(Number(refused.errors![0].extensions!.retryAfter ?? 1)));
+      const ext = refused.errors?.[0]?.extensions;
+      const tooMany = ext?.code === 'rate_limit_exceeded';
+      if (tooMany) res.set(errorHeaders('rate_limit_exceeded', ext.retryAfter as number | undefined));
       const send = () =>
         res
           .status(tooMany ? 429 : legacy ? 200 : 400)
@@ -150,13 +151,10 @@ export async function apolloSetup(options: {
           // Apollo answers a context failure with this error and its HTTP status.
           const e = err instanceof AppError ? err : new AppError('unauthorized');
           // A refused API-key exchange may be 429 (too many failed keys from this client) or 503.
-          e.extensions.http =
-            e.code === 'unauthorized'
-              ? { status: 401, headers: new HeaderMap([['www-authenticate', 'Bearer']]) }
-              : {
-                  status: ERROR_STATUS[e.code],
-                  headers: new HeaderMap(e.retryAfter !== undefined ? [['retry-after', String(e.retryAfter)]] : []),
-                };
+          e.extensions.http = {
+            status: ERROR_STATUS[e.code],
+            headers: new HeaderMap(Object.entries(errorHeaders(e.code, e.retryAfter))),
+          };
           throw e;
         }
       },

@@ -7,6 +7,7 @@
 //   gateway (bad signature, expired) or by a subgraph (its session ended), as on REST.
 import type { ApolloServerPlugin } from '@apollo/server';
 import Negotiator from 'negotiator';
+import { ERROR_STATUS, errorHeaders } from '../lib/errors';
 
 /** The client explicitly prefers `application/json` to `application/graphql-response+json`. */
 export function asksForLegacyJson(accept: string | undefined): boolean {
@@ -27,8 +28,9 @@ export function httpStatusPlugin(): ApolloServerPlugin {
           const { errors, data } = response.body.singleResult;
           if (!errors?.length) return;
           if (errors.some((e) => e.extensions?.code === 'unauthorized')) {
-            response.http.status = 401;
-            response.http.headers.set('www-authenticate', 'Bearer');
+            response.http.status = ERROR_STATUS.unauthorized;
+            for (const [name, value] of Object.entries(errorHeaders('unauthorized')))
+              response.http.headers.set(name, value);
             return;
           }
           if (legacy && data === undefined && response.http.status === 400) response.http.status = 200;

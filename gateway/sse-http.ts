@@ -1,7 +1,7 @@
 // The HTTP side of /graphql/stream: which requests graphql-sse is handed, and how an operation
 // refused before its stream starts is answered (a plain HTTP error with the GraphQL error body).
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ERROR_STATUS, isErrorCode } from '../lib/errors';
+import { AppError, ERROR_STATUS, errorHeaders, isErrorCode } from '../lib/errors';
 import { errorResult } from '../lib/graphql-errors';
 import { sendJson } from '../lib/http-app';
 import type { FormattedResult } from '../lib/operation-pipeline';
@@ -51,9 +51,7 @@ export function refusedBeforeStream(
   const first = result.errors?.[0]?.extensions;
   const code = (first?.code ?? 'internal_error') as keyof typeof ERROR_STATUS;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  // A number, set by AppError.
-  const retryAfter = first?.retryAfter as number | undefined;
-  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
-  if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+  // retryAfter: a number, set by AppError.
+  if (isErrorCode(code)) Object.assign(headers, errorHeaders(code, first?.retryAfter as number | undefined));
   return [JSON.stringify(result), { status: isErrorCode(code) ? ERROR_STATUS[code] : 500, statusText: code, headers }];
 }

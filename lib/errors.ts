@@ -54,6 +54,18 @@ export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, code);
 }
 
+/**
+ * The headers an error answer carries, whoever sends it (REST, GraphQL, streams, the speech endpoint):
+ * `unauthorized` challenges for a bearer token, and every 429 says when to come back (1 s unless told).
+ * Lower-case names: Node's and the Fetch API's headers take them as they are.
+ */
+export function errorHeaders(code: ErrorCode, retryAfter?: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+  if (retryAfter !== undefined || code === 'rate_limit_exceeded') headers['retry-after'] = String(retryAfter ?? 1);
+  return headers;
+}
+
 /** A domain error: safe to show to the caller, mapped to a status by its code. */
 export class AppError extends GraphQLError {
   constructor(

@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from './config';
-import { AppError, ERROR_STATUS } from './errors';
+import { AppError, ERROR_STATUS, errorHeaders } from './errors';
 import { errorResult } from './graphql-errors';
 import { sendJson } from './http-app';
 import { TimedThread } from './kit/timed-thread';
@@ -31,7 +31,7 @@ const RETRY_AFTER_SECONDS = 2;
 
 const refuseAsGraphQL: Refuse = (res, error) => {
   if (res.headersSent) return;
-  if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
+  res.setHeaders(new Map(Object.entries(errorHeaders(error.code, error.retryAfter))));
   sendJson(res, ERROR_STATUS[error.code], errorResult(error));
 };
 

@@ -11,6 +11,7 @@
 // the field's path in the answer). The array's JSON text is kept with it (./json-text.ts), so that
 // the answer is sent without serialising it again and the answer-size step counts it in one look.
 // The kept items are frozen: one array answers every request for that selection.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   ExecutionResult,
   getNullableType,
@@ -121,8 +122,6 @@ function plainItem(source: unknown, selection: PlainSelection): object | undefin
   return Object.freeze(item);
 }
 
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * `items` answered for `selection`, built JSON_CHUNK_ITEMS at a time with the event loop served
  * between chunks, its text kept with it; undefined when an item would not complete without an
@@ -134,7 +133,7 @@ export async function buildPlainList(
 ): Promise<PlainList | undefined> {
   const out: object[] = new Array<object>(items.length);
   for (let i = 0; i < items.length; i += JSON_CHUNK_ITEMS) {
-    if (i > 0) await yieldToLoop();
+    if (i > 0) await nextTurn();
     for (let j = i; j < Math.min(items.length, i + JSON_CHUNK_ITEMS); j++) {
       const item = plainItem(items[j], selection);
       if (!item) return undefined;

@@ -2,7 +2,15 @@
 // an error always comes from lib/errors.ts.
 import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
-import { DEFAULT_MESSAGES, ERROR_STATUS, ErrorBody, ErrorCode, ErrorDetails, isErrorCode } from '../lib/errors';
+import {
+  DEFAULT_MESSAGES,
+  ERROR_STATUS,
+  ErrorBody,
+  ErrorCode,
+  ErrorDetails,
+  errorHeaders,
+  isErrorCode,
+} from '../lib/errors';
 import { sendJson } from '../lib/http-app';
 import { snakeKeys } from '../lib/naming';
 
@@ -14,8 +22,7 @@ export function sendError(
   retryAfter?: number,
 ): void {
   if (res.headersSent) return;
-  if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
-  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+  res.setHeaders(new Map(Object.entries(errorHeaders(code, retryAfter))));
   const body: ErrorBody = { error: code, message, ...(details ? { details } : {}) };
   sendJson(res, ERROR_STATUS[code], body);
 }

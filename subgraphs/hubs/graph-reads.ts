@@ -2,6 +2,7 @@
 // parameterised SQL, committed rows only (lib/database/reads.ts), rows turned into plain objects
 // here. TypeORM's query building and hydration of 25,000 entities was most of a 5,000-node hub's
 // GET in the CPU profile (docs/hubs.md, "Performance").
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { selectCommitted } from '../../lib/database/reads';
 import { HubEdge } from './entities/hub-edge';
@@ -14,8 +15,6 @@ import { CachedGraph, graphBytes } from './graph-cache';
  * the loop serves others between pages.
  */
 export const GRAPH_PAGE_ROWS = 1000;
-
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const NODE_COLUMNS =
   'id, hub_id, type, x, y, width, height, color, label, text, url, ref_id, missing, version, created_at, updated_at';
@@ -112,7 +111,7 @@ export class GraphReads {
       for (const r of rows) out.push(map(r));
       if (rows.length < GRAPH_PAGE_ROWS) return out;
       after = rows[rows.length - 1].id as string;
-      await yieldToLoop();
+      await nextTurn();
     }
   }
 }

@@ -1,7 +1,15 @@
 // The error table (lib/errors.ts): every code a caller can meet has a status and a message of
 // its own. The default message is what a REST client reads when the thrower had nothing more
 // precise to say (body-parser's refusals, a bare AppError), and the OpenAPI document lists it.
-import { AppError, DEFAULT_MESSAGES, ERROR_STATUS, ErrorCode, isErrorCode, validationError } from '../../lib/errors';
+import {
+  AppError,
+  DEFAULT_MESSAGES,
+  ERROR_STATUS,
+  ErrorCode,
+  errorHeaders,
+  isErrorCode,
+  validationError,
+} from '../../lib/errors';
 
 const codes = Object.keys(ERROR_STATUS) as ErrorCode[];
 
@@ -43,6 +51,15 @@ describe('error table', () => {
       internal_error: 500,
       service_unavailable: 503,
     });
+  });
+
+  it('gives the challenge to unauthorized answers and a wait to every 429, and nothing to the rest', () => {
+    expect(errorHeaders('unauthorized')).toEqual({ 'www-authenticate': 'Bearer' });
+    expect(errorHeaders('rate_limit_exceeded')).toEqual({ 'retry-after': '1' });
+    expect(errorHeaders('rate_limit_exceeded', 30)).toEqual({ 'retry-after': '30' });
+    expect(errorHeaders('service_unavailable', 5)).toEqual({ 'retry-after': '5' });
+    for (const code of codes.filter((c) => c !== 'unauthorized' && c !== 'rate_limit_exceeded'))
+      expect(errorHeaders(code)).toEqual({});
   });
 
   it('recognises only the codes of the table', () => {

@@ -6,6 +6,7 @@
 // (noting its array members) and bound an element's size: the parser hands strings over in
 // pieces (it never holds one whole), which are counted and joined here, and an element past the
 // limit is dropped as it is read (streamArray's objectFilter) and handed over as TOO_LONG.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parser, type Token } from 'stream-json/parser.js';
 import { pick } from 'stream-json/filters/pick.js';
 import { streamArray, type StreamArrayItem } from 'stream-json/streamers/stream-array.js';
@@ -27,8 +28,6 @@ export interface ReadArrayOptions {
   /** Stop reading once the array has ended: the rest of the file is neither read nor checked. */
   stopAfter?: boolean;
 }
-
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Hands each element of the root object's `key` array (when it is an array) to `onElement`, in
@@ -82,7 +81,7 @@ export async function readJsonArray(
   };
   for await (const text of pieces) {
     for (let at = 0; at < text.length; at += SLICE_CHARS) {
-      await yieldToLoop();
+      await nextTurn();
       const slice = text.slice(at, at + SLICE_CHARS);
       if (!opened) {
         const first = /[^ \t\n\r\uFEFF]/.exec(slice)?.[0];
