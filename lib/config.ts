@@ -278,7 +278,6 @@ export function hostSchema() {
     /** Concurrent event streams of one user in one process (REST and GraphQL together). */
     EVENT_STREAMS_PER_USER: int(1, 100_000).default(20),
 
-
     /**
      * Distributed mode: the gateway(s) the facade talks to, comma-separated; requests are spread
      * over them and one that refuses connections is skipped. Empty: in-process.
