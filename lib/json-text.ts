@@ -35,6 +35,8 @@ async function arrayText<T>(
   items: readonly T[],
   form: (item: T) => unknown,
   kept?: ItemTexts,
+  /** Look for wide characters (a scan of the whole text): only a kept array's bytes need it. */
+  measure = false,
 ): Promise<{ text: string; wide: boolean }> {
   const parts: string[] = [];
   let size = 2 + items.length;
@@ -50,7 +52,7 @@ async function arrayText<T>(
       for (const item of chunk) size += jsonAtLeast(item);
       part = JSON.stringify(chunk.map(form)).slice(1, -1);
     }
-    wide ||= WIDE.test(part);
+    if (measure) wide ||= WIDE.test(part);
     parts.push(part);
   }
   rememberJsonSize(items, size);
@@ -96,7 +98,7 @@ const holders = new WeakSet<object>();
  * the bytes it holds (one or two a character, as V8 keeps it).
  */
 export async function keepArrayText(items: readonly unknown[]): Promise<{ text: string; bytes: number }> {
-  const { text, wide } = await arrayText(items, (x) => x);
+  const { text, wide } = await arrayText(items, (x) => x, undefined, true);
   arrayTexts.set(items, text);
   return { text, bytes: text.length * (wide ? 2 : 1) };
 }

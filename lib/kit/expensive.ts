@@ -15,6 +15,9 @@
 // costs no CPU. At most EXPENSIVE_REFUSALS_HELD are held at once; beyond, they are sent at once.
 import { AppError } from '../errors';
 
+/** A turn of the event loop, on the global setImmediate (which the gate's tests fake with their clock). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export type ExpensiveKind = 'search' | 'neighbors' | 'import' | 'export';
 
 export interface ExpensiveGate {
@@ -85,8 +88,12 @@ export function expensiveGate(settings: ExpensiveSettings): ExpensiveGate {
         // yielding (synchronous statements), so without this no two of a user's operations
         // would ever overlap and the limit would refuse none; now requests that arrived
         // meanwhile find the slot taken, and others' requests run first.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        return await work();
+        await nextTurn();
+        const result = await work();
+        // And back again after it: what follows (the answer's completion, serialisation, sending)
+        // is another stretch of the loop, and requests that arrived during the work go first.
+        await nextTurn();
+        return result;
       } finally {
         const left = (running.get(userId) ?? 1) - 1;
         if (left > 0) running.set(userId, left);

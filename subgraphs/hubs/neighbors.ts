@@ -22,25 +22,28 @@ export interface Neighborhood {
   truncated: boolean;
 }
 
-const byId = (a: HubEdge, b: HubEdge) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
 /** The edges leaving (`out`), entering (`in`) or touching (`both`) any node of the frontier, once each, by id. */
 function edgesAround(graph: Adjacency, frontier: string[], direction: Direction): HubEdge[] {
-  const seen = new Set<string>();
-  const edges: HubEdge[] = [];
-  const take = (list: HubEdge[] | undefined) => {
+  // Positions in graph.edges, which is in id order: marked in a byte array, sorted as numbers.
+  const seen = new Uint8Array(graph.edges.length);
+  const positions: number[] = [];
+  let lists = 0;
+  const take = (list: number[] | undefined) => {
     if (!list) return;
-    for (const e of list)
-      if (!seen.has(e.id)) {
-        seen.add(e.id);
-        edges.push(e);
+    lists++;
+    for (const p of list)
+      if (!seen[p]) {
+        seen[p] = 1;
+        positions.push(p);
       }
   };
   for (const id of frontier) {
     if (direction !== 'in') take(graph.out.get(id));
     if (direction !== 'out') take(graph.in.get(id));
   }
-  return edges.sort(byId);
+  // One list is ascending already; several are put in order by a numeric sort.
+  const ordered = lists > 1 ? Uint32Array.from(positions).sort() : positions;
+  return Array.from(ordered, (p) => graph.edges[p]);
 }
 
 export function neighborsOf(

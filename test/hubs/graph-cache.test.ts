@@ -103,5 +103,11 @@ describe('GraphCache', () => {
     // Two edges at most: the level's first two by id, then truncated.
     expect(ids(neighborsOf(adj, nodes[0], 3, 'both', 10, 2))).toEqual([['a', 'b', 'c'], ['1', '2'], true]);
     expect(ids(neighborsOf(adj, nodes[0], 3, 'both', 2, 10))[2]).toBe(true);
+    // Edges that came out of id order: each level is still taken by id.
+    const shuffled = cache.adjacencyOf(graph(2, nodes, [edges[3], edges[1], edges[0], edges[2]]));
+    expect(ids(neighborsOf(shuffled, nodes[0], 3, 'both', 10, 10))).toEqual(
+      ids(neighborsOf(adj, nodes[0], 3, 'both', 10, 10)),
+    );
+    expect(ids(neighborsOf(shuffled, nodes[0], 3, 'both', 10, 2))).toEqual([['a', 'b', 'c'], ['1', '2'], true]);
   });
 });
