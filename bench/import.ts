@@ -6,7 +6,23 @@
 // 2× the idle p95). Enrichment is off (VAULT_ENRICH_CONCURRENCY=0: no link is fetched) so that the
 // figures are the import's own; the vault's waiting limit is raised so that it does not pause it.
 // BENCH_DB=sqlite|mysql picks one database (default: both); BENCH_SECONDS of the idle phase (default 8).
-import { benchEnv, cpuMs, postJson, printTable, startBenchServer } from './harness';
+import mysql from 'mysql2/promise';
+import { benchEnv, cpuMs, MYSQL_URL, postJson, printTable, startBenchServer } from './harness';
+
+const STATEMENT_COUNTERS = ['Questions', 'Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_commit'];
+
+/** MySQL's server-wide statement counters (every client's: run nothing else beside the bench). */
+async function statementCounters(): Promise<Record<string, number>> {
+  const connection = await mysql.createConnection(MYSQL_URL);
+  try {
+    const [rows] = await connection.query('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [STATEMENT_COUNTERS]);
+    return Object.fromEntries(
+      (rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name, Number(r.Value)]),
+    );
+  } finally {
+    await connection.end();
+  }
+}
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const BOOKMARKS = Number(process.env.BENCH_IMPORT_BOOKMARKS ?? 50_000);
@@ -48,6 +64,7 @@ export async function run(): Promise<void> {
   const dbs = (process.env.BENCH_DB ? [process.env.BENCH_DB] : ['sqlite', 'mysql']) as ('sqlite' | 'mysql')[];
   const file = bookmarkFile(BOOKMARKS);
   const rows: Record<string, string | number>[] = [];
+  const statements: Record<string, string | number>[] = [];
   for (const db of dbs) {
     const server = await startBenchServer(
       benchEnv(db, {
@@ -82,8 +99,15 @@ export async function run(): Promise<void> {
       if (mine.status !== 202) throw new Error(`other's note: ${mine.status}`);
 
       const idle: number[] = [];
+      const idleCounters = db === 'mysql' ? await statementCounters() : undefined;
+      const idleStarted = performance.now();
       for (const deadline = performance.now() + SECONDS * 1000; performance.now() < deadline;)
         idle.push((await timed(`${base}/api/v1/notes`, other)).ms);
+      // Statements a second beside the import: the other user's reads and every process's pollers.
+      const idleRate = idleCounters
+        ? ((await statementCounters()).Questions - idleCounters.Questions) / ((performance.now() - idleStarted) / 1000)
+        : 0;
+      const counters0 = db === 'mysql' ? await statementCounters() : undefined;
 
       const rssBefore = server.rssMiB();
       peakRss = rssBefore;
@@ -126,6 +150,20 @@ export async function run(): Promise<void> {
       ]);
       const seconds = (performance.now() - t0) / 1000;
       const cpu = (cpuMs(server.pid) - cpu0) / 1000;
+      if (counters0 && job) {
+        const after = await statementCounters();
+        const records = Math.max(1, job.progress.done);
+        statements.push({
+          bookmarks: BOOKMARKS,
+          ...Object.fromEntries(
+            STATEMENT_COUNTERS.map((name) => [
+              `${name} / record`,
+              Math.round(((after[name] - counters0[name]) / records) * 10) / 10,
+            ]),
+          ),
+          'Questions / s beside (idle phase)': Math.round(idleRate),
+        });
+      }
       rows.push({
         database: db,
         bookmarks: BOOKMARKS,
@@ -150,4 +188,9 @@ export async function run(): Promise<void> {
     `Import: one user imports ${BOOKMARKS} bookmarks (Netscape), another lists her notes; RSS target < 300 MiB, other's p95 within 2× idle`,
     rows,
   );
+  if (statements.length)
+    printTable(
+      "MySQL statements per imported record (server-wide counters over the import: the other user's reads and the pollers included)",
+      statements,
+    );
 }

@@ -85,6 +85,34 @@ type Tagged = PoolConnection & {
   [OWNER]?: { gate: Gate; context?: { held: number } };
 };
 
+/** mysql2's queue of free connections (a Denque): the pool takes the last one. */
+interface FreeConnections {
+  length: number;
+  peekAt(index: number): Tagged | undefined;
+  removeOne(index: number): Tagged | undefined;
+  push(connection: Tagged): number;
+}
+
+/**
+ * Puts a free connection already in `schema` where the pool takes the next one from, when there is
+ * one: in the one-process server every module shares the pool, and a connection taken at random
+ * paid a `USE` for about a fifth of all statements (an import on MariaDB: 4,700 of 21,400). mysql2's
+ * free list is not public API; when it is not the shape known here, nothing is moved (the `USE` is
+ * then paid as before).
+ */
+function preferSchema(pool: Pool, schema: string): void {
+  const free = (pool as unknown as { _freeConnections?: FreeConnections })._freeConnections;
+  if (!free || typeof free.peekAt !== 'function' || typeof free.removeOne !== 'function') return;
+  const last = free.length - 1;
+  if (last < 1 || free.peekAt(last)?.[SCHEMA] === schema) return;
+  for (let i = last - 1; i >= 0; i--) {
+    if (free.peekAt(i)?.[SCHEMA] !== schema) continue;
+    const connection = free.removeOne(i);
+    if (connection) free.push(connection);
+    return;
+  }
+}
+
 /** A view of the server's pool in one schema: what TypeORM and rate-limiter-flexible use of a mysql2 pool. */
 class SchemaPool {
   private ended = false;
@@ -106,6 +134,7 @@ class SchemaPool {
     callback: (err: Error | null, connection?: PoolConnection) => void,
   ): void {
     const gate = this.entry.gate;
+    preferSchema(this.entry.pool, this.schema);
     this.entry.pool.getConnection((err, connection) => {
       if (err) {
         gate.leave();

@@ -5,7 +5,7 @@
 // information_schema.PROCESSLIST: every connection of the server is in one of its schemas (its
 // databases' names start with the test's own prefix), the test's counting connection in none.
 import mysql from 'mysql2/promise';
-import { sharedPoolConnections } from '../../lib/database/shared-pool';
+import { sharedPoolConnections, sharedPoolDriver } from '../../lib/database/shared-pool';
 import { api, createUserAndLogin, login } from '../helpers/http';
 import { ADMIN, MYSQL_URL, startTestServer, TEST_DB, TestServer } from '../helpers/server';
 
@@ -92,4 +92,37 @@ onMysql('the connection budget on MySQL', () => {
     // Every module's database is open in this process: eight schemas, one pool.
     expect(await serverConnections()).toBeLessThanOrEqual(POOL);
   }, 120_000);
+
+  it('hands out a free connection already in the asked schema before one that needs a USE', async () => {
+    const url = new URL(MYSQL_URL);
+    // A pool of its own (another timezone: another key), over two of the server's schemas.
+    const options = {
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      timezone: '+01:00',
+      connectionLimit: 3,
+    };
+    const notes = sharedPoolDriver(`${prefix}_notes`).createPool(options);
+    const hubs = sharedPoolDriver(`${prefix}_hubs`).createPool(options);
+    type Taken = { threadId: number; release(): void };
+    const take = (pool: typeof notes) =>
+      new Promise<Taken>((resolve, reject) =>
+        pool.getConnection((err, c) => (err || !c ? reject(err ?? new Error('none')) : resolve(c))),
+      );
+    try {
+      const inNotes = await take(notes);
+      const inHubs = await take(hubs);
+      // Both free; the pool would take the last one given back (hubs') next.
+      inNotes.release();
+      inHubs.release();
+      const again = await take(notes);
+      expect(again.threadId).toBe(inNotes.threadId);
+      again.release();
+    } finally {
+      await new Promise((resolve) => notes.end(resolve));
+      await new Promise((resolve) => hubs.end(resolve));
+    }
+  });
 });
