@@ -60,6 +60,9 @@ export interface EventConsumerOptions {
   batch?: number;
 }
 
+/** The longest range of the log whose event types the consumers of a process read together. */
+const SHARED_RANGE_EVENTS = 1000;
+
 export class EventConsumer {
   private poller?: Poller;
   private reader?: DurableReader;
@@ -129,13 +132,22 @@ export class EventConsumer {
     }
   }
 
-  private anyBetween(after: number, end: number): Promise<boolean> {
-    return this.options.log.dataSource.manager.exists(LoggedEvent, {
-      where: {
-        seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after, end }),
-        ...(this.options.types ? { type: In(this.options.types) } : {}),
-      },
-    });
+  /**
+   * Whether the log holds events of this consumer's types in the range. A short range (what arrived
+   * since the last look) is read once for all the process's consumers; a long one (catching up)
+   * is asked on its own, stopping at the first event found.
+   */
+  private async anyBetween(after: number, end: number): Promise<boolean> {
+    const { log, types } = this.options;
+    if (end - after > SHARED_RANGE_EVENTS)
+      return log.dataSource.manager.exists(LoggedEvent, {
+        where: {
+          seq: Raw((col) => `${col} > :after AND ${col} <= :end`, { after, end }),
+          ...(types ? { type: In(types) } : {}),
+        },
+      });
+    const present = await log.typesBetween(after, end);
+    return types ? types.some((t) => present.has(t)) : present.size > 0;
   }
 
   /**

@@ -28,6 +28,7 @@ import { eventTableColumns, OutboxEvent } from './outbox';
 
 export { EventSequence, LoggedEvent };
 import { Poller, startPoller } from './poller';
+import { freshShared } from './fresh-reads';
 import { CLOCK_SKEW_MS, SESSION_REVOKED, SessionRevocations, USER_ENDED, USER_SCOPES_CHANGED } from './revocations';
 
 export const EVENTS_DATABASE = 'events';
@@ -239,9 +240,36 @@ export class EventLog {
     }
   }
 
-  /** The newest position, and up to where old events are no longer kept. */
-  position(): Promise<LogPosition> {
-    return this.backend.position();
+  /**
+   * The newest position, and up to where old events are no longer kept. Read once for the
+   * process's streams and consumers that ask at the same moment (a commit wakes them all), never
+   * from before the call (lib/fresh-reads.ts).
+   */
+  readonly position: () => Promise<LogPosition> = freshShared(() => this.backend.position());
+
+  /** Recent answers of typesBetween, by range: events up to a position read are committed and never change. */
+  private readonly typesByRange = new Map<string, Promise<Set<string>>>();
+
+  /**
+   * The types of the table log's events after `after` up to `end` (a position read): every consumer
+   * of a process woken by one commit asks for the same range, and one read answers them all.
+   */
+  typesBetween(after: number, end: number): Promise<Set<string>> {
+    const key = `${after} ${end}`;
+    let types = this.typesByRange.get(key);
+    if (!types) {
+      types = this.dataSource.manager
+        .createQueryBuilder(LoggedEvent, 'e')
+        .select('DISTINCT e.type', 'type')
+        .where('e.seq > :after AND e.seq <= :end', { after, end })
+        .getRawMany<{ type: string }>()
+        .then((rows) => new Set(rows.map((r) => r.type)));
+      // A failed read is not kept; of the rest, the last few ranges.
+      types.catch(() => this.typesByRange.delete(key));
+      this.typesByRange.set(key, types);
+      if (this.typesByRange.size > 16) this.typesByRange.delete(this.typesByRange.keys().next().value!);
+    }
+    return types;
   }
 
   /** Deletes events older than `before`; remembers how far, so that a resume from there can be refused. */

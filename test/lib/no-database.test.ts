@@ -21,6 +21,9 @@ describe('expensive-gate.cases.ts', () => {
 describe('federated-schema.cases.ts', () => {
   require('./federated-schema.cases');
 });
+describe('fresh-reads.cases.ts', () => {
+  require('./fresh-reads.cases');
+});
 describe('http-server.cases.ts', () => {
   require('./http-server.cases');
 });
