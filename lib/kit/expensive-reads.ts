@@ -20,8 +20,12 @@ export interface ExpensiveReadSettings {
 }
 
 export interface ExpensiveReads {
-  /** The rows of one SELECT that may cost much (parameterised: `?` placeholders). */
-  select<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]>;
+  /**
+   * The rows of one SELECT that may cost much (parameterised: `?` placeholders), for `owner`: one
+   * owner's expensive statements run one at a time in a process (a second waits for the first), so
+   * that a user with two operations in flight takes one core of the database, not two.
+   */
+  select<T>(dataSource: DataSource, sql: string, params: unknown[], owner: string): Promise<T[]>;
   /** What runs or waits now: statements in read threads, and MySQL statements holding or awaiting a connection. */
   counts(): { threads: number; connections: number; waiting: number };
 }
@@ -62,8 +66,27 @@ export const expensiveConnections = (
   s: Pick<ExpensiveReadSettings, 'EXPENSIVE_READ_CONNECTIONS' | 'DATABASE_POOL_SIZE'>,
 ) => Math.max(1, Math.min(s.EXPENSIVE_READ_CONNECTIONS, s.DATABASE_POOL_SIZE - 2));
 
+/** Runs each owner's work after the owner's previous one has ended, whatever the outcome. */
+function oneAtATimePerOwner() {
+  const last = new Map<string, Promise<void>>();
+  return <T>(owner: string, work: () => Promise<T>): Promise<T> => {
+    const before = last.get(owner);
+    const run = before ? before.then(work) : work();
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    last.set(owner, done);
+    void done.then(() => {
+      if (last.get(owner) === done) last.delete(owner);
+    });
+    return run;
+  };
+}
+
 export function expensiveReads(settings: ExpensiveReadSettings): ExpensiveReads {
   const slots = new Slots(expensiveConnections(settings));
+  const inTurn = oneAtATimePerOwner();
   let threads: SqliteReadThreads | undefined;
   const readThreads = () =>
     (threads ??= new SqliteReadThreads({
@@ -80,12 +103,15 @@ export function expensiveReads(settings: ExpensiveReadSettings): ExpensiveReads 
         new AppError('service_unavailable', `The search stopped (${reason}); try again.`, undefined, 1),
     }));
   return {
-    select<T>(dataSource: DataSource, sql: string, params: unknown[]): Promise<T[]> {
-      if (dataSource.options.type === 'mysql') return slots.run(() => dataSource.query<T[]>(sql, params));
+    select<T>(dataSource: DataSource, sql: string, params: unknown[], owner: string): Promise<T[]> {
+      if (dataSource.options.type === 'mysql')
+        return inTurn(owner, () => slots.run(() => dataSource.query<T[]>(sql, params)));
       const file = settings.SQLITE_READ_THREADS > 0 ? sqliteFile(dataSource) : undefined;
       if (!file) return dataSource.query<T[]>(sql, params);
       // A span of the statement in a sampled trace (TypeORM's query events do not see the thread's).
-      return inStatementSpan(dataSource, sql, () => readThreads().select<T>(dataSource, file, sql, params));
+      return inTurn(owner, () =>
+        inStatementSpan(dataSource, sql, () => readThreads().select<T>(dataSource, file, sql, params)),
+      );
     },
     counts: () => ({ threads: threads?.pending ?? 0, connections: slots.inUse, waiting: slots.queued }),
   };

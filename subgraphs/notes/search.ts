@@ -113,6 +113,7 @@ export async function searchNoteIds(
        WHERE ${filter.where}
        ORDER BY hits.score, n.id LIMIT ? OFFSET ?`,
       [match, page.candidates, match, ...filter.params, page.limit, page.offset],
+      ownerId,
     );
   } else {
     // The owner's words only: InnoDB reads and ranks the postings of this user's tag.
@@ -123,6 +124,7 @@ export async function searchNoteIds(
        WHERE MATCH (n.search_words) AGAINST (? IN BOOLEAN MODE) AND ${filter.where}
        ORDER BY score DESC, n.id LIMIT ? OFFSET ?`,
       [against, against, ...filter.params, page.limit, page.offset],
+      ownerId,
     );
   }
   return rows.map((r) => r.id);

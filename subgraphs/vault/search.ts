@@ -95,7 +95,7 @@ export async function searchItems(
     .getQueryAndParameters();
   const ids = (
     await options.expensive.run(ownerId, 'search', () =>
-      options.reads.select<{ id: string }>(options.dataSource, sql, params),
+      options.reads.select<{ id: string }>(options.dataSource, sql, params, ownerId),
     )
   ).map((r) => r.id);
   const page = ids.slice(0, limit);

@@ -69,12 +69,12 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
 
   it('runs a costly statement in a thread: the event loop keeps turning while it runs', async () => {
     const reads = expensiveReads(settings());
-    await reads.select(ds, 'SELECT 1 AS one', []); // the thread started
-    const off = await loopGap(() => reads.select<{ n: number }>(ds, COUNT_TO, [1_000_000]));
+    await reads.select(ds, 'SELECT 1 AS one', [], 'u'); // the thread started
+    const off = await loopGap(() => reads.select<{ n: number }>(ds, COUNT_TO, [1_000_000], 'u'));
     expect(off.result).toEqual([{ n: 1_000_000 }]);
     // On the connection (SQLITE_READ_THREADS=0, as before): the loop is held for the whole statement.
     const on = await loopGap(() =>
-      expensiveReads(settings({ SQLITE_READ_THREADS: 0 })).select(ds, COUNT_TO, [1_000_000]),
+      expensiveReads(settings({ SQLITE_READ_THREADS: 0 })).select(ds, COUNT_TO, [1_000_000], 'u'),
     );
     expect(on.gap).toBeGreaterThan(on.ms * 0.8);
     // In its thread: ticks all along (a loaded machine's descheduling aside, well under the statement's time).
@@ -84,7 +84,7 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
   it('sees committed rows only, and a database opened anew at the same path', async () => {
     const reads = expensiveReads(settings());
     const count = async (on: DataSource) =>
-      (await reads.select<{ n: number }>(on, 'SELECT count(*) AS n FROM t', []))[0].n;
+      (await reads.select<{ n: number }>(on, 'SELECT count(*) AS n FROM t', [], 'u'))[0].n;
     await ds.query("INSERT INTO t (v) VALUES ('a')");
     expect(await count(ds)).toBe(1);
     const writer = ds.createQueryRunner();
@@ -111,7 +111,7 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
     opened.push(memory);
     const threads = jest.spyOn(SqliteReadThreads.prototype, 'select');
     try {
-      expect(await expensiveReads(settings()).select(memory, 'SELECT 2 AS two', [])).toEqual([{ two: 2 }]);
+      expect(await expensiveReads(settings()).select(memory, 'SELECT 2 AS two', [], 'u')).toEqual([{ two: 2 }]);
       expect(threads).not.toHaveBeenCalled();
     } finally {
       threads.mockRestore();
@@ -120,10 +120,11 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
 
   it('answers 503 with Retry-After past SQLITE_READ_TIMEOUT_MS; the thread stays busy until its statement ends', async () => {
     const reads = expensiveReads(settings({ SQLITE_READ_TIMEOUT_MS: 300 }));
-    await reads.select(ds, 'SELECT 1 AS one', []); // the thread started
-    const long = reads.select(ds, COUNT_TO, [2_000_000]).catch((e: unknown) => e);
-    // Behind it, waiting for the one thread: late too, its wait counted.
-    const behind = reads.select(ds, 'SELECT 2 AS two', []).catch((e: unknown) => e);
+    await reads.select(ds, 'SELECT 1 AS one', [], 'u'); // the thread started
+    const long = reads.select(ds, COUNT_TO, [2_000_000], 'u').catch((e: unknown) => e);
+    await until(async () => reads.counts().threads === 1, 'the long statement to take the thread');
+    // Behind it (another user's), waiting for the one thread: late too, its wait counted.
+    const behind = reads.select(ds, 'SELECT 2 AS two', [], 'v').catch((e: unknown) => e);
     for (const err of [await long, await behind]) {
       expect(err).toBeInstanceOf(AppError);
       expect(err).toMatchObject({ code: 'service_unavailable', retryAfter: 1 });
@@ -131,7 +132,7 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
     // Its one thread still busy with the statement (which cannot be interrupted), then free again.
     expect(reads.counts().threads).toBe(1);
     await until(async () => reads.counts().threads === 0, 'the statement to end');
-    expect(await reads.select(ds, 'SELECT 4 AS four', [])).toEqual([{ four: 4 }]);
+    expect(await reads.select(ds, 'SELECT 4 AS four', [], 'u')).toEqual([{ four: 4 }]);
   });
 });
 
@@ -140,12 +141,27 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ gap: number; ms: nu
     const ds = await open(); // DATABASE_POOL_SIZE=4: 3 connections for first acquisitions, the last kept for nested ones
     const reads = expensiveReads(settings({ EXPENSIVE_READ_CONNECTIONS: 10, DATABASE_POOL_SIZE: 4 }));
     let done = 0;
-    const sleeps = Array.from({ length: 4 }, () => reads.select(ds, 'SELECT SLEEP(1) AS s', []).then(() => done++));
+    const sleeps = Array.from({ length: 4 }, (_, i) =>
+      reads.select(ds, 'SELECT SLEEP(1) AS s', [], `user ${i}`).then(() => done++),
+    );
     await until(async () => reads.counts().connections === 2 && reads.counts().waiting === 2, 'the reads to queue');
     // At most the pool less two, whatever the setting asks: one connection is left to ordinary reads.
     expect(await ds.query('SELECT 1 AS one')).toHaveLength(1);
     expect(done).toBe(0);
     await Promise.all(sleeps);
     expect(reads.counts()).toEqual({ threads: 0, connections: 0, waiting: 0 });
+  });
+
+  it("runs one user's statements one at a time, another user's beside them", async () => {
+    const ds = await open();
+    const reads = expensiveReads(settings({ EXPENSIVE_READ_CONNECTIONS: 3, DATABASE_POOL_SIZE: 5 }));
+    const t0 = performance.now();
+    const ended: Record<string, number> = {};
+    const sleep = (owner: string, name: string) =>
+      reads.select(ds, 'SELECT SLEEP(1) AS s', [], owner).then(() => (ended[name] = performance.now() - t0));
+    await Promise.all([sleep('a', 'a1'), sleep('a', 'a2'), sleep('b', 'b')]);
+    // The second of a's waited for the first; b's ran beside a's first (1 s statements).
+    expect(ended.a2 - ended.a1).toBeGreaterThan(800);
+    expect(Math.abs(ended.b - ended.a1)).toBeLessThan(500);
   });
 });
