@@ -66,20 +66,22 @@ export const expensiveConnections = (
   s: Pick<ExpensiveReadSettings, 'EXPENSIVE_READ_CONNECTIONS' | 'DATABASE_POOL_SIZE'>,
 ) => Math.max(1, Math.min(s.EXPENSIVE_READ_CONNECTIONS, s.DATABASE_POOL_SIZE - 2));
 
-/** Runs each owner's work after the owner's previous one has ended, whatever the outcome. */
+/**
+ * Runs each owner's work after the owner's previous one has ended, whatever the outcome; at once
+ * (in the caller's turn, ahead of work asked for after it) when the owner has none running.
+ */
 function oneAtATimePerOwner() {
-  const last = new Map<string, Promise<void>>();
+  const running = new Map<string, Promise<void>>();
   return <T>(owner: string, work: () => Promise<T>): Promise<T> => {
-    const before = last.get(owner);
+    const before = running.get(owner);
     const run = before ? before.then(work) : work();
-    const done = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    last.set(owner, done);
-    void done.then(() => {
-      if (last.get(owner) === done) last.delete(owner);
-    });
+    // Forgotten in the first reaction to the run's end, ahead of its caller's: work the caller
+    // then asks for starts at once.
+    const release = () => {
+      if (running.get(owner) === done) running.delete(owner);
+    };
+    const done: Promise<void> = run.then(release, release);
+    running.set(owner, done);
     return run;
   };
 }
