@@ -88,6 +88,8 @@ export async function run(): Promise<void> {
   try {
     for (const b of builds) {
       const extra = {
+        // Every round creates voices: past the per-user cap (VOICES_PER_USER, 1,000) they would be 409s.
+        VOICES_PER_USER: '100000000',
         ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
         ...(b.nodeOptions ? { NODE_OPTIONS: b.nodeOptions } : {}),
       };
